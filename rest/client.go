@@ -1,0 +1,150 @@
+package rest
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/time/rate"
+)
+
+// Client sends requests to one API server. It is safe for concurrent use
+// and meant to be shared: it holds the connection pool, the rate limiter and
+// the warning de-duplication state.
+type Client struct {
+	base     *url.URL
+	http     *http.Client
+	limiter  *rate.Limiter
+	timeout  time.Duration
+	warnings WarningHandler
+	log      *zap.Logger
+	verbose  int
+	sleep    func(ctx context.Context, d time.Duration) error
+}
+
+// NewForConfig returns a Client for cfg, building its HTTP client with
+// HTTPClientFor.
+func NewForConfig(cfg *Config) (*Client, error) {
+	if cfg == nil {
+		return nil, errors.New("rest: nil Config")
+	}
+	hc, err := HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return NewForConfigAndClient(cfg, hc)
+}
+
+// NewForConfigAndClient returns a Client for cfg that sends its requests
+// through hc, so several clients can share one connection pool. hc should
+// come from HTTPClientFor(cfg) (or carry equivalent authentication).
+func NewForConfigAndClient(cfg *Config, hc *http.Client) (*Client, error) {
+	if cfg == nil {
+		return nil, errors.New("rest: nil Config")
+	}
+	if hc == nil {
+		return nil, errors.New("rest: nil http.Client")
+	}
+	base, err := serverURL(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPlainHTTP(cfg, base); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	c := &Client{
+		base:    base,
+		http:    hc,
+		timeout: cfg.Timeout,
+		log:     log,
+		verbose: cfg.LogVerbosity,
+		sleep:   sleepCtx,
+	}
+	c.limiter = newLimiter(cfg.QPS, cfg.Burst)
+	c.warnings = cfg.WarningHandler
+	if c.warnings == nil {
+		c.warnings = NewWarningLogger(log)
+	}
+	return c, nil
+}
+
+// HTTPClient returns the underlying *http.Client.
+func (c *Client) HTTPClient() *http.Client { return c.http }
+
+// Base returns the server URL that request paths are appended to.
+func (c *Client) Base() *url.URL {
+	u := *c.base
+	return &u
+}
+
+// Verb starts a request with the given HTTP method.
+func (c *Client) Verb(method string) *Request {
+	return &Request{c: c, verb: method, params: url.Values{}}
+}
+
+// Get starts a GET request.
+func (c *Client) Get() *Request { return c.Verb(http.MethodGet) }
+
+// Post starts a POST request.
+func (c *Client) Post() *Request { return c.Verb(http.MethodPost) }
+
+// Put starts a PUT request.
+func (c *Client) Put() *Request { return c.Verb(http.MethodPut) }
+
+// Patch starts a PATCH request whose body has content type pt.
+func (c *Client) Patch(pt string) *Request {
+	return c.Verb(http.MethodPatch).ContentType(pt)
+}
+
+// Delete starts a DELETE request.
+func (c *Client) Delete() *Request { return c.Verb(http.MethodDelete) }
+
+func newLimiter(qps float32, burst int) *rate.Limiter {
+	if qps < 0 {
+		return nil
+	}
+	if qps == 0 {
+		qps = DefaultQPS
+	}
+	if burst <= 0 {
+		burst = DefaultBurst
+	}
+	return rate.NewLimiter(rate.Limit(qps), burst)
+}
+
+// throttleLogThreshold is how long a request may wait for the client-side
+// rate limiter before the wait is logged at info level.
+const throttleLogThreshold = time.Second
+
+func (c *Client) wait(ctx context.Context, r *Request) error {
+	if c.limiter == nil {
+		return nil
+	}
+	start := time.Now()
+	if err := c.limiter.Wait(ctx); err != nil {
+		return err
+	}
+	if d := time.Since(start); d > throttleLogThreshold {
+		c.log.Info("request waited for client-side rate limit",
+			zap.Duration("wait", d), zap.String("verb", r.verb), zap.String("path", r.path()))
+	}
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,274 @@
+package rest
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+func TestErrorDecoding(t *testing.T) {
+	tests := []struct {
+		name        string
+		code        int
+		ctype       string
+		body        string
+		check       func(error) bool
+		wantMessage string
+	}{
+		{"status body not found", 404, "application/json",
+			`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"configmaps \"x\" not found","reason":"NotFound","details":{"name":"x","kind":"configmaps"},"code":404}`,
+			apierrors.IsNotFound, `configmaps "x" not found`},
+		{"status body conflict", 409, "application/json",
+			`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"the object has been modified","reason":"Conflict","code":409}`,
+			apierrors.IsConflict, "the object has been modified"},
+		{"status body already exists", 409, "application/json",
+			`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"exists","reason":"AlreadyExists","code":409}`,
+			apierrors.IsAlreadyExists, "exists"},
+		{"status gone", 410, "application/json",
+			`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version","reason":"Expired","code":410}`,
+			apierrors.IsResourceExpired, "too old"},
+		{"non-status body forbidden", 403, "text/plain", "forbidden by proxy", apierrors.IsForbidden, "forbidden by proxy"},
+		{"non-status body 500", 500, "text/html", "<html>boom</html>", apierrors.IsInternalError, "boom"},
+		{"empty body unauthorized", 401, "", "", apierrors.IsUnauthorized, "provide credentials"},
+		{"empty body 404", 404, "", "", apierrors.IsNotFound, "could not find the requested resource"},
+		{"empty body 429", 429, "", "", apierrors.IsTooManyRequests, ""},
+		{"empty body 410", 410, "", "", apierrors.IsGone, ""},
+		{"json but not status", 400, "application/json", `{"error":"bad"}`, apierrors.IsBadRequest, `{"error":"bad"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tt.ctype != "" {
+					w.Header().Set("Content-Type", tt.ctype)
+				}
+				w.WriteHeader(tt.code)
+				_, _ = w.Write([]byte(tt.body))
+			}))
+			defer srv.Close()
+			c := newTestClient(t, srv.URL)
+			err := c.Get().Version("v1").Namespace("default").Resource("configmaps").Name("x").Do(context.Background()).Error()
+			var se *apierrors.StatusError
+			if !errors.As(err, &se) {
+				t.Fatalf("error %T %v is not a *StatusError", err, err)
+			}
+			if !tt.check(err) {
+				t.Errorf("classification failed for %v (reason %q code %d)", err, se.ErrStatus.Reason, se.ErrStatus.Code)
+			}
+			if int(se.ErrStatus.Code) != tt.code {
+				t.Errorf("code = %d, want %d", se.ErrStatus.Code, tt.code)
+			}
+			if !strings.Contains(err.Error(), tt.wantMessage) {
+				t.Errorf("message %q does not contain %q", err.Error(), tt.wantMessage)
+			}
+		})
+	}
+}
+
+func TestErrorBodyTruncated(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(502)
+		_, _ = w.Write([]byte(strings.Repeat("x", 10000)))
+	}))
+	defer srv.Close()
+	err := newTestClient(t, srv.URL).Get().AbsPath("/x").Do(context.Background()).Error()
+	if err == nil || len(err.Error()) > 2000 {
+		t.Fatalf("error not truncated: %d bytes", len(err.Error()))
+	}
+}
+
+// recordingSleep replaces Client.sleep so retry delays are observed, not
+// waited for.
+type recordingSleep struct {
+	mu     sync.Mutex
+	delays []time.Duration
+}
+
+func (s *recordingSleep) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.delays = append(s.delays, d)
+	s.mu.Unlock()
+	return ctx.Err()
+}
+
+func TestRetryAfter429ThenOK(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Retry-After", "3")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	defer srv.Close()
+	c := newTestClient(t, srv.URL)
+	rs := &recordingSleep{}
+	c.sleep = rs.sleep
+	body, err := c.Post().AbsPath("/x").Body([]byte(`{"a":1}`)).DoRaw(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(body) != `{"ok":true}` || calls.Load() != 2 {
+		t.Fatalf("body %q after %d calls", body, calls.Load())
+	}
+	if len(rs.delays) != 1 || rs.delays[0] != 3*time.Second {
+		t.Fatalf("delays = %v, want [3s]", rs.delays)
+	}
+}
+
+func TestRetryAfterRealDelay(t *testing.T) {
+	var first time.Time
+	var second time.Time
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			first = time.Now()
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		second = time.Now()
+	}))
+	defer srv.Close()
+	if err := newTestClient(t, srv.URL).Get().AbsPath("/x").Do(context.Background()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if gap := second.Sub(first); gap < 900*time.Millisecond {
+		t.Fatalf("retried after %v, want about 1s", gap)
+	}
+}
+
+func TestRetryAfterGivesUpAfterMax(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	c := newTestClient(t, srv.URL)
+	c.sleep = (&recordingSleep{}).sleep
+	err := c.Get().AbsPath("/x").Do(context.Background()).Error()
+	if !apierrors.IsTooManyRequests(err) {
+		t.Fatalf("err = %v", err)
+	}
+	if got := calls.Load(); got != maxRetries+1 {
+		t.Fatalf("calls = %d, want %d", got, maxRetries+1)
+	}
+	if d, ok := apierrors.SuggestsClientDelay(err); !ok || d != 1 {
+		t.Errorf("SuggestsClientDelay = %d, %v", d, ok)
+	}
+}
+
+func Test5xxWithoutRetryAfterIsNotRetried(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	err := newTestClient(t, srv.URL).Get().AbsPath("/x").Do(context.Background()).Error()
+	if !apierrors.IsInternalError(err) || calls.Load() != 1 {
+		t.Fatalf("err = %v after %d calls", err, calls.Load())
+	}
+}
+
+// resetOnce is a listener-level server: its first connection is closed
+// without an answer, later ones get 200.
+func resetOnceServer(t *testing.T) (string, *atomic.Int32) {
+	t.Helper()
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("ok"))
+	}))
+	srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateNew && conns.Add(1) == 1 {
+			if tc, ok := c.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0)
+			}
+			c.Close()
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.URL, &conns
+}
+
+func TestConnectionResetRetriedForGet(t *testing.T) {
+	url, conns := resetOnceServer(t)
+	c := newTestClient(t, url)
+	c.sleep = (&recordingSleep{}).sleep
+	body, err := c.Get().AbsPath("/x").DoRaw(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(body) != "ok" || conns.Load() < 2 {
+		t.Fatalf("body %q over %d connections", body, conns.Load())
+	}
+}
+
+func TestConnectionResetNotRetriedForPost(t *testing.T) {
+	url, conns := resetOnceServer(t)
+	c := newTestClient(t, url)
+	c.sleep = (&recordingSleep{}).sleep
+	err := c.Post().AbsPath("/x").Body([]byte("{}")).Do(context.Background()).Error()
+	if err == nil {
+		t.Fatal("POST after a connection reset succeeded; it must not be retried")
+	}
+	if conns.Load() != 1 {
+		t.Fatalf("connections = %d, want 1", conns.Load())
+	}
+}
+
+func TestRetryRespectsContext(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "30")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := newTestClient(t, srv.URL).Get().AbsPath("/x").Do(ctx).Error()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want deadline exceeded", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatal("context was not respected while waiting for Retry-After")
+	}
+}
+
+func TestMaxResponseBytes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(strings.Repeat("a", 2048)))
+	}))
+	defer srv.Close()
+	c := newTestClient(t, srv.URL)
+	if _, err := c.Get().AbsPath("/x").MaxResponseBytes(1024).DoRaw(context.Background()); err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Fatalf("err = %v, want a size-limit error", err)
+	}
+	if b, err := c.Get().AbsPath("/x").MaxResponseBytes(4096).DoRaw(context.Background()); err != nil || len(b) != 2048 {
+		t.Fatalf("within limit: %d bytes, %v", len(b), err)
+	}
+}
+
+func TestStatusSuccessOnErrorCodeStillError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(404)
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Success"}`))
+	}))
+	defer srv.Close()
+	err := newTestClient(t, srv.URL).Get().AbsPath("/x").Do(context.Background()).Error()
+	if !apierrors.IsNotFound(err) {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,157 @@
+package rest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Log verbosity thresholds, following kubectl's -v levels.
+const (
+	verbosityURLs   = 6
+	verbosityBodies = 8
+	verbosityCurl   = 9
+)
+
+// maxLoggedBody bounds how much of a body is logged at verbosity 8.
+const maxLoggedBody = 10 << 10
+
+func (r *Request) logRequest(req *http.Request) {
+	if r.c.verbose < verbosityBodies || r.body == nil {
+		return
+	}
+	r.c.log.Debug("request body", zap.String("verb", req.Method), zap.String("url", req.URL.Redacted()),
+		zap.String("body", string(redactBody(r.body))))
+}
+
+func (r *Request) logResponse(resp *http.Response, start time.Time, body []byte) {
+	if r.c.verbose < verbosityURLs {
+		return
+	}
+	fields := []zap.Field{
+		zap.String("verb", r.verb),
+		zap.String("url", resp.Request.URL.Redacted()),
+		zap.Int("status", resp.StatusCode),
+		zap.Duration("latency", time.Since(start)),
+	}
+	if r.c.verbose >= verbosityBodies && body != nil {
+		fields = append(fields, zap.String("body", string(redactBody(body))))
+	}
+	r.c.log.Debug("HTTP request", fields...)
+}
+
+// debugRoundTripper logs an equivalent curl command line for every request
+// at verbosity 9, with credentials masked. It sits inside the
+// authentication round tripper so that it sees the final headers.
+type debugRoundTripper struct {
+	next http.RoundTripper
+	log  *zap.Logger
+}
+
+func (d *debugRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	d.log.Debug("curl", zap.String("command", curlCommand(req)))
+	return d.next.RoundTrip(req)
+}
+
+// curlCommand renders req as a curl command line with credentials masked.
+func curlCommand(req *http.Request) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "curl -v -X%s", req.Method)
+	keys := make([]string, 0, len(req.Header))
+	for k := range req.Header {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, v := range req.Header[k] {
+			fmt.Fprintf(&b, " -H %q", k+": "+maskHeader(k, v))
+		}
+	}
+	fmt.Fprintf(&b, " '%s'", req.URL.Redacted())
+	return b.String()
+}
+
+func maskHeader(key, value string) string {
+	if !strings.EqualFold(key, "Authorization") && !strings.EqualFold(key, "Proxy-Authorization") {
+		return value
+	}
+	scheme, _, ok := strings.Cut(value, " ")
+	if !ok {
+		return "<masked>"
+	}
+	return scheme + " <masked>"
+}
+
+// secretKeys are field names whose values are never logged.
+var secretKeys = map[string]bool{
+	"token": true, "password": true, "clientKeyData": true, "client-key-data": true,
+	"access-token": true, "id-token": true, "refresh-token": true, "secret": true,
+}
+
+// redactBody returns a loggable form of a JSON body: Secret data and
+// credential-like fields replaced by "REDACTED", truncated to
+// maxLoggedBody. A body that is not JSON is summarized by its size, since
+// its content cannot be checked for secrets.
+func redactBody(b []byte) []byte {
+	if len(b) > 4*maxLoggedBody*16 {
+		return fmt.Appendf(nil, "<%d bytes, not logged>", len(b))
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Appendf(nil, "<%d bytes of non-JSON, not logged>", len(b))
+	}
+	redactValue(v, false)
+	out, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Appendf(nil, "<%d bytes, not logged>", len(b))
+	}
+	if len(out) > maxLoggedBody {
+		out = append(out[:maxLoggedBody:maxLoggedBody], fmt.Sprintf("… (%d bytes in all)", len(out))...)
+	}
+	return out
+}
+
+func redactValue(v any, inSecretList bool) {
+	switch t := v.(type) {
+	case map[string]any:
+		kind, _ := t["kind"].(string)
+		isSecret := kind == "Secret" || (inSecretList && kind == "")
+		for k, val := range t {
+			switch {
+			case secretKeys[k]:
+				if _, ok := val.(string); ok {
+					t[k] = "REDACTED"
+				}
+			case isSecret && (k == "data" || k == "stringData"):
+				if m, ok := val.(map[string]any); ok {
+					for dk := range m {
+						m[dk] = "REDACTED"
+					}
+				}
+			case k == "items":
+				redactValue(val, kind == "SecretList")
+			default:
+				redactValue(val, false)
+			}
+		}
+		// last-applied-configuration of a Secret holds its data too.
+		if isSecret {
+			if md, ok := t["metadata"].(map[string]any); ok {
+				if ann, ok := md["annotations"].(map[string]any); ok {
+					if _, ok := ann["kubectl.kubernetes.io/last-applied-configuration"]; ok {
+						ann["kubectl.kubernetes.io/last-applied-configuration"] = "REDACTED"
+					}
+				}
+			}
+		}
+	case []any:
+		for _, e := range t {
+			redactValue(e, inSecretList)
+		}
+	}
+}

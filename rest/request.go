@@ -1,0 +1,466 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	pathvalidation "k8s.io/apimachinery/pkg/api/validation/path"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Content types used by Kubernetes API requests.
+const (
+	ContentTypeJSON           = "application/json"
+	ContentTypeJSONPatch      = "application/json-patch+json"
+	ContentTypeMergePatch     = "application/merge-patch+json"
+	ContentTypeStrategicPatch = "application/strategic-merge-patch+json"
+	ContentTypeApplyPatch     = "application/apply-patch+yaml"
+)
+
+// Request is one API request under construction. Builder methods record the
+// first error and return the request, so a chain can be written without
+// checks; the error is returned by Do, Stream or Watch. A Request is not
+// safe for concurrent use and should be sent once.
+type Request struct {
+	c    *Client
+	verb string
+
+	absPath      string
+	group        string
+	version      string
+	namespace    string
+	namespaceSet bool
+	resource     string
+	name         string
+	subresource  []string
+
+	params  url.Values
+	headers http.Header
+	body    []byte
+	maxBody int64
+
+	err error
+}
+
+// Group sets the API group; "" is the core group, served under /api.
+func (r *Request) Group(g string) *Request { r.group = g; return r }
+
+// Version sets the API version.
+func (r *Request) Version(v string) *Request { r.version = v; return r }
+
+// GroupVersion sets group and version.
+func (r *Request) GroupVersion(gv schema.GroupVersion) *Request {
+	r.group, r.version = gv.Group, gv.Version
+	return r
+}
+
+// Namespace scopes the request to a namespace. An empty namespace means
+// all namespaces (or a cluster-scoped resource).
+func (r *Request) Namespace(ns string) *Request {
+	if r.err != nil {
+		return r
+	}
+	if ns != "" {
+		if msgs := pathvalidation.IsValidPathSegmentName(ns); len(msgs) != 0 {
+			r.err = fmt.Errorf("invalid namespace %q: %v", ns, msgs)
+			return r
+		}
+	}
+	r.namespaceSet = true
+	r.namespace = ns
+	return r
+}
+
+// Resource sets the resource (plural, lower case).
+func (r *Request) Resource(res string) *Request {
+	if r.err != nil {
+		return r
+	}
+	if msgs := pathvalidation.IsValidPathSegmentName(res); len(msgs) != 0 {
+		r.err = fmt.Errorf("invalid resource %q: %v", res, msgs)
+	}
+	r.resource = res
+	return r
+}
+
+// Name sets the object name.
+func (r *Request) Name(name string) *Request {
+	if r.err != nil {
+		return r
+	}
+	if name == "" {
+		r.err = errors.New("resource name may not be empty")
+		return r
+	}
+	if msgs := pathvalidation.IsValidPathSegmentName(name); len(msgs) != 0 {
+		r.err = fmt.Errorf("invalid resource name %q: %v", name, msgs)
+		return r
+	}
+	r.name = name
+	return r
+}
+
+// SubResource sets the subresource path (e.g. "status", "scale").
+func (r *Request) SubResource(sub ...string) *Request {
+	if r.err != nil || len(sub) == 0 {
+		return r
+	}
+	for _, s := range sub {
+		if msgs := pathvalidation.IsValidPathSegmentName(s); len(msgs) != 0 {
+			r.err = fmt.Errorf("invalid subresource %q: %v", s, msgs)
+			return r
+		}
+	}
+	r.subresource = sub
+	return r
+}
+
+// AbsPath sets a path below the server URL, ignoring group, version,
+// namespace, resource and name (used for /version, /api, /apis, /openapi).
+func (r *Request) AbsPath(segments ...string) *Request {
+	r.absPath = path.Join(append([]string{"/"}, segments...)...)
+	if len(segments) > 0 && strings.HasSuffix(segments[len(segments)-1], "/") {
+		r.absPath += "/"
+	}
+	return r
+}
+
+// Param adds a query parameter.
+func (r *Request) Param(key, value string) *Request {
+	r.params.Add(key, value)
+	return r
+}
+
+// VersionedParams encodes a metav1 options struct (ListOptions, GetOptions,
+// CreateOptions, PatchOptions, DeleteOptions, …) into query parameters with
+// apimachinery's parameter codec, exactly as client-go does.
+func (r *Request) VersionedParams(opts runtime.Object) *Request {
+	if r.err != nil || opts == nil {
+		return r
+	}
+	q, err := metav1.ParameterCodec.EncodeParameters(opts, metav1.SchemeGroupVersion)
+	if err != nil {
+		r.err = fmt.Errorf("rest: encode %T as query parameters: %w", opts, err)
+		return r
+	}
+	for k, vs := range q {
+		for _, v := range vs {
+			r.params.Add(k, v)
+		}
+	}
+	return r
+}
+
+// SetHeader sets a request header.
+func (r *Request) SetHeader(key string, values ...string) *Request {
+	if r.headers == nil {
+		r.headers = http.Header{}
+	}
+	r.headers.Del(key)
+	for _, v := range values {
+		r.headers.Add(key, v)
+	}
+	return r
+}
+
+// Accept sets the Accept header (content negotiation). The default is
+// application/json.
+func (r *Request) Accept(types ...string) *Request {
+	return r.SetHeader("Accept", strings.Join(types, ", "))
+}
+
+// ContentType sets the Content-Type of the body.
+func (r *Request) ContentType(ct string) *Request { return r.SetHeader("Content-Type", ct) }
+
+// Body sets the request body. The bytes are sent as is (and re-sent on a
+// retry); the default content type is application/json.
+func (r *Request) Body(b []byte) *Request {
+	r.body = b
+	return r
+}
+
+// MaxResponseBytes bounds the size of the response body that Do reads; a
+// larger answer fails with an error instead of exhausting memory.
+func (r *Request) MaxResponseBytes(n int64) *Request {
+	r.maxBody = n
+	return r
+}
+
+// URL returns the full URL the request will be sent to.
+func (r *Request) URL() *url.URL {
+	u := *r.c.base
+	u.Path = strings.TrimSuffix(u.Path, "/") + r.path()
+	if u.RawPath != "" {
+		u.RawPath = ""
+	}
+	if len(r.params) > 0 {
+		u.RawQuery = r.params.Encode()
+	} else {
+		u.RawQuery = ""
+	}
+	return &u
+}
+
+func (r *Request) path() string {
+	if r.absPath != "" {
+		return r.absPath
+	}
+	var b strings.Builder
+	if r.group == "" {
+		b.WriteString("/api")
+	} else {
+		b.WriteString("/apis/")
+		b.WriteString(r.group)
+	}
+	if r.version != "" {
+		b.WriteString("/")
+		b.WriteString(r.version)
+	}
+	if r.namespaceSet && r.namespace != "" {
+		b.WriteString("/namespaces/")
+		b.WriteString(r.namespace)
+	}
+	if r.resource != "" {
+		b.WriteString("/")
+		b.WriteString(r.resource)
+	}
+	if r.name != "" {
+		b.WriteString("/")
+		b.WriteString(r.name)
+	}
+	for _, s := range r.subresource {
+		b.WriteString("/")
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+func (r *Request) groupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.group, Resource: r.resource}
+}
+
+func (r *Request) newHTTPRequest(ctx context.Context) (*http.Request, error) {
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.verb, r.URL().String(), body)
+	if err != nil {
+		return nil, fmt.Errorf("rest: build request: %w", err)
+	}
+	for k, vs := range r.headers {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", ContentTypeJSON)
+	}
+	if r.body != nil && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", ContentTypeJSON)
+	}
+	return req, nil
+}
+
+// Result is the outcome of Do.
+type Result struct {
+	body        []byte
+	contentType string
+	statusCode  int
+	header      http.Header
+	err         error
+}
+
+// Raw returns the response body and the error, if any.
+func (r Result) Raw() ([]byte, error) { return r.body, r.err }
+
+// Error returns the request's error: nil for a 2xx answer, an
+// *apierrors.StatusError for any other answer from the server, or a
+// transport or context error.
+func (r Result) Error() error { return r.err }
+
+// StatusCode returns the HTTP status code (0 when no answer arrived).
+func (r Result) StatusCode() int { return r.statusCode }
+
+// ContentType returns the response's Content-Type.
+func (r Result) ContentType() string { return r.contentType }
+
+// Header returns the response headers.
+func (r Result) Header() http.Header { return r.header }
+
+// DoRaw sends the request and returns the body of a successful answer.
+func (r *Request) DoRaw(ctx context.Context) ([]byte, error) {
+	res := r.Do(ctx)
+	return res.body, res.err
+}
+
+// Do sends the request, retrying as described in the package docs, and reads
+// the whole response.
+func (r *Request) Do(ctx context.Context) Result {
+	if r.err != nil {
+		return Result{err: r.err}
+	}
+	if r.c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.c.timeout)
+		defer cancel()
+	}
+	resp, start, err := r.send(ctx, true)
+	if err != nil {
+		return Result{err: err}
+	}
+	defer resp.Body.Close()
+	body, err := r.readBody(resp)
+	r.logResponse(resp, start, body)
+	res := Result{body: body, contentType: resp.Header.Get("Content-Type"), statusCode: resp.StatusCode, header: resp.Header}
+	if err != nil {
+		res.err = err
+		return res
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		res.err = r.decodeError(resp, body)
+	}
+	return res
+}
+
+func (r *Request) readBody(resp *http.Response) ([]byte, error) {
+	var rd io.Reader = resp.Body
+	if r.maxBody > 0 {
+		rd = io.LimitReader(resp.Body, r.maxBody+1)
+	}
+	var buf []byte
+	if resp.ContentLength > 0 && (r.maxBody <= 0 || resp.ContentLength <= r.maxBody) {
+		buf = make([]byte, 0, resp.ContentLength)
+	}
+	b := bytes.NewBuffer(buf)
+	if _, err := b.ReadFrom(rd); err != nil {
+		return nil, fmt.Errorf("rest: read response of %s %s: %w", r.verb, r.path(), err)
+	}
+	if r.maxBody > 0 && int64(b.Len()) > r.maxBody {
+		return nil, fmt.Errorf("rest: response of %s %s is larger than the %d-byte limit; refusing to read it", r.verb, r.path(), r.maxBody)
+	}
+	return b.Bytes(), nil
+}
+
+// Stream sends the request and returns the body of a successful answer for
+// the caller to read and close. A non-2xx answer is read and returned as an
+// error. Stream is not bounded by Config.Timeout.
+func (r *Request) Stream(ctx context.Context) (io.ReadCloser, error) {
+	resp, err := r.StreamResponse(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// StreamResponse is Stream returning the whole *http.Response (for its
+// headers). The caller must close the body.
+func (r *Request) StreamResponse(ctx context.Context) (*http.Response, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	resp, start, err := r.send(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		r.logResponse(resp, start, body)
+		return nil, r.decodeError(resp, body)
+	}
+	r.logResponse(resp, start, nil)
+	return resp, nil
+}
+
+// maxRetries bounds the retries of one request, and maxRetryAfter the delay
+// honored from one Retry-After header.
+const (
+	maxRetries    = 10
+	maxRetryAfter = 60 * time.Second
+)
+
+// send performs the request with rate limiting (unless limited is false)
+// and the retry rules: 429 and 5xx answers with Retry-After are retried
+// after that delay for every verb; a connection reset or EOF before any
+// answer is retried for GET only.
+func (r *Request) send(ctx context.Context, limited bool) (*http.Response, time.Time, error) {
+	for attempt := 0; ; attempt++ {
+		if limited {
+			if err := r.c.wait(ctx, r); err != nil {
+				return nil, time.Time{}, fmt.Errorf("rest: %s %s: waiting for the client-side rate limiter: %w", r.verb, r.path(), err)
+			}
+		}
+		req, err := r.newHTTPRequest(ctx)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		r.logRequest(req)
+		start := time.Now()
+		resp, err := r.c.http.Do(req)
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return nil, start, fmt.Errorf("rest: %s %s: %w", r.verb, r.URL().Redacted(), ctxErr)
+			}
+			if r.verb == http.MethodGet && attempt < maxRetries && isRetryableConnError(err) {
+				d := connRetryDelay(attempt)
+				r.c.log.Debug("retrying GET after a connection error", zap.String("url", r.URL().Redacted()), zap.Error(err), zap.Duration("delay", d))
+				if err := r.c.sleep(ctx, d); err != nil {
+					return nil, start, err
+				}
+				continue
+			}
+			return nil, start, err
+		}
+		if d, ok := retryAfter(resp); ok && attempt < maxRetries {
+			r.logResponse(resp, start, nil)
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+			r.c.log.Debug("retrying after Retry-After", zap.String("url", r.URL().Redacted()), zap.Int("status", resp.StatusCode), zap.Duration("delay", d), zap.Int("attempt", attempt+1))
+			if err := r.c.sleep(ctx, d); err != nil {
+				return nil, start, fmt.Errorf("rest: %s %s: waiting %s to retry as the server asked: %w", r.verb, r.path(), d, err)
+			}
+			continue
+		}
+		r.c.handleWarnings(resp.Header)
+		return resp, start, nil
+	}
+}
+
+func (r *Request) decodeError(resp *http.Response, body []byte) error {
+	return decodeStatusError(resp.StatusCode, r.verb, r.groupResource(), r.name, resp.Header, body)
+}
+
+// Watch sends a watch request and decodes its frames with decode. Watches
+// are not rate limited and not bounded by Config.Timeout; the caller's
+// context and Stop end them. The caller is expected to have set watch=true
+// (for example through VersionedParams with ListOptions{Watch: true}).
+func (r *Request) Watch(ctx context.Context, decode ObjectDecoder) (WatchInterface, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	resp, start, err := r.send(ctx, false)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer cancel()
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		r.logResponse(resp, start, body)
+		return nil, r.decodeError(resp, body)
+	}
+	r.logResponse(resp, start, nil)
+	return newStreamWatcher(resp.Body, cancel, decode), nil
+}

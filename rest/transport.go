@@ -1,0 +1,410 @@
+package rest
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+// Version is kdyn's version, reported in the default user agent. Builds set
+// it with -ldflags "-X github.com/kdyn/kdyn/rest.Version=v1.2.3".
+var Version = "v0.0.0-dev"
+
+// DefaultUserAgent returns "kdyn/VERSION (OS/ARCH)".
+func DefaultUserAgent() string {
+	return fmt.Sprintf("kdyn/%s (%s/%s)", Version, runtime.GOOS, runtime.GOARCH)
+}
+
+// HTTP/2 health checking: a connection that has read nothing for
+// readIdleTimeout is pinged, and closed when the ping is not answered within
+// pingTimeout, so a watch on a dead connection ends instead of hanging.
+const (
+	readIdleTimeout = 30 * time.Second
+	pingTimeout     = 15 * time.Second
+)
+
+// HTTPClientFor returns an *http.Client for cfg: TLS, HTTP/2 with health
+// pings, authentication, impersonation and the user agent. Its requests are
+// not rate limited and not retried; Client adds those. The client has no
+// overall timeout (Config.Timeout is applied per request by Client).
+func HTTPClientFor(cfg *Config) (*http.Client, error) {
+	rt, err := TransportFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	base, err := serverURL(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Client{
+		Transport:     rt,
+		CheckRedirect: checkRedirect(base.Host),
+	}, nil
+}
+
+// checkRedirect follows at most 10 redirects and drops credentials when a
+// redirect leaves the configured host.
+func checkRedirect(host string) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("rest: stopped after 10 redirects")
+		}
+		if !strings.EqualFold(req.URL.Host, host) {
+			stripCredentials(req.Header)
+		}
+		return nil
+	}
+}
+
+func stripCredentials(h http.Header) {
+	h.Del("Authorization")
+	for k := range h {
+		if strings.HasPrefix(k, "Impersonate-") {
+			h.Del(k)
+		}
+	}
+}
+
+// TransportFor returns the http.RoundTripper that HTTPClientFor uses.
+func TransportFor(cfg *Config) (http.RoundTripper, error) {
+	if cfg == nil {
+		return nil, errors.New("rest: nil Config")
+	}
+	base, err := serverURL(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPlainHTTP(cfg, base); err != nil {
+		return nil, err
+	}
+	var exec *execAuthenticator
+	if cfg.ExecProvider != nil {
+		exec, err = newExecAuthenticator(cfg, base)
+		if err != nil {
+			return nil, err
+		}
+	}
+	var rt http.RoundTripper
+	if cfg.Transport != nil {
+		if hasTLSSettings(cfg) {
+			return nil, errors.New("rest: Config.Transport and Config.TLSClientConfig are both set; set TLS options on the custom transport instead")
+		}
+		rt = cfg.Transport
+	} else {
+		tlsConfig, err := tlsConfigFor(cfg, exec)
+		if err != nil {
+			return nil, err
+		}
+		rt, err = newHTTPTransport(cfg, tlsConfig)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Logger != nil && cfg.LogVerbosity >= verbosityCurl {
+		rt = &debugRoundTripper{next: rt, log: cfg.Logger}
+	}
+	rt = wrapAuth(cfg, base.Host, rt, exec)
+	if cfg.WrapTransport != nil {
+		rt = cfg.WrapTransport(rt)
+	}
+	return rt, nil
+}
+
+func newHTTPTransport(cfg *Config, tlsConfig *tls.Config) (http.RoundTripper, error) {
+	dial := cfg.Dial
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	proxy := cfg.Proxy
+	if proxy == nil {
+		proxy = http.ProxyFromEnvironment
+	}
+	t := &http.Transport{
+		Proxy:                 proxy,
+		DialContext:           dial,
+		TLSClientConfig:       tlsConfig,
+		TLSHandshakeTimeout:   10 * time.Second,
+		MaxIdleConnsPerHost:   25,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		ForceAttemptHTTP2:     true,
+	}
+	h2, err := http2.ConfigureTransports(t)
+	if err != nil {
+		return nil, fmt.Errorf("rest: configure HTTP/2: %w", err)
+	}
+	h2.ReadIdleTimeout = readIdleTimeout
+	h2.PingTimeout = pingTimeout
+	return t, nil
+}
+
+func hasTLSSettings(cfg *Config) bool {
+	t := cfg.TLSClientConfig
+	return t.Insecure || t.ServerName != "" || t.CertFile != "" || t.KeyFile != "" || t.CAFile != "" ||
+		len(t.CertData) > 0 || len(t.KeyData) > 0 || len(t.CAData) > 0
+}
+
+// serverURL parses cfg.Host (adding a scheme when it has none) and appends
+// cfg.APIPath to its path.
+func serverURL(cfg *Config) (*url.URL, error) {
+	host := strings.TrimSpace(cfg.Host)
+	if host == "" {
+		return nil, errors.New("rest: Config.Host is empty; set it to the API server URL, e.g. https://127.0.0.1:6443")
+	}
+	if !strings.Contains(host, "://") {
+		scheme := "http://"
+		if hasTLSSettings(cfg) {
+			scheme = "https://"
+		}
+		host = scheme + host
+	}
+	u, err := url.Parse(host)
+	if err != nil {
+		return nil, fmt.Errorf("rest: Config.Host %q is not a valid URL: %w", cfg.Host, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("rest: Config.Host %q has scheme %q; use https:// (or http:// for a loopback test server)", cfg.Host, u.Scheme)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("rest: Config.Host %q has no host", cfg.Host)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("rest: Config.Host %q must not have a query or fragment", cfg.Host)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + strings.TrimSuffix(cfg.APIPath, "/")
+	if u.Path != "" && !strings.HasPrefix(u.Path, "/") {
+		u.Path = "/" + u.Path
+	}
+	return u, nil
+}
+
+func hasCredentials(cfg *Config) bool {
+	t := cfg.TLSClientConfig
+	return cfg.BearerToken != "" || cfg.BearerTokenFile != "" || cfg.Username != "" || cfg.Password != "" ||
+		cfg.ExecProvider != nil || t.CertFile != "" || t.KeyFile != "" || len(t.CertData) > 0 || len(t.KeyData) > 0
+}
+
+// checkPlainHTTP refuses to send credentials over http:// unless the host is
+// loopback and the user explicitly asked for an insecure connection.
+func checkPlainHTTP(cfg *Config, u *url.URL) error {
+	if u.Scheme != "http" || !hasCredentials(cfg) {
+		return nil
+	}
+	if isLoopback(u.Hostname()) && cfg.TLSClientConfig.Insecure {
+		return nil
+	}
+	return fmt.Errorf("rest: refusing to send credentials over plain http to %s; use an https:// server URL (for a loopback test server, also set insecure-skip-tls-verify)", u.Host)
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func tlsConfigFor(cfg *Config, exec *execAuthenticator) (*tls.Config, error) {
+	t := cfg.TLSClientConfig
+	tc := &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		ServerName: t.ServerName,
+		// #nosec G402 -- only when the user asked for it.
+		InsecureSkipVerify: t.Insecure,
+	}
+	caData := t.CAData
+	if len(caData) == 0 && t.CAFile != "" {
+		b, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("rest: read certificate-authority %q: %w", t.CAFile, err)
+		}
+		caData = b
+	}
+	if len(caData) > 0 {
+		if t.Insecure {
+			return nil, errors.New("rest: a certificate authority and insecure-skip-tls-verify are both set; use one of them")
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(caData) {
+			src := "certificate-authority-data"
+			if t.CAFile != "" && len(t.CAData) == 0 {
+				src = fmt.Sprintf("certificate-authority %q", t.CAFile)
+			}
+			return nil, fmt.Errorf("rest: %s holds no PEM certificates", src)
+		}
+		tc.RootCAs = pool
+	}
+	certData, keyData := t.CertData, t.KeyData
+	if len(certData) == 0 && t.CertFile != "" {
+		b, err := os.ReadFile(t.CertFile)
+		if err != nil {
+			return nil, fmt.Errorf("rest: read client-certificate %q: %w", t.CertFile, err)
+		}
+		certData = b
+	}
+	if len(keyData) == 0 && t.KeyFile != "" {
+		b, err := os.ReadFile(t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("rest: read client-key %q: %w", t.KeyFile, err)
+		}
+		keyData = b
+	}
+	switch {
+	case len(certData) > 0 && len(keyData) > 0:
+		cert, err := tls.X509KeyPair(certData, keyData)
+		if err != nil {
+			return nil, fmt.Errorf("rest: load client certificate and key: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	case len(certData) > 0:
+		return nil, errors.New("rest: a client certificate is set without its client key")
+	case len(keyData) > 0:
+		return nil, errors.New("rest: a client key is set without its client certificate")
+	}
+	if exec != nil && len(tc.Certificates) == 0 {
+		tc.GetClientCertificate = exec.getClientCertificate
+	}
+	return tc, nil
+}
+
+// wrapAuth adds the user agent, impersonation and authentication headers.
+// Credentials are only attached to requests for the configured host, so a
+// redirect elsewhere never carries them.
+func wrapAuth(cfg *Config, host string, rt http.RoundTripper, exec *execAuthenticator) http.RoundTripper {
+	ua := cfg.UserAgent
+	if ua == "" {
+		ua = DefaultUserAgent()
+	}
+	a := &authRoundTripper{
+		next:        rt,
+		host:        host,
+		userAgent:   ua,
+		impersonate: cfg.Impersonate,
+		username:    cfg.Username,
+		password:    cfg.Password,
+		token:       cfg.BearerToken,
+	}
+	if cfg.BearerTokenFile != "" {
+		a.tokenFile = &tokenFile{path: cfg.BearerTokenFile, fallback: cfg.BearerToken}
+	}
+	if exec != nil {
+		return exec.wrap(a)
+	}
+	return a
+}
+
+type authRoundTripper struct {
+	next        http.RoundTripper
+	host        string
+	userAgent   string
+	impersonate ImpersonationConfig
+	username    string
+	password    string
+	token       string
+	tokenFile   *tokenFile
+}
+
+func (a *authRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", a.userAgent)
+	}
+	if !strings.EqualFold(req.URL.Host, a.host) {
+		stripCredentials(req.Header)
+		return a.next.RoundTrip(req)
+	}
+	if im := a.impersonate; im.UserName != "" {
+		req.Header.Set("Impersonate-User", im.UserName)
+		if im.UID != "" {
+			req.Header.Set("Impersonate-Uid", im.UID)
+		}
+		for _, g := range im.Groups {
+			req.Header.Add("Impersonate-Group", g)
+		}
+		for k, vs := range im.Extra {
+			for _, v := range vs {
+				req.Header.Add("Impersonate-Extra-"+url.PathEscape(k), v)
+			}
+		}
+	}
+	if req.Header.Get("Authorization") == "" {
+		switch {
+		case a.tokenFile != nil:
+			tok, err := a.tokenFile.get()
+			if err != nil {
+				return nil, err
+			}
+			if tok != "" {
+				req.Header.Set("Authorization", "Bearer "+tok)
+			}
+		case a.token != "":
+			req.Header.Set("Authorization", "Bearer "+a.token)
+		case a.username != "" || a.password != "":
+			req.SetBasicAuth(a.username, a.password)
+		}
+	}
+	return a.next.RoundTrip(req)
+}
+
+// tokenFile re-reads a bearer token file when its modification time or size
+// changes, checking at most once per second.
+type tokenFile struct {
+	path     string
+	fallback string
+
+	mu      sync.Mutex
+	checked time.Time
+	modTime time.Time
+	size    int64
+	token   string
+}
+
+func (t *tokenFile) get() (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := time.Now()
+	if t.token != "" && now.Sub(t.checked) < time.Second {
+		return t.token, nil
+	}
+	t.checked = now
+	fi, err := os.Stat(t.path)
+	if err != nil {
+		if t.token != "" {
+			return t.token, nil // keep the last good token through a rotation gap
+		}
+		if t.fallback != "" {
+			return t.fallback, nil
+		}
+		return "", fmt.Errorf("rest: read bearer token file %q: %w", t.path, err)
+	}
+	if t.token != "" && fi.ModTime().Equal(t.modTime) && fi.Size() == t.size {
+		return t.token, nil
+	}
+	b, err := os.ReadFile(t.path)
+	if err != nil {
+		if t.token != "" {
+			return t.token, nil
+		}
+		return "", fmt.Errorf("rest: read bearer token file %q: %w", t.path, err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		if t.token != "" {
+			return t.token, nil
+		}
+		return "", fmt.Errorf("rest: bearer token file %q is empty", t.path)
+	}
+	t.token, t.modTime, t.size = tok, fi.ModTime(), fi.Size()
+	return tok, nil
+}

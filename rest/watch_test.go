@@ -1,0 +1,148 @@
+package rest
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+func decodeUnstructured(data []byte) (runtime.Object, error) {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(data); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+func collect(t *testing.T, w watch.Interface) []watch.Event {
+	t.Helper()
+	var out []watch.Event
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return out
+			}
+			out = append(out, ev)
+		case <-timeout:
+			t.Fatal("watch did not end")
+		}
+	}
+}
+
+func TestWatchDecoding(t *testing.T) {
+	cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"%s"}}`
+	frame := func(typ, rv string) string {
+		return `{"type":"` + typ + `","object":` + strings.Replace(cm, "%s", rv, 1) + "}\n"
+	}
+	tests := []struct {
+		name      string
+		stream    string
+		wantTypes []watch.EventType
+		lastErr   string
+	}{
+		{"normal", frame("ADDED", "1") + frame("MODIFIED", "2") + frame("DELETED", "3"),
+			[]watch.EventType{watch.Added, watch.Modified, watch.Deleted}, ""},
+		{"bookmark", frame("ADDED", "1") + `{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}` + "\n",
+			[]watch.EventType{watch.Added, watch.Bookmark}, ""},
+		{"server error event", frame("ADDED", "1") + `{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}}` + "\n",
+			[]watch.EventType{watch.Added, watch.Error}, "too old resource version"},
+		{"malformed frame", frame("ADDED", "1") + `{"type":"MODIFIED","object":{"kind": nope}}` + "\n" + frame("ADDED", "3"),
+			[]watch.EventType{watch.Added, watch.Error}, "unable to decode an event from the watch stream"},
+		{"unknown type", `{"type":"WHAT","object":{}}` + "\n", []watch.EventType{watch.Error}, `unknown type "WHAT"`},
+		{"object does not decode", `{"type":"ADDED","object":[1,2]}` + "\n", []watch.EventType{watch.Error}, "unable to decode the object of a ADDED event"},
+		{"missing object", `{"type":"ADDED"}` + "\n", []watch.EventType{watch.Error}, "without an object"},
+		{"cut mid-frame", frame("ADDED", "1") + `{"type":"MODIFIED","obj`, []watch.EventType{watch.Added}, ""},
+		{"empty", "", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := NewWatchDecoder(io.NopCloser(strings.NewReader(tt.stream)), decodeUnstructured)
+			evs := collect(t, w)
+			var types []watch.EventType
+			for _, e := range evs {
+				types = append(types, e.Type)
+			}
+			if len(types) != len(tt.wantTypes) {
+				t.Fatalf("events %v, want %v", types, tt.wantTypes)
+			}
+			for i := range types {
+				if types[i] != tt.wantTypes[i] {
+					t.Fatalf("events %v, want %v", types, tt.wantTypes)
+				}
+			}
+			if tt.lastErr != "" {
+				st, ok := evs[len(evs)-1].Object.(*metav1.Status)
+				if !ok {
+					t.Fatalf("last event object is %T, want *metav1.Status", evs[len(evs)-1].Object)
+				}
+				if !strings.Contains(st.Message, tt.lastErr) {
+					t.Fatalf("status message %q does not contain %q", st.Message, tt.lastErr)
+				}
+			}
+			if len(evs) > 0 && evs[0].Type == watch.Added {
+				if u, ok := evs[0].Object.(*unstructured.Unstructured); !ok || u.GetName() != "a" {
+					t.Fatalf("first object = %#v", evs[0].Object)
+				}
+			}
+		})
+	}
+}
+
+func TestWatchStopClosesConnection(t *testing.T) {
+	closed := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}}` + "\n"))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		close(closed)
+	}))
+	defer srv.Close()
+	c := newTestClient(t, srv.URL)
+	w, err := c.Get().Version("v1").Resource("configmaps").Param("watch", "true").Watch(context.Background(), decodeUnstructured)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := <-w.ResultChan(); ev.Type != watch.Added {
+		t.Fatalf("first event %v", ev.Type)
+	}
+	w.Stop()
+	w.Stop() // idempotent
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("server did not see the connection close")
+	}
+	select {
+	case _, ok := <-w.ResultChan():
+		if ok {
+			t.Fatal("result channel delivered after Stop")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("result channel not closed after Stop")
+	}
+}
+
+func TestWatchErrorStatusBeforeStream(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(403)
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","message":"no","code":403}`))
+	}))
+	defer srv.Close()
+	_, err := newTestClient(t, srv.URL).Get().Version("v1").Resource("secrets").Param("watch", "true").Watch(context.Background(), decodeUnstructured)
+	if err == nil || !strings.Contains(err.Error(), "no") {
+		t.Fatalf("err = %v", err)
+	}
+}
