@@ -1,0 +1,201 @@
+package discovery
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// DefaultTTL is how long a disk-cached discovery document is used without
+// asking the server. After it, the document is revalidated with its ETag.
+const DefaultTTL = 6 * time.Hour
+
+// document is one discovery response as cached.
+type document struct {
+	Path        string          `json:"path"`
+	ETag        string          `json:"etag,omitempty"`
+	ContentType string          `json:"contentType"`
+	FetchedAt   time.Time       `json:"fetchedAt"`
+	Body        json.RawMessage `json:"body"`
+}
+
+// docCache keeps the latest discovery documents in memory and, when dir is
+// set, on disk: one file per request path, 0600 in a 0700 directory,
+// written atomically (temporary file and rename). A file that cannot be
+// read or decoded is a miss, never an error.
+type docCache struct {
+	dir string // "" for memory only
+	log *zap.Logger
+
+	mu  sync.Mutex
+	mem map[string]*document
+}
+
+func newDocCache(dir string, log *zap.Logger) *docCache {
+	c := &docCache{log: log, mem: map[string]*document{}}
+	if dir != "" {
+		if err := prepareCacheDir(dir); err != nil {
+			log.Warn("discovery disk cache disabled", zap.String("dir", dir), zap.Error(err))
+		} else {
+			c.dir = dir
+		}
+	}
+	return c
+}
+
+// prepareCacheDir creates dir with mode 0700 and refuses a directory that
+// another user owns or that others may write, since a poisoned discovery
+// cache would redirect requests.
+func prepareCacheDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create cache directory: %w", err)
+	}
+	// Check the directory and its parents up to the first one we did not
+	// create with MkdirAll's mode, the same way for each.
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("cache directory %s is writable by group or others (mode %v); fix it with chmod 700", dir, fi.Mode().Perm())
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("cache directory %s is owned by uid %d, not by the current user (uid %d)", dir, st.Uid, os.Getuid())
+	}
+	return nil
+}
+
+var unsafeFileChars = regexp.MustCompile(`[^a-zA-Z0-9._-]`)
+
+// fileFor maps a request path to a cache file name.
+func (c *docCache) fileFor(path string) string {
+	name := strings.Trim(unsafeFileChars.ReplaceAllString(path, "_"), "_")
+	if name == "" {
+		name = "root"
+	}
+	if len(name) > 120 {
+		sum := sha256.Sum256([]byte(path))
+		name = name[:80] + "-" + hex.EncodeToString(sum[:8])
+	}
+	return filepath.Join(c.dir, name+".json")
+}
+
+// get returns the cached document for path: from memory, else from disk.
+func (c *docCache) get(path string) *document {
+	c.mu.Lock()
+	d := c.mem[path]
+	c.mu.Unlock()
+	if d != nil || c.dir == "" {
+		return d
+	}
+	b, err := os.ReadFile(c.fileFor(path))
+	if err != nil {
+		return nil
+	}
+	var doc document
+	if err := json.Unmarshal(b, &doc); err != nil || doc.Path != path || len(doc.Body) == 0 || !json.Valid(doc.Body) {
+		c.log.Debug("ignoring an unreadable discovery cache file", zap.String("path", path))
+		return nil
+	}
+	c.mu.Lock()
+	c.mem[path] = &doc
+	c.mu.Unlock()
+	return &doc
+}
+
+// put stores d in memory and on disk. Disk errors are logged, not returned:
+// the cache is an optimization.
+func (c *docCache) put(d *document) {
+	c.mu.Lock()
+	c.mem[d.Path] = d
+	c.mu.Unlock()
+	if c.dir == "" {
+		return
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return
+	}
+	if err := writeFileAtomic(c.fileFor(d.Path), b); err != nil {
+		c.log.Debug("could not write discovery cache file", zap.String("path", d.Path), zap.Error(err))
+	}
+}
+
+// forget drops every document from memory (the disk copies stay, to be
+// revalidated).
+func (c *docCache) forget() {
+	c.mu.Lock()
+	c.mem = map[string]*document{}
+	c.mu.Unlock()
+}
+
+// writeFileAtomic writes data to a temporary file in the same directory,
+// with mode 0600, and renames it over path.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			_ = os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	ok = true
+	return nil
+}
+
+// DefaultCacheDir returns the default disk cache directory for a server:
+// ~/.kube/cache/kdyn/discovery/<host>, where host is the server URL's host
+// (and path) with unsafe characters replaced, as kubectl names its cache.
+func DefaultCacheDir(serverHost string) (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", errors.New("discovery: no home directory for the default cache; set a cache directory explicitly")
+	}
+	return filepath.Join(home, ".kube", "cache", "kdyn", "discovery", HostDirName(serverHost)), nil
+}
+
+var hostUnsafe = regexp.MustCompile(`[^a-zA-Z0-9.-]`)
+
+// HostDirName turns a server URL or host into a directory name:
+// "https://127.0.0.1:6443" → "127.0.0.1_6443".
+func HostDirName(server string) string {
+	s := strings.TrimPrefix(strings.TrimPrefix(server, "https://"), "http://")
+	s = strings.TrimSuffix(s, "/")
+	return hostUnsafe.ReplaceAllString(s, "_")
+}
