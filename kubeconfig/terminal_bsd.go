@@ -1,0 +1,7 @@
+//go:build darwin || freebsd
+
+package kubeconfig
+
+import "syscall"
+
+const ioctlGetTermios = syscall.TIOCGETA

@@ -1,0 +1,5 @@
+package kubeconfig
+
+import "syscall"
+
+const ioctlGetTermios = syscall.TCGETS
