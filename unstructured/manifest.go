@@ -152,11 +152,16 @@ func DecodeManifests(r io.Reader, source string) ([]*apiunstructured.Unstructure
 // Line numbers in parser messages count from the top of the stream, like
 // Document.Line.
 //
+// The sequence reads r as the loop runs, so it can be ranged over once.
 // Lines may be of any length (there is no 64 KiB limit); each document is
 // held in memory while it is decoded. The decoder never panics on bad
 // input.
 func Manifests(r io.Reader, source string) iter.Seq2[Document, error] {
 	return func(yield func(Document, error) bool) {
+		if r == nil {
+			yield(Document{Source: source, Index: 1, Line: 1}, &DocumentError{Source: source, Index: 1, Line: 1, Err: errors.New("nil reader")})
+			return
+		}
 		d := &manifestDecoder{
 			src:   source,
 			split: splitter{br: bufio.NewReaderSize(r, 64<<10)},
@@ -179,7 +184,12 @@ func (d *manifestDecoder) run() {
 	for !d.done {
 		c, ok, err := d.split.next()
 		if err != nil {
-			d.fail(Document{Source: d.src, Index: d.index + 1, Line: d.split.line + 1}, fmt.Errorf("reading: %w", err))
+			// c.line is where the unfinished document started, if known.
+			line := c.line
+			if line == 0 {
+				line = d.split.line + 1
+			}
+			d.fail(Document{Source: d.src, Index: d.index + 1, Line: line}, fmt.Errorf("reading: %w", err))
 			return
 		}
 		if !ok {
@@ -453,7 +463,8 @@ type splitter struct {
 	pendingLine int
 }
 
-// next returns the next chunk with content; ok is false at the end.
+// next returns the next chunk with content; ok is false at the end. On a
+// read error, c.line is the start of the unfinished chunk (0 if none).
 func (s *splitter) next() (c chunk, ok bool, err error) {
 	var buf []byte
 	start := 0
@@ -464,7 +475,7 @@ func (s *splitter) next() (c chunk, ok bool, err error) {
 	for !s.eof {
 		line, rerr := s.br.ReadBytes('\n')
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
-			return chunk{}, false, rerr
+			return chunk{line: start}, false, rerr
 		}
 		if rerr != nil {
 			s.eof = true

@@ -207,7 +207,19 @@ func TestManifestsReadError(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatalf("error %v does not wrap the read error", err)
 	}
-	if diff := cmp.Diff("flaky: document 2 (line 5): reading: boom", err.Error()); diff != "" {
+	if diff := cmp.Diff("flaky: document 2 (line 4): reading: boom", err.Error()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+
+	// Between documents, the error points at the next line.
+	r = io.MultiReader(strings.NewReader("apiVersion: v1\nkind: A\n---\n"), iotest.ErrReader(boom))
+	_, err = DecodeManifests(r, "flaky")
+	if diff := cmp.Diff("flaky: document 2 (line 4): reading: boom", errString(err)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+
+	_, err = DecodeManifests(nil, "nil")
+	if diff := cmp.Diff("nil: document 1 (line 1): nil reader", errString(err)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
@@ -318,5 +330,34 @@ func TestManifestObjectsAreUnstructured(t *testing.T) {
 	}}
 	if diff := cmp.Diff(want, objs[0]); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestManifestsHostileInput checks that inputs built to exhaust a parser
+// end in an error for their document, quickly and without a panic.
+func TestManifestsHostileInput(t *testing.T) {
+	laughs := `a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]` + "\n"
+	prev := "a"
+	for _, n := range []string{"b", "c", "d", "e", "f", "g", "h", "i"} {
+		laughs += n + ": &" + n + " [" + strings.TrimSuffix(strings.Repeat("*"+prev+",", 9), ",") + "]\n"
+		prev = n
+	}
+	tests := []struct {
+		name    string
+		input   string
+		wantErr string
+	}{
+		{"deep YAML", strings.Repeat("[", 20000) + strings.Repeat("]", 20000), "exceeded max depth"},
+		{"deep JSON", strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20000), "exceeded max depth"},
+		{"alias bomb", laughs, "excessive aliasing"},
+		{"lists of lists", strings.Repeat(`{"apiVersion":"v1","kind":"List","items":[`, 200) + strings.Repeat("]}", 200), "lists nested more than 100 deep"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs, err := DecodeManifests(strings.NewReader(tt.input), "x")
+			if len(objs) != 0 || err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("got %d objects, error %v; want an error containing %q", len(objs), err, tt.wantErr)
+			}
+		})
 	}
 }
