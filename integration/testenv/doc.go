@@ -1,0 +1,55 @@
+// Package testenv runs a real Kubernetes control plane for kdyn's
+// integration tests: one child process (integration/controlplane) with an
+// embedded etcd and kube-apiserver v1.37.2, listening on 127.0.0.1 only,
+// with no controller manager, scheduler or nodes.
+//
+// # What Start sets up
+//
+// Each Env has its own directory (a temporary one by default) holding:
+//
+//   - a serving CA and a serving certificate for 127.0.0.1, ::1 and
+//     localhost, so clients verify TLS with CAData;
+//   - a client CA and a client certificate for CertAdminUserName in group
+//     system:masters;
+//   - a token file with AdminToken (AdminUserName, group system:masters)
+//     and NobodyToken (NobodyUserName, no groups beyond
+//     system:authenticated);
+//   - the service-account signing key pair;
+//   - kubeconfig files (KubeconfigPath) with the contexts admin (current),
+//     cert-admin and nobody of the cluster "kdyn-test";
+//   - the etcd data and controlplane.log with the process output.
+//
+// The apiserver authorizes with RBAC and runs the default admission
+// plugins. Namespaces and namespaced objects such as ConfigMaps can be
+// created; without a controller manager, deleted namespaces stay
+// Terminating, service accounts get no tokens, and pods are never
+// scheduled. Free loopback ports are chosen per Env, so test packages can
+// run in parallel.
+//
+// # The binary
+//
+// Binary builds integration/controlplane once per source version into a
+// user cache directory ($KDYN_CONTROLPLANE_CACHE overrides it,
+// $KDYN_CONTROLPLANE_BIN names a prebuilt binary). The first build takes
+// several minutes; later ones reuse the cached binary. "make cluster
+// -build-only" (integration/cluster) prebuilds it.
+//
+// # Use in tests
+//
+// One control plane per test package:
+//
+//	func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.Options{})) }
+//
+//	func TestSomething(t *testing.T) {
+//		env := testenv.Shared(t)
+//		cfg := env.RESTConfig(testenv.Admin)
+//		...
+//	}
+//
+// A test that needs its own control plane (other flags, Restart, Compact,
+// Stop) calls New, which stops it at the end of the test. Under
+// "go test -short" integration tests are skipped; otherwise a control plane
+// that cannot be built or started fails the test. The control plane is
+// stopped when the tests end, and is killed by the kernel if the test
+// binary dies (on Linux).
+package testenv
