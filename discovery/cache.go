@@ -135,14 +135,6 @@ func (c *docCache) put(d *document) {
 	}
 }
 
-// forget drops every document from memory (the disk copies stay, to be
-// revalidated).
-func (c *docCache) forget() {
-	c.mu.Lock()
-	c.mem = map[string]*document{}
-	c.mu.Unlock()
-}
-
 // writeFileAtomic writes data to a temporary file in the same directory,
 // with mode 0600, and renames it over path.
 func writeFileAtomic(path string, data []byte) error {

@@ -111,13 +111,12 @@ func testObject(apiVersion, kind, ns, name string) *unstructured.Unstructured {
 }
 
 type target struct {
-	name     string
-	gvr      schema.GroupVersionResource
-	ns       string
-	apiVer   string
-	kind     string
-	sub      []string
-	statusOK bool
+	name   string
+	gvr    schema.GroupVersionResource
+	ns     string
+	apiVer string
+	kind   string
+	sub    []string
 }
 
 func TestGoldenRequests(t *testing.T) {
@@ -239,7 +238,10 @@ func TestArgumentValidation(t *testing.T) {
 		want string
 	}{
 		{"get empty name", func() error { _, err := c.Resource(cm).Namespace("ns").Get(ctx, "", metav1.GetOptions{}); return err }, "name is required"},
-		{"get slash name", func() error { _, err := c.Resource(cm).Namespace("ns").Get(ctx, "a/b", metav1.GetOptions{}); return err }, `invalid resource name "a/b"`},
+		{"get slash name", func() error {
+			_, err := c.Resource(cm).Namespace("ns").Get(ctx, "a/b", metav1.GetOptions{})
+			return err
+		}, `invalid resource name "a/b"`},
 		{"slash namespace", func() error { _, err := c.Resource(cm).Namespace("a/b").List(ctx, metav1.ListOptions{}); return err }, `invalid namespace "a/b"`},
 		{"delete empty", func() error { return c.Resource(cm).Namespace("ns").Delete(ctx, "", metav1.DeleteOptions{}) }, "name is required"},
 		{"update nameless", func() error {

@@ -265,8 +265,7 @@ func TestRedirectToOtherHostDropsCredentials(t *testing.T) {
 	}))
 	defer other.Close()
 	var sameAuth atomic.Value
-	var origin *httptest.Server
-	origin = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/same":
 			http.Redirect(w, r, "/landing", http.StatusFound)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	pathvalidation "k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -72,7 +72,7 @@ func (r *Request) Namespace(ns string) *Request {
 		return r
 	}
 	if ns != "" {
-		if msgs := pathvalidation.IsValidPathSegmentName(ns); len(msgs) != 0 {
+		if msgs := content.IsPathSegmentName(ns); len(msgs) != 0 {
 			r.err = fmt.Errorf("invalid namespace %q: %v", ns, msgs)
 			return r
 		}
@@ -87,7 +87,7 @@ func (r *Request) Resource(res string) *Request {
 	if r.err != nil {
 		return r
 	}
-	if msgs := pathvalidation.IsValidPathSegmentName(res); len(msgs) != 0 {
+	if msgs := content.IsPathSegmentName(res); len(msgs) != 0 {
 		r.err = fmt.Errorf("invalid resource %q: %v", res, msgs)
 	}
 	r.resource = res
@@ -103,7 +103,7 @@ func (r *Request) Name(name string) *Request {
 		r.err = errors.New("resource name may not be empty")
 		return r
 	}
-	if msgs := pathvalidation.IsValidPathSegmentName(name); len(msgs) != 0 {
+	if msgs := content.IsPathSegmentName(name); len(msgs) != 0 {
 		r.err = fmt.Errorf("invalid resource name %q: %v", name, msgs)
 		return r
 	}
@@ -117,7 +117,7 @@ func (r *Request) SubResource(sub ...string) *Request {
 		return r
 	}
 	for _, s := range sub {
-		if msgs := pathvalidation.IsValidPathSegmentName(s); len(msgs) != 0 {
+		if msgs := content.IsPathSegmentName(s); len(msgs) != 0 {
 			r.err = fmt.Errorf("invalid subresource %q: %v", s, msgs)
 			return r
 		}

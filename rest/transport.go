@@ -13,8 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/net/http2"
 )
 
 // Version is kdyn's version, reported in the default user agent. Builds set
@@ -28,7 +26,7 @@ func DefaultUserAgent() string {
 
 // HTTP/2 health checking: a connection that has read nothing for
 // readIdleTimeout is pinged, and closed when the ping is not answered within
-// pingTimeout, so a watch on a dead connection ends instead of hanging.
+// pingTimeout (net/http's native HTTP/2 health checks), so a watch on a dead connection ends instead of hanging.
 const (
 	readIdleTimeout = 30 * time.Second
 	pingTimeout     = 15 * time.Second
@@ -140,12 +138,10 @@ func newHTTPTransport(cfg *Config, tlsConfig *tls.Config) (http.RoundTripper, er
 		ExpectContinueTimeout: time.Second,
 		ForceAttemptHTTP2:     true,
 	}
-	h2, err := http2.ConfigureTransports(t)
-	if err != nil {
-		return nil, fmt.Errorf("rest: configure HTTP/2: %w", err)
-	}
-	h2.ReadIdleTimeout = readIdleTimeout
-	h2.PingTimeout = pingTimeout
+	t.Protocols = new(http.Protocols)
+	t.Protocols.SetHTTP1(true)
+	t.Protocols.SetHTTP2(true)
+	t.HTTP2 = &http.HTTP2Config{SendPingTimeout: readIdleTimeout, PingTimeout: pingTimeout}
 	return t, nil
 }
 

@@ -186,14 +186,12 @@ func (idx *index) resolveTypeAll(el string) ([]*entry, error) {
 	}
 	// A group prefix: the groups starting with rest that have the resource.
 	var found []*entry
-	var groups []string
 	for _, g := range idx.groups {
 		if !strings.HasPrefix(g, rest) {
 			continue
 		}
 		if es, err := idx.matchResource(schema.GroupVersionResource{Group: g, Resource: name}); err == nil {
 			found = append(found, es[0])
-			groups = append(groups, g)
 		}
 	}
 	switch len(found) {
