@@ -1,0 +1,501 @@
+package fastjson
+
+import (
+	"strconv"
+	"sync"
+	"unsafe"
+)
+
+// Options configures a [Decoder].
+type Options struct {
+	// InternKeys interns object keys of at most 64 bytes in a bounded table
+	// (4096 entries) owned by the Decoder, so that the objects it decodes
+	// share their keys ("apiVersion", "metadata", label keys, ...).
+	InternKeys bool
+	// InternValues also interns string values of at most 32 bytes in a second
+	// bounded table (4096 entries): label values, "v1", kinds, namespaces.
+	// An interned value also shares its boxed interface representation, so a
+	// repeated value costs no allocation at all.
+	InternValues bool
+	// Interner, if not nil, is used instead of the Decoder's private tables
+	// for whatever InternKeys and InternValues select, so that several
+	// Decoders (one per goroutine) share one pool. Its MaxLen applies.
+	Interner *Interner
+}
+
+const (
+	internTableSize = 4096
+	maxInternKeyLen = 64
+	maxInternValLen = 32
+)
+
+// Decoder decodes JSON into apimachinery's unstructured representation and
+// keeps state across calls: scratch buffers, value stacks and, when enabled,
+// intern tables. A Decoder is not safe for concurrent use; its zero value is
+// not usable, create one with [NewDecoder].
+type Decoder struct {
+	data    []byte
+	depth   int
+	keys    []string // pending keys of the objects being parsed
+	vals    []any    // pending values of the objects and arrays being parsed
+	scratch []byte   // unescaped string bytes
+	keyTab  *Interner
+	valTab  *Interner
+}
+
+// NewDecoder returns a Decoder configured by opts.
+func NewDecoder(opts Options) *Decoder {
+	d := &Decoder{}
+	if opts.InternKeys {
+		d.keyTab = opts.Interner
+		if d.keyTab == nil {
+			d.keyTab = NewInterner(internTableSize, maxInternKeyLen)
+		}
+	}
+	if opts.InternValues {
+		d.valTab = opts.Interner
+		if d.valTab == nil {
+			d.valTab = NewInterner(internTableSize, maxInternValLen)
+		}
+	}
+	return d
+}
+
+var decoderPool = sync.Pool{New: func() any { return NewDecoder(Options{}) }}
+
+// Decode parses data, which must hold exactly one JSON value (surrounding
+// whitespace allowed), into its unstructured form: map[string]any, []any,
+// string, bool, nil, int64 or float64. It does not intern.
+func Decode(data []byte) (any, error) {
+	d := decoderPool.Get().(*Decoder)
+	v, err := d.Decode(data)
+	decoderPool.Put(d)
+	return v, err
+}
+
+// DecodeObject is like [Decode] but requires the value to be a JSON object.
+func DecodeObject(data []byte) (map[string]any, error) {
+	d := decoderPool.Get().(*Decoder)
+	m, err := d.DecodeObject(data)
+	decoderPool.Put(d)
+	return m, err
+}
+
+// Decode parses data, which must hold exactly one JSON value (surrounding
+// whitespace allowed). See the package documentation for the result types.
+func (d *Decoder) Decode(data []byte) (any, error) {
+	d.begin(data)
+	v, i, err := d.value(skipWS(data, 0))
+	if err == nil {
+		err = d.end(i)
+	}
+	d.finish()
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// DecodeObject parses data, which must hold exactly one JSON object
+// (surrounding whitespace allowed).
+func (d *Decoder) DecodeObject(data []byte) (map[string]any, error) {
+	d.begin(data)
+	defer d.finish()
+	i := skipWS(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		if i < len(data) && isValueStart(data[i]) {
+			return nil, syntaxErr("value is not an object", i)
+		}
+		return nil, badChar(data, i, "looking for beginning of value")
+	}
+	m, i, err := d.object(i)
+	if err == nil {
+		err = d.end(i)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// DecodeList parses a Kubernetes list body ({"apiVersion":..., "kind":...,
+// "metadata":{...}, "items":[{...}, ...]}) in a single pass. It returns the
+// list's fields other than "items" and calls item for each element of
+// "items", in order, as soon as that element is parsed; the Decoder keeps no
+// reference to it. An element that is not an object is an error naming its
+// index; an error returned by item stops decoding and is returned as is.
+// "items" may be absent or null (no calls), must otherwise be an array, and
+// may appear only once. If item is nil, the items are instead collected into
+// list["items"] as a []any of map[string]any, as encoding/json would return.
+//
+// Unlike apimachinery's UnstructuredList decoding, DecodeList does not fill
+// in an item's apiVersion and kind from the list's.
+func (d *Decoder) DecodeList(data []byte, item func(i int, obj map[string]any) error) (list map[string]any, err error) {
+	d.begin(data)
+	defer d.finish()
+	i := skipWS(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		if i < len(data) && isValueStart(data[i]) {
+			return nil, syntaxErr("list is not an object", i)
+		}
+		return nil, badChar(data, i, "looking for beginning of value")
+	}
+	d.depth++ // the list object itself
+	i = skipWS(data, i+1)
+	kbase, vbase := len(d.keys), len(d.vals)
+	seenItems := false
+	var collected []any
+	if i < len(data) && data[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(data) || data[i] != '"' {
+				return nil, badChar(data, i, "looking for beginning of object key string")
+			}
+			keyStart := i
+			var key string
+			key, i, err = d.key(i + 1)
+			if err != nil {
+				return nil, err
+			}
+			i = skipWS(data, i)
+			if i >= len(data) || data[i] != ':' {
+				return nil, badChar(data, i, "after object key")
+			}
+			i = skipWS(data, i+1)
+			if key == "items" {
+				if seenItems {
+					return nil, syntaxErr(`duplicate "items" key in list`, keyStart)
+				}
+				seenItems = true
+				i, collected, err = d.items(i, item)
+				if err != nil {
+					return nil, err
+				}
+			} else {
+				var v any
+				v, i, err = d.value(i)
+				if err != nil {
+					return nil, err
+				}
+				d.keys = append(d.keys, key)
+				d.vals = append(d.vals, v)
+			}
+			i = skipWS(data, i)
+			if i < len(data) && data[i] == ',' {
+				i = skipWS(data, i+1)
+				continue
+			}
+			if i < len(data) && data[i] == '}' {
+				i++
+				break
+			}
+			return nil, badChar(data, i, "after object key:value pair")
+		}
+	}
+	if err := d.end(i); err != nil {
+		return nil, err
+	}
+	n := len(d.keys) - kbase
+	extra := 0
+	if item == nil && seenItems {
+		extra = 1
+	}
+	list = make(map[string]any, n+extra)
+	for j := 0; j < n; j++ {
+		list[d.keys[kbase+j]] = d.vals[vbase+j]
+	}
+	if extra == 1 {
+		if collected == nil {
+			// "items": null
+			list["items"] = nil
+		} else {
+			list["items"] = collected
+		}
+	}
+	return list, nil
+}
+
+// items parses the value of a list's "items" key starting at data[i].
+func (d *Decoder) items(i int, item func(int, map[string]any) error) (int, []any, error) {
+	data := d.data
+	if hasLiteral(data, i, "null") {
+		return i + 4, nil, nil
+	}
+	if i >= len(data) || data[i] != '[' {
+		if i < len(data) && isValueStart(data[i]) {
+			return i, nil, syntaxErr(`list "items" is not an array`, i)
+		}
+		return i, nil, badChar(data, i, "looking for beginning of value")
+	}
+	d.depth++
+	if d.depth > maxDepth {
+		return i, nil, depthErr(i)
+	}
+	i = skipWS(data, i+1)
+	var collected []any
+	if item == nil {
+		collected = []any{}
+	}
+	if i < len(data) && data[i] == ']' {
+		d.depth--
+		return i + 1, collected, nil
+	}
+	for n := 0; ; n++ {
+		if i >= len(data) || data[i] != '{' {
+			if i < len(data) && isValueStart(data[i]) {
+				return i, nil, syntaxErr("list item "+strconv.Itoa(n)+" is not an object", i)
+			}
+			return i, nil, badChar(data, i, "looking for beginning of value")
+		}
+		obj, j, err := d.object(i)
+		if err != nil {
+			return j, nil, err
+		}
+		i = j
+		if item == nil {
+			collected = append(collected, obj)
+		} else if err := item(n, obj); err != nil {
+			return i, nil, err
+		}
+		i = skipWS(data, i)
+		if i < len(data) && data[i] == ',' {
+			i = skipWS(data, i+1)
+			continue
+		}
+		if i < len(data) && data[i] == ']' {
+			d.depth--
+			return i + 1, collected, nil
+		}
+		return i, nil, badChar(data, i, "after array element")
+	}
+}
+
+func (d *Decoder) begin(data []byte) {
+	d.data = data
+	d.depth = 0
+}
+
+// end checks that only whitespace follows the top-level value ending at i.
+func (d *Decoder) end(i int) error {
+	i = skipWS(d.data, i)
+	if i < len(d.data) {
+		return badChar(d.data, i, "after top-level value")
+	}
+	return nil
+}
+
+// finish drops every reference to the input and to decoded values, so that
+// a Decoder kept around does not pin memory the caller has released.
+func (d *Decoder) finish() {
+	d.data = nil
+	clear(d.keys)
+	d.keys = d.keys[:0]
+	clear(d.vals)
+	d.vals = d.vals[:0]
+	if cap(d.scratch) > 64<<10 {
+		d.scratch = nil
+	}
+	if cap(d.vals) > 64<<10 {
+		d.vals = nil
+		d.keys = nil
+	}
+}
+
+func isValueStart(c byte) bool {
+	switch c {
+	case '{', '[', '"', 't', 'f', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return true
+	}
+	return false
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\t' || c == '\r'
+}
+
+func skipWS(data []byte, i int) int {
+	for i < len(data) && data[i] <= ' ' && isSpace(data[i]) {
+		i++
+	}
+	return i
+}
+
+func hasLiteral(data []byte, i int, lit string) bool {
+	return len(data)-i >= len(lit) && unsafe.String(unsafe.SliceData(data[i:]), len(lit)) == lit
+}
+
+// value parses the JSON value starting at data[i] (whitespace already
+// skipped) and returns it with the offset just past it.
+func (d *Decoder) value(i int) (any, int, error) {
+	data := d.data
+	if i >= len(data) {
+		return nil, i, syntaxErr("unexpected end of JSON input", i)
+	}
+	switch c := data[i]; c {
+	case '"':
+		b, j, err := d.str(i + 1)
+		if err != nil {
+			return nil, j, err
+		}
+		if d.valTab != nil && len(b) <= d.valTab.maxLen {
+			return d.valTab.box(b), j, nil
+		}
+		return string(b), j, nil
+	case '{':
+		m, j, err := d.object(i)
+		if err != nil {
+			return nil, j, err
+		}
+		return m, j, nil
+	case '[':
+		return d.array(i)
+	case 't':
+		if hasLiteral(data, i, "true") {
+			return true, i + 4, nil
+		}
+		return nil, i, literalErr(data, i, "true")
+	case 'f':
+		if hasLiteral(data, i, "false") {
+			return false, i + 5, nil
+		}
+		return nil, i, literalErr(data, i, "false")
+	case 'n':
+		if hasLiteral(data, i, "null") {
+			return nil, i + 4, nil
+		}
+		return nil, i, literalErr(data, i, "null")
+	default:
+		if c == '-' || c-'0' <= 9 {
+			return number(data, i)
+		}
+		return nil, i, badChar(data, i, "looking for beginning of value")
+	}
+}
+
+func literalErr(data []byte, i int, lit string) error {
+	for k := 1; k < len(lit); k++ {
+		if i+k >= len(data) {
+			return syntaxErr("unexpected end of JSON input", i+k)
+		}
+		if data[i+k] != lit[k] {
+			return syntaxErr("invalid character "+quoteChar(data[i+k])+" in literal "+lit+" (expecting '"+lit[k:k+1]+"')", i+k)
+		}
+	}
+	return syntaxErr("invalid literal", i) // not reached
+}
+
+// key parses an object key whose opening quote is at data[i-1].
+func (d *Decoder) key(i int) (string, int, error) {
+	b, j, err := d.str(i)
+	if err != nil {
+		return "", j, err
+	}
+	if d.keyTab != nil && len(b) <= d.keyTab.maxLen {
+		return d.keyTab.String(b), j, nil
+	}
+	return string(b), j, nil
+}
+
+// object parses the object whose '{' is at data[i].
+func (d *Decoder) object(i int) (map[string]any, int, error) {
+	data := d.data
+	d.depth++
+	if d.depth > maxDepth {
+		return nil, i, depthErr(i)
+	}
+	i = skipWS(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		d.depth--
+		return map[string]any{}, i + 1, nil
+	}
+	kbase, vbase := len(d.keys), len(d.vals)
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return nil, i, badChar(data, i, "looking for beginning of object key string")
+		}
+		key, j, err := d.key(i + 1)
+		if err != nil {
+			return nil, j, err
+		}
+		i = j
+		if i < len(data) && data[i] == ':' {
+			i++
+		} else {
+			i = skipWS(data, i)
+			if i >= len(data) || data[i] != ':' {
+				return nil, i, badChar(data, i, "after object key")
+			}
+			i++
+		}
+		i = skipWS(data, i)
+		v, j, err := d.value(i)
+		if err != nil {
+			return nil, j, err
+		}
+		d.keys = append(d.keys, key)
+		d.vals = append(d.vals, v)
+		i = skipWS(data, j)
+		if i < len(data) {
+			if c := data[i]; c == ',' {
+				i = skipWS(data, i+1)
+				continue
+			} else if c == '}' {
+				i++
+				break
+			}
+		}
+		return nil, i, badChar(data, i, "after object key:value pair")
+	}
+	keys, vals := d.keys[kbase:], d.vals[vbase:]
+	vals = vals[:len(keys)]
+	m := make(map[string]any, len(keys))
+	for j, k := range keys {
+		m[k] = vals[j]
+	}
+	clear(keys)
+	clear(vals)
+	d.keys, d.vals = d.keys[:kbase], d.vals[:vbase]
+	d.depth--
+	return m, i, nil
+}
+
+// array parses the array whose '[' is at data[i].
+func (d *Decoder) array(i int) (any, int, error) {
+	data := d.data
+	d.depth++
+	if d.depth > maxDepth {
+		return nil, i, depthErr(i)
+	}
+	i = skipWS(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		d.depth--
+		return []any{}, i + 1, nil
+	}
+	base := len(d.vals)
+	for {
+		v, j, err := d.value(i)
+		if err != nil {
+			return nil, j, err
+		}
+		d.vals = append(d.vals, v)
+		i = skipWS(data, j)
+		if i < len(data) {
+			if c := data[i]; c == ',' {
+				i = skipWS(data, i+1)
+				continue
+			} else if c == ']' {
+				i++
+				break
+			}
+		}
+		return nil, i, badChar(data, i, "after array element")
+	}
+	elems := d.vals[base:]
+	a := make([]any, len(elems))
+	copy(a, elems)
+	clear(elems)
+	d.vals = d.vals[:base]
+	d.depth--
+	return a, i, nil
+}
