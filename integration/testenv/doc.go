@@ -31,8 +31,9 @@
 // Binary builds integration/controlplane once per source version into a
 // user cache directory ($KDYN_CONTROLPLANE_CACHE overrides it,
 // $KDYN_CONTROLPLANE_BIN names a prebuilt binary). The first build takes
-// several minutes; later ones reuse the cached binary. "make cluster
-// -build-only" (integration/cluster) prebuilds it.
+// several minutes; later ones reuse the cached binary.
+// "go run ./integration/cluster -build-only" prebuilds it, and
+// "go run ./integration/cluster" runs a control plane by hand.
 //
 // # Use in tests
 //

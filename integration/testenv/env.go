@@ -140,19 +140,27 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	}
 	if err := e.start(ctx); err != nil {
 		e.cleanup()
+		if !e.ownDir || e.opts.KeepDir {
+			return nil, fmt.Errorf("testenv: %w\n(directory kept: %s)", err, e.dir)
+		}
 		return nil, fmt.Errorf("testenv: %w", err)
 	}
 	return e, nil
 }
 
 func (e *Env) start(ctx context.Context) error {
-	lctx, cancel := context.WithTimeout(ctx, time.Second)
-	unlock, err := lockFile(lctx, filepath.Join(e.dir, lockName), nil)
-	cancel()
+	lock, err := os.OpenFile(filepath.Join(e.dir, lockName), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return fmt.Errorf("%s is in use by another control plane: %w", e.dir, err)
+		return err
 	}
-	e.unlockDir = unlock
+	if err := tryLock(lock); err != nil {
+		lock.Close()
+		if errors.Is(err, errLocked) {
+			return fmt.Errorf("%s is in use by another control plane", e.dir)
+		}
+		return fmt.Errorf("lock %s: %w", lock.Name(), err)
+	}
+	e.unlockDir = func() { lock.Close() }
 
 	fixedPorts := false
 	if st, err := readState(e.dir); err == nil {
@@ -227,7 +235,7 @@ func (e *Env) cleanup() {
 	if e.unlockDir != nil {
 		e.unlockDir()
 	}
-	if e.ownDir {
+	if e.ownDir && !e.opts.KeepDir {
 		os.RemoveAll(e.dir)
 	}
 }
@@ -298,7 +306,7 @@ func (e *Env) launch(ctx context.Context) error {
 		if strings.Contains(tail, "address already in use") {
 			err = fmt.Errorf("%w (%w)", err, errAddrInUse)
 		}
-		return fmt.Errorf("%w\nlast lines of the control plane's output (%s):\n%s", err, e.LogPath(), tail)
+		return fmt.Errorf("%w\nlast lines of the control plane's output:\n%s", err, tail)
 	}
 	return nil
 }
@@ -410,7 +418,7 @@ func (e *Env) Restart(ctx context.Context) error {
 	}
 	e.log.mark("testenv: restarting")
 	if err := e.launch(ctx); err != nil {
-		return fmt.Errorf("testenv: restart: %w", err)
+		return fmt.Errorf("testenv: restart (log: %s): %w", e.LogPath(), err)
 	}
 	return nil
 }

@@ -31,13 +31,18 @@ func (e *Env) EtcdRevision(ctx context.Context) (int64, error) {
 }
 
 // Compact compacts etcd's history up to its current revision (physically,
-// so it has finished when Compact returns). Reads and watches from an
-// earlier resourceVersion that reach etcd then fail with 410 Gone ("too
-// old resource version"). The apiserver's watch cache keeps its own window
-// of recent events and serves watches from it, so to see 410 for a watch
-// soon after Compact, start the Env with ExtraArgs "--watch-cache=false"
-// (or restart it, which resets the watch cache). Compacting when nothing
-// was written since the last compaction is not an error.
+// so it has finished when Compact returns). Watches and exact lists from an
+// earlier resourceVersion that reach etcd then fail with 410 Gone ("The
+// resourceVersion for the provided watch is too old.").
+//
+// The apiserver's watch cache (on by default) keeps its own window of
+// recent events and serves such watches and lists from memory, so with it
+// they still succeed after Compact. To see 410 right after Compact, start
+// the Env with ExtraArgs "--watch-cache=false"; alternatively Restart,
+// which resets the watch cache, so that watches from a resourceVersion
+// before the restart get 410 ("too old resource version") with or without
+// Compact. Compacting when nothing was written since the last compaction
+// is not an error.
 func (e *Env) Compact(ctx context.Context) error {
 	rev, err := e.EtcdRevision(ctx)
 	if err != nil {
