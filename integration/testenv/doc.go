@@ -20,10 +20,11 @@
 //   - the etcd data and controlplane.log with the process output.
 //
 // The apiserver authorizes with RBAC and runs the default admission
-// plugins. Namespaces and namespaced objects such as ConfigMaps can be
-// created; without a controller manager, deleted namespaces stay
-// Terminating, service accounts get no tokens, and pods are never
-// scheduled. Free loopback ports are chosen per Env, so test packages can
+// plugins except ServiceAccount (no controller creates the "default"
+// service accounts it would require for pods). Namespaces, ConfigMaps,
+// pods and other objects can be created; without a controller manager,
+// deleted namespaces stay Terminating, no controller acts on workloads,
+// and pods stay Pending. The watch cache is on, as in a real cluster. Free loopback ports are chosen per Env, so test packages can
 // run in parallel.
 //
 // # The binary
