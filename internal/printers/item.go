@@ -1,0 +1,54 @@
+package printers
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Item is one object to print: its compact JSON, decoded only when a
+// printer needs the object.
+type Item struct {
+	raw []byte
+	obj *unstructured.Unstructured
+}
+
+// ItemFromRaw wraps an object's compact JSON.
+func ItemFromRaw(raw []byte) *Item { return &Item{raw: raw} }
+
+// ItemFromObject wraps a decoded object.
+func ItemFromObject(obj *unstructured.Unstructured) *Item { return &Item{obj: obj} }
+
+// Raw returns the object's JSON.
+func (it *Item) Raw() ([]byte, error) {
+	if it.raw == nil {
+		b, err := json.Marshal(it.obj.Object)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", it.obj.GetName(), err)
+		}
+		it.raw = b
+	}
+	return it.raw, nil
+}
+
+// Object returns the decoded object.
+func (it *Item) Object() (*unstructured.Unstructured, error) {
+	if it.obj == nil {
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(it.raw); err != nil {
+			return nil, fmt.Errorf("decode object: %w", err)
+		}
+		it.obj = u
+	}
+	return it.obj, nil
+}
+
+// Printer writes objects. Begin is called once with single=true when the
+// command names exactly one object (printed alone rather than as a List),
+// then Print once per object, then Finish.
+type Printer interface {
+	Begin(single bool) error
+	Print(it *Item) error
+	Finish() error
+}
