@@ -86,7 +86,9 @@ func runWatch(ctx context.Context, f *factory, o *getOptions, out outputSpec, ta
 
 // eachJSON prints each object as its own pretty JSON document (kubectl's
 // -o json under --watch).
-type eachJSON struct{ w interface{ Write([]byte) (int, error) } }
+type eachJSON struct {
+	w interface{ Write([]byte) (int, error) }
+}
 
 func (e *eachJSON) Begin(bool) error { return nil }
 func (e *eachJSON) Print(it *printers.Item) error {

@@ -77,7 +77,9 @@ func (p *JSONPrinter) Finish() error {
 type JSONLPrinter struct{ w *bufio.Writer }
 
 // NewJSONLPrinter returns a JSONLPrinter writing to w.
-func NewJSONLPrinter(w io.Writer) *JSONLPrinter { return &JSONLPrinter{w: bufio.NewWriterSize(w, 64<<10)} }
+func NewJSONLPrinter(w io.Writer) *JSONLPrinter {
+	return &JSONLPrinter{w: bufio.NewWriterSize(w, 64<<10)}
+}
 
 // Begin does nothing: jsonl has no envelope.
 func (p *JSONLPrinter) Begin(bool) error { return nil }

@@ -1,0 +1,94 @@
+// Package cli_test runs the built kdyn binary against a real
+// kube-apiserver v1.37.2 (see testenv).
+package cli_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kdyn/kdyn/integration/testenv"
+)
+
+// kdynBin is the kdyn binary built once for the package.
+var kdynBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		flag.Parse()
+		if !testing.Short() {
+			dir, err := os.MkdirTemp("", "kdyn-cli-test-")
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			defer os.RemoveAll(dir)
+			kdynBin = filepath.Join(dir, "kdyn")
+			_, file, _, _ := runtime.Caller(0)
+			root := filepath.Join(filepath.Dir(file), "..", "..")
+			cmd := exec.Command("go", "build", "-o", kdynBin, "./cmd/kdyn")
+			cmd.Dir = root
+			if out, err := cmd.CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "build kdyn: %v\n%s", err, out)
+				return 1
+			}
+		}
+		return testenv.Main(m, testenv.Options{})
+	}())
+}
+
+// result is one kdyn run.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// kdyn runs the binary as the admin user against the shared control plane,
+// with its own discovery cache directory.
+func kdyn(t *testing.T, env *testenv.Env, args ...string) result {
+	t.Helper()
+	return kdynAs(t, env, testenv.Admin, "", args...)
+}
+
+// kdynAs runs kdyn as user, with stdin.
+func kdynAs(t *testing.T, env *testenv.Env, u testenv.User, stdin string, args ...string) result {
+	t.Helper()
+	cache := filepath.Join(env.Dir(), "kdyn-cache-"+u.String())
+	full := append([]string{"--kubeconfig", env.KubeconfigPath(u), "--cache-dir", cache}, args...)
+	return run(t, stdin, nil, full...)
+}
+
+// run runs kdyn with exactly these arguments.
+func run(t *testing.T, stdin string, extraEnv []string, args ...string) result {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), kdynBin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Env = append(os.Environ(), extraEnv...)
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run kdyn %v: %v", args, err)
+	}
+	return result{stdout: out.String(), stderr: errb.String(), code: code}
+}
+
+// must fails the test unless the run succeeded.
+func (r result) must(t *testing.T) result {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("kdyn exited %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	return r
+}
