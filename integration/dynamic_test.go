@@ -289,8 +289,9 @@ func TestCRDSubresourcesApplyAndTables(t *testing.T) {
 	if strings.Join(cols, ",") != "Name,Color,Size" || len(tbl.Rows) != 2 {
 		t.Fatalf("table columns %v, %d rows", cols, len(tbl.Rows))
 	}
-	if tbl.Rows[0].Cells[1] != "red" || tbl.Rows[0].Cells[2] != int64(3) {
-		t.Fatalf("row = %v", tbl.Rows[0].Cells)
+	// Rows are sorted by name: "applied" (blue, forced) then "w1" (red).
+	if tbl.Rows[0].Cells[1] != "blue" || tbl.Rows[1].Cells[0] != "w1" || tbl.Rows[1].Cells[1] != "red" || tbl.Rows[1].Cells[2] != int64(3) {
+		t.Fatalf("rows = %v / %v", tbl.Rows[0].Cells, tbl.Rows[1].Cells)
 	}
 
 	// Kind-based access through the mapper: namespace defaulting and scope.
