@@ -138,3 +138,48 @@ func BenchmarkDecodeList(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkDecodeObject(b *testing.B) {
+	corpus := k8sCorpus()
+	for _, obj := range []struct {
+		name string
+		data []byte
+	}{{"ConfigMap", corpus[0]}, {"Deployment", corpus[2]}} {
+		b.Run(obj.name+"/apimachinery", func(b *testing.B) {
+			b.SetBytes(int64(len(obj.data)))
+			b.ReportAllocs()
+			for range b.N {
+				// What UnstructuredJSONScheme does for one object.
+				m := make(map[string]any)
+				if err := utiljson.Unmarshal(obj.data, &m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		for _, bc := range []struct {
+			name string
+			opts Options
+		}{{"fastjson", Options{}}, {"fastjson-keys", Options{InternKeys: true}}, {"fastjson-keys+values", Options{InternKeys: true, InternValues: true}}} {
+			b.Run(obj.name+"/"+bc.name, func(b *testing.B) {
+				d := NewDecoder(bc.opts)
+				b.SetBytes(int64(len(obj.data)))
+				b.ReportAllocs()
+				for range b.N {
+					if _, err := d.DecodeObject(obj.data); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkScan(b *testing.B) {
+	data := listBody(b)
+	b.ReportAllocs()
+	for range b.N {
+		if _, _, err := Scan(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

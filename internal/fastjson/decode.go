@@ -12,10 +12,13 @@ type Options struct {
 	// (4096 entries) owned by the Decoder, so that the objects it decodes
 	// share their keys ("apiVersion", "metadata", label keys, ...).
 	InternKeys bool
-	// InternValues also interns string values of at most 32 bytes in a second
-	// bounded table (4096 entries): label values, "v1", kinds, namespaces.
-	// An interned value also shares its boxed interface representation, so a
-	// repeated value costs no allocation at all.
+	// InternValues also interns string values of at most 64 bytes (the
+	// longest label value or DNS label Kubernetes allows is 63) in a second
+	// bounded table of 4096 entries: label values, "v1", kinds, namespaces,
+	// timestamps shared within an object. An interned value also shares its
+	// boxed interface representation, so a repeated value costs no
+	// allocation at all. Unique short values (UIDs, resource versions) pass
+	// through the table without crowding out the common ones for long.
 	InternValues bool
 	// Interner, if not nil, is used instead of the Decoder's private tables
 	// for whatever InternKeys and InternValues select, so that several
@@ -26,7 +29,7 @@ type Options struct {
 const (
 	internTableSize = 4096
 	maxInternKeyLen = 64
-	maxInternValLen = 32
+	maxInternValLen = 64
 )
 
 // Decoder decodes JSON into apimachinery's unstructured representation and

@@ -9,9 +9,9 @@ import (
 // (informer caches, indexers) that want equal strings decoded at different
 // times to share one allocation.
 //
-// The pool is a fixed-size, direct-mapped table: each string hashes to one
-// slot, and a string that is not in its slot replaces the slot's previous
-// occupant. Memory is therefore bounded by maxEntries strings of at most
+// The pool is a fixed-size, two-way set-associative table: each string
+// hashes to a set of two slots, and a string that is not in its set replaces
+// the less recently inserted of the two. Memory is therefore bounded by maxEntries strings of at most
 // maxLen bytes, a stream of unique strings (UIDs, resource versions) cannot
 // fill the table for good, and frequently seen strings stay resident. Sharing
 // is best effort: two equal strings may occasionally be separate copies after
@@ -63,12 +63,17 @@ func (in *Interner) Intern(s string) string {
 	if len(s) > in.maxLen || len(s) == 0 {
 		return s
 	}
-	slot := &in.slots[maphash.String(in.seed, s)&in.mask]
-	if v, ok := slot.Load().(string); ok && v == s {
-		return v
+	i := maphash.String(in.seed, s) & in.mask
+	first := &in.slots[i]
+	v := first.Load()
+	if p, ok := v.(string); ok && p == s {
+		return p
 	}
-	slot.Store(s)
-	return s
+	second := &in.slots[i^1]
+	if p, ok := second.Load().(string); ok && p == s {
+		return p
+	}
+	return in.insert(first, second, v, s).(string)
 }
 
 // box returns the pooled string equal to b as an interface value. The
@@ -79,12 +84,29 @@ func (in *Interner) box(b []byte) any {
 	if len(b) == 0 {
 		return ""
 	}
-	slot := &in.slots[maphash.Bytes(in.seed, b)&in.mask]
-	v := slot.Load()
+	i := maphash.Bytes(in.seed, b) & in.mask
+	first := &in.slots[i]
+	v := first.Load()
 	if s, ok := v.(string); ok && s == string(b) {
 		return v
 	}
-	v = string(b)
-	slot.Store(v)
-	return v
+	second := &in.slots[i^1]
+	w := second.Load()
+	if s, ok := w.(string); ok && s == string(b) {
+		return w
+	}
+	return in.insert(first, second, v, string(b))
+}
+
+// insert puts s in the first slot of its two-way set, moving the previous
+// occupant v of the first slot to the second (evicting that one's), so the
+// set keeps the two most recently inserted strings. Racing inserts may lose
+// an entry, which only costs sharing.
+func (in *Interner) insert(first, second *atomic.Value, v any, s string) any {
+	if v != nil {
+		second.Store(v)
+	}
+	var boxed any = s
+	first.Store(boxed)
+	return boxed
 }
