@@ -245,7 +245,7 @@ func TestDecoderReuse(t *testing.T) {
 }
 
 func TestInterningShares(t *testing.T) {
-	body := []byte(`[{"apiVersion":"v1","labels":{"app":"web"},"long":"` + strings.Repeat("z", 40) + `"},{"apiVersion":"v1","labels":{"app":"web"},"long":"` + strings.Repeat("z", 40) + `"}]`)
+	body := []byte(`[{"apiVersion":"v1","labels":{"app":"web"},"long":"` + strings.Repeat("z", 70) + `"},{"apiVersion":"v1","labels":{"app":"web"},"long":"` + strings.Repeat("z", 70) + `"}]`)
 	ptr := func(s string) *byte { return unsafe.StringData(s) }
 	keyOf := func(m map[string]any, want string) string {
 		for k := range m {
@@ -288,7 +288,7 @@ func TestInterningShares(t *testing.T) {
 	}
 
 	// Two decoders sharing one Interner share strings across them.
-	in := NewInterner(1024, 64)
+	in := NewInterner(1024, 128)
 	v1, _ := NewDecoder(Options{InternKeys: true, InternValues: true, Interner: in}).Decode(body)
 	v2, _ := NewDecoder(Options{InternKeys: true, InternValues: true, Interner: in}).Decode(body)
 	if ptr(v1.([]any)[0].(map[string]any)["long"].(string)) != ptr(v2.([]any)[1].(map[string]any)["long"].(string)) {
