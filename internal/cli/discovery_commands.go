@@ -2,4 +2,13 @@ package cli
 
 import "github.com/spf13/cobra"
 
-func addDiscoveryCommands(root *cobra.Command, f *factory) {}
+// addDiscoveryCommands adds api-resources, api-versions, explain, tree and
+// completion, then registers dynamic shell completion (resource types,
+// then object names) on every resource command already on root. commands.go
+// calls it after the get, manifest and object groups for that reason.
+func addDiscoveryCommands(root *cobra.Command, f *factory) {
+	root.AddCommand(
+		newAPIResourcesCommand(f),
+		newAPIVersionsCommand(f),
+	)
+}
