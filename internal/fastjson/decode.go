@@ -131,8 +131,9 @@ func (d *Decoder) DecodeObject(data []byte) (map[string]any, error) {
 // may appear only once. If item is nil, the items are instead collected into
 // list["items"] as a []any of map[string]any, as encoding/json would return.
 //
-// Unlike apimachinery's UnstructuredList decoding, DecodeList does not fill
-// in an item's apiVersion and kind from the list's.
+// item may keep obj (the Decoder does not reuse it) but must not call
+// methods of d. Unlike apimachinery's UnstructuredList decoding, DecodeList
+// does not fill in an item's apiVersion and kind from the list's.
 func (d *Decoder) DecodeList(data []byte, item func(i int, obj map[string]any) error) (list map[string]any, err error) {
 	d.begin(data)
 	defer d.finish()
