@@ -172,7 +172,7 @@ func (c *resourceClient) List(ctx context.Context, opts metav1.ListOptions) (*un
 
 func (c *resourceClient) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	opts.Watch = true
-	return c.request(c.client.Get(), "", nil).VersionedParams(&opts).Watch(ctx, decodeWatchObject)
+	return c.request(c.client.Get(), "", nil).VersionedParams(&opts).WatchUnstructured(ctx)
 }
 
 func (c *resourceClient) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*unstructured.Unstructured, error) {

@@ -1,29 +1,97 @@
 package dynamic
 
 import (
+	"strings"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kdyn/kdyn/internal/fastjson"
 )
 
-// DecodeObject decodes one object from JSON.
+// interner is shared by every decoder of the package, so objects decoded at
+// different times share their keys and short common values ("apiVersion",
+// label keys, "v1", namespaces).
+var interner = fastjson.NewInterner(1<<14, 64)
+
+var decoders = sync.Pool{New: func() any {
+	return fastjson.NewDecoder(fastjson.Options{InternKeys: true, InternValues: true, Interner: interner})
+}}
+
+// DecodeObject decodes one object from JSON in a single pass, with
+// apimachinery's number rule (integers as int64, others as float64).
 func DecodeObject(data []byte) (*unstructured.Unstructured, error) {
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(data); err != nil {
+	d := decoders.Get().(*fastjson.Decoder)
+	m, err := d.DecodeObject(data)
+	decoders.Put(d)
+	if err != nil {
 		return nil, errorf("decode object: %w", err)
 	}
-	return u, nil
+	return &unstructured.Unstructured{Object: m}, nil
 }
 
-// DecodeList decodes a list from JSON. Items without apiVersion and kind
-// get them from the list (kind without its "List" suffix).
+// DecodeList decodes a list from JSON in a single pass. Items without
+// apiVersion and kind get them from the list (kind without its "List"
+// suffix), as apimachinery does.
 func DecodeList(data []byte) (*unstructured.UnstructuredList, error) {
 	l := &unstructured.UnstructuredList{}
-	if err := l.UnmarshalJSON(data); err != nil {
-		return nil, errorf("decode list: %w", err)
+	err := decodeList(data, func(fields map[string]any) { l.Object = fields }, func(obj map[string]any) error {
+		l.Items = append(l.Items, unstructured.Unstructured{Object: obj})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if l.Object == nil {
+		l.Object = map[string]any{}
 	}
 	return l, nil
 }
 
-func decodeWatchObject(data []byte) (runtime.Object, error) {
-	return DecodeObject(data)
+// DecodeListFunc decodes a list from JSON in a single pass, calling meta
+// with the list's metadata and then each for every item (apiVersion and
+// kind filled in from the list when missing). An error from each stops
+// decoding and is returned.
+func DecodeListFunc(data []byte, meta func(metav1.ListMeta), each func(*unstructured.Unstructured) error) error {
+	return decodeList(data, func(fields map[string]any) {
+		if meta == nil {
+			return
+		}
+		l := unstructured.UnstructuredList{Object: fields}
+		meta(metav1.ListMeta{ResourceVersion: l.GetResourceVersion(), Continue: l.GetContinue(), RemainingItemCount: l.GetRemainingItemCount()})
+	}, func(obj map[string]any) error {
+		return each(&unstructured.Unstructured{Object: obj})
+	})
 }
+
+func decodeList(data []byte, fields func(map[string]any), item func(map[string]any) error) error {
+	d := decoders.Get().(*fastjson.Decoder)
+	defer decoders.Put(d)
+	var items []map[string]any
+	list, err := d.DecodeList(data, func(i int, obj map[string]any) error {
+		items = append(items, obj)
+		return nil
+	})
+	if err != nil {
+		return errorf("decode list: %w", err)
+	}
+	apiVersion, _ := list["apiVersion"].(string)
+	listKind, _ := list["kind"].(string)
+	kind := strings.TrimSuffix(listKind, "List")
+	fields(list)
+	for i, obj := range items {
+		if _, hasKind := obj["kind"]; !hasKind {
+			if _, hasAV := obj["apiVersion"]; !hasAV {
+				obj["apiVersion"] = apiVersion
+				obj["kind"] = kind
+			}
+		}
+		if err := item(obj); err != nil {
+			return err
+		}
+		items[i] = nil
+	}
+	return nil
+}
+

@@ -464,3 +464,28 @@ func (r *Request) Watch(ctx context.Context, decode ObjectDecoder) (WatchInterfa
 	r.logResponse(resp, start, nil)
 	return newStreamWatcher(resp.Body, cancel, decode), nil
 }
+
+// WatchUnstructured is Watch for objects decoded as
+// *unstructured.Unstructured: each frame is parsed once, straight into the
+// object's maps, which is faster than decoding the object's bytes a second
+// time. ERROR events carry a *metav1.Status.
+func (r *Request) WatchUnstructured(ctx context.Context) (WatchInterface, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	resp, start, err := r.send(ctx, false)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer cancel()
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		r.logResponse(resp, start, body)
+		return nil, r.decodeError(resp, body)
+	}
+	r.logResponse(resp, start, nil)
+	return newUnstructuredStreamWatcher(resp.Body, cancel), nil
+}

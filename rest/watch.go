@@ -1,7 +1,7 @@
 package rest
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,8 +10,11 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kdyn/kdyn/internal/fastjson"
 )
 
 // WatchInterface is apimachinery's watch.Interface, returned by watches.
@@ -35,10 +38,13 @@ type watchFrame struct {
 type streamWatcher struct {
 	body   io.ReadCloser
 	cancel func()
-	decode ObjectDecoder
-	result chan watch.Event
-	done   chan struct{}
-	once   sync.Once
+	// Exactly one of decode (object bytes → object) and decodeMap (the
+	// whole frame decoded once into maps → *unstructured.Unstructured) is set.
+	decode    ObjectDecoder
+	decodeMap bool
+	result    chan watch.Event
+	done      chan struct{}
+	once      sync.Once
 }
 
 func newStreamWatcher(body io.ReadCloser, cancel func(), decode ObjectDecoder) *streamWatcher {
@@ -53,11 +59,29 @@ func newStreamWatcher(body io.ReadCloser, cancel func(), decode ObjectDecoder) *
 	return w
 }
 
+func newUnstructuredStreamWatcher(body io.ReadCloser, cancel func()) *streamWatcher {
+	w := &streamWatcher{
+		body:      body,
+		cancel:    cancel,
+		decodeMap: true,
+		result:    make(chan watch.Event),
+		done:      make(chan struct{}),
+	}
+	go w.run()
+	return w
+}
+
 // NewWatchDecoder starts a watch.Interface over an already open watch
 // response body; Stop closes body. It is exported for callers that open the
 // stream themselves (fault-injection tests, custom transports).
 func NewWatchDecoder(body io.ReadCloser, decode ObjectDecoder) WatchInterface {
 	return newStreamWatcher(body, func() {}, decode)
+}
+
+// NewUnstructuredWatchDecoder is NewWatchDecoder for objects decoded as
+// *unstructured.Unstructured in one pass (see Request.WatchUnstructured).
+func NewUnstructuredWatchDecoder(body io.ReadCloser) WatchInterface {
+	return newUnstructuredStreamWatcher(body, func() {})
 }
 
 // ResultChan returns the channel of events. It is closed when the stream
@@ -86,17 +110,22 @@ func (w *streamWatcher) stopped() bool {
 func (w *streamWatcher) run() {
 	defer close(w.result)
 	defer w.Stop()
-	dec := json.NewDecoder(bufio.NewReaderSize(w.body, 32<<10))
+	fr := &framer{r: w.body, buf: make([]byte, 64<<10)}
 	for {
-		var f watchFrame
-		if err := dec.Decode(&f); err != nil {
+		frame, err := fr.next()
+		if err != nil {
 			if w.stopped() || isStreamEnd(err) {
 				return
 			}
 			w.send(decodeErrorEvent(fmt.Errorf("unable to decode an event from the watch stream: %w", err)))
 			return
 		}
-		ev, err := w.event(f)
+		var ev watch.Event
+		if w.decodeMap {
+			ev, err = mapEvent(frame)
+		} else {
+			ev, err = w.bytesEvent(frame)
+		}
 		if err != nil {
 			w.send(decodeErrorEvent(err))
 			return
@@ -116,17 +145,21 @@ func (w *streamWatcher) send(ev watch.Event) bool {
 	}
 }
 
-func (w *streamWatcher) event(f watchFrame) (watch.Event, error) {
-	switch f.Type {
-	case watch.Added, watch.Modified, watch.Deleted, watch.Bookmark:
-	case watch.Error:
+// bytesEvent decodes a frame by handing the object's JSON to w.decode.
+func (w *streamWatcher) bytesEvent(frame []byte) (watch.Event, error) {
+	var f watchFrame
+	if err := json.Unmarshal(frame, &f); err != nil {
+		return watch.Event{}, fmt.Errorf("unable to decode an event from the watch stream: %w", err)
+	}
+	if err := checkEventType(f.Type); err != nil {
+		return watch.Event{}, err
+	}
+	if f.Type == watch.Error {
 		st := &metav1.Status{}
 		if err := json.Unmarshal(f.Object, st); err != nil {
 			return watch.Event{}, fmt.Errorf("unable to decode the ERROR event's Status from the watch stream: %w", err)
 		}
 		return watch.Event{Type: watch.Error, Object: st}, nil
-	default:
-		return watch.Event{}, fmt.Errorf("watch stream sent an event of unknown type %q", f.Type)
 	}
 	if len(f.Object) == 0 || string(f.Object) == "null" {
 		return watch.Event{}, fmt.Errorf("watch stream sent a %s event without an object", f.Type)
@@ -136,6 +169,174 @@ func (w *streamWatcher) event(f watchFrame) (watch.Event, error) {
 		return watch.Event{}, fmt.Errorf("unable to decode the object of a %s event from the watch stream: %w", f.Type, err)
 	}
 	return watch.Event{Type: f.Type, Object: obj}, nil
+}
+
+func checkEventType(t watch.EventType) error {
+	switch t {
+	case watch.Added, watch.Modified, watch.Deleted, watch.Bookmark, watch.Error:
+		return nil
+	}
+	return fmt.Errorf("watch stream sent an event of unknown type %q", t)
+}
+
+// mapEvent decodes a whole frame in one pass into maps; the object becomes
+// an *unstructured.Unstructured without a second parse.
+func mapEvent(frame []byte) (watch.Event, error) {
+	m, err := fastjson.DecodeObject(frame)
+	if err != nil {
+		return watch.Event{}, fmt.Errorf("unable to decode an event from the watch stream: %w", err)
+	}
+	typ, _ := m["type"].(string)
+	if err := checkEventType(watch.EventType(typ)); err != nil {
+		return watch.Event{}, err
+	}
+	raw, present := m["object"]
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		if present && raw != nil {
+			return watch.Event{}, fmt.Errorf("unable to decode the object of a %s event from the watch stream: not a JSON object", typ)
+		}
+		return watch.Event{}, fmt.Errorf("watch stream sent a %s event without an object", typ)
+	}
+	if typ == string(watch.Error) {
+		st := &metav1.Status{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, st); err != nil {
+			return watch.Event{}, fmt.Errorf("unable to decode the ERROR event's Status from the watch stream: %w", err)
+		}
+		return watch.Event{Type: watch.Error, Object: st}, nil
+	}
+	return watch.Event{Type: watch.EventType(typ), Object: &unstructured.Unstructured{Object: obj}}, nil
+}
+
+// maxFrameBytes bounds one watch frame.
+const maxFrameBytes = 64 << 20
+
+// framer splits a stream of concatenated JSON values (objects, as watch
+// streams send) into frames. It tracks nesting and strings incrementally
+// across reads, so a frame is returned as soon as its last byte arrives
+// and a large frame arriving in small pieces is not rescanned from its
+// start on every read; the frame is then validated by its decoder.
+type framer struct {
+	r          io.Reader
+	buf        []byte
+	start, end int
+	eof        bool
+
+	// scan state of the frame at buf[start:]: pos is the next byte to look
+	// at; depth counts open braces and brackets.
+	pos      int
+	depth    int
+	inString bool
+	escape   bool
+	begun    bool
+}
+
+// next returns the next complete JSON value. The slice is valid until the
+// next call. At the end of the stream it returns io.EOF, or
+// io.ErrUnexpectedEOF when the stream ended inside a value.
+func (f *framer) next() ([]byte, error) {
+	for {
+		if end, ok, err := f.scan(); err != nil {
+			return nil, err
+		} else if ok {
+			frame := f.buf[f.start:end]
+			f.start = end
+			f.pos, f.depth, f.inString, f.escape, f.begun = 0, 0, false, false, false
+			return frame, nil
+		}
+		if f.eof {
+			if len(bytes.TrimSpace(f.buf[f.start:f.end])) > 0 {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, io.EOF
+		}
+		if f.start > 0 {
+			n := copy(f.buf, f.buf[f.start:f.end])
+			f.start, f.end = 0, n
+		}
+		if f.end == len(f.buf) {
+			if len(f.buf) >= maxFrameBytes {
+				return nil, fmt.Errorf("a watch event is larger than %d bytes", maxFrameBytes)
+			}
+			nb := make([]byte, 2*len(f.buf))
+			copy(nb, f.buf[:f.end])
+			f.buf = nb
+		}
+		n, err := f.r.Read(f.buf[f.end:])
+		f.end += n
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				f.eof = true
+				continue
+			}
+			if n > 0 {
+				continue // decode what arrived; the error comes back on the next read
+			}
+			return nil, err
+		}
+	}
+}
+
+// scan advances over buf[start+pos:end] and reports where the current
+// value ends, if it has.
+func (f *framer) scan() (end int, ok bool, err error) {
+	b := f.buf[f.start:f.end]
+	i := f.pos
+	if !f.begun {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+			i++
+		}
+		if i == len(b) {
+			// Only whitespace so far: drop it.
+			f.start += i
+			f.pos = 0
+			return 0, false, nil
+		}
+		if b[i] != '{' && b[i] != '[' {
+			// A scalar at the top level: not a watch event; let Scan judge.
+			s, e, err := fastjson.Scan(b)
+			if err == nil {
+				f.start += s
+				return f.start + e - s, true, nil
+			}
+			if errors.Is(err, fastjson.ErrIncomplete) && !f.eof {
+				return 0, false, nil
+			}
+			return 0, false, &json.SyntaxError{}
+		}
+		f.start += i
+		b = b[i:]
+		i = 0
+		f.begun = true
+	}
+	for ; i < len(b); i++ {
+		c := b[i]
+		if f.inString {
+			switch {
+			case f.escape:
+				f.escape = false
+			case c == '\\':
+				f.escape = true
+			case c == '"':
+				f.inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			f.inString = true
+		case '{', '[':
+			f.depth++
+		case '}', ']':
+			f.depth--
+			if f.depth == 0 {
+				f.pos = i + 1
+				return f.start + i + 1, true, nil
+			}
+		}
+	}
+	f.pos = i
+	return 0, false, nil
 }
 
 // isStreamEnd reports errors that mean the server or the network ended the

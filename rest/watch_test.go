@@ -65,38 +65,76 @@ func TestWatchDecoding(t *testing.T) {
 		{"cut mid-frame", frame("ADDED", "1") + `{"type":"MODIFIED","obj`, []watch.EventType{watch.Added}, ""},
 		{"empty", "", nil, ""},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := NewWatchDecoder(io.NopCloser(strings.NewReader(tt.stream)), decodeUnstructured)
-			evs := collect(t, w)
-			var types []watch.EventType
-			for _, e := range evs {
-				types = append(types, e.Type)
-			}
-			if len(types) != len(tt.wantTypes) {
-				t.Fatalf("events %v, want %v", types, tt.wantTypes)
-			}
-			for i := range types {
-				if types[i] != tt.wantTypes[i] {
+	modes := map[string]func(string) watch.Interface{
+		"bytes": func(s string) watch.Interface {
+			return NewWatchDecoder(io.NopCloser(strings.NewReader(s)), decodeUnstructured)
+		},
+		"maps": func(s string) watch.Interface { return NewUnstructuredWatchDecoder(io.NopCloser(strings.NewReader(s))) },
+	}
+	for mode, newWatcher := range modes {
+		for _, tt := range tests {
+			t.Run(mode+"/"+tt.name, func(t *testing.T) {
+				w := newWatcher(tt.stream)
+				evs := collect(t, w)
+				var types []watch.EventType
+				for _, e := range evs {
+					types = append(types, e.Type)
+				}
+				if len(types) != len(tt.wantTypes) {
 					t.Fatalf("events %v, want %v", types, tt.wantTypes)
 				}
-			}
-			if tt.lastErr != "" {
-				st, ok := evs[len(evs)-1].Object.(*metav1.Status)
-				if !ok {
-					t.Fatalf("last event object is %T, want *metav1.Status", evs[len(evs)-1].Object)
+				for i := range types {
+					if types[i] != tt.wantTypes[i] {
+						t.Fatalf("events %v, want %v", types, tt.wantTypes)
+					}
 				}
-				if !strings.Contains(st.Message, tt.lastErr) {
-					t.Fatalf("status message %q does not contain %q", st.Message, tt.lastErr)
+				if tt.lastErr != "" {
+					st, ok := evs[len(evs)-1].Object.(*metav1.Status)
+					if !ok {
+						t.Fatalf("last event object is %T, want *metav1.Status", evs[len(evs)-1].Object)
+					}
+					if !strings.Contains(st.Message, tt.lastErr) {
+						t.Fatalf("status message %q does not contain %q", st.Message, tt.lastErr)
+					}
 				}
-			}
-			if len(evs) > 0 && evs[0].Type == watch.Added {
-				if u, ok := evs[0].Object.(*unstructured.Unstructured); !ok || u.GetName() != "a" {
-					t.Fatalf("first object = %#v", evs[0].Object)
+				if len(evs) > 0 && evs[0].Type == watch.Added {
+					if u, ok := evs[0].Object.(*unstructured.Unstructured); !ok || u.GetName() != "a" {
+						t.Fatalf("first object = %#v", evs[0].Object)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
+}
+
+func TestFramerSplitsChunkedAndPrettyFrames(t *testing.T) {
+	stream := "  {\"type\":\"ADDED\",\n \"object\": {\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"a\"},\"data\":{\"k\":\"" + strings.Repeat("x", 200000) + "\"}}}\n" +
+		"{\"type\":\"DELETED\",\"object\":{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"b\"}}}"
+	for _, chunk := range []int{1, 7, 4096, 1 << 20} {
+		w := NewUnstructuredWatchDecoder(io.NopCloser(&chunkReader{s: stream, n: chunk}))
+		evs := collect(t, w)
+		if len(evs) != 2 || evs[0].Type != watch.Added || evs[1].Type != watch.Deleted {
+			t.Fatalf("chunk %d: %v", chunk, evs)
+		}
+		if u := evs[0].Object.(*unstructured.Unstructured); len(u.Object["data"].(map[string]any)["k"].(string)) != 200000 {
+			t.Fatalf("chunk %d: large value truncated", chunk)
+		}
+	}
+}
+
+type chunkReader struct {
+	s string
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if c.s == "" {
+		return 0, io.EOF
+	}
+	n := min(c.n, len(p), len(c.s))
+	copy(p, c.s[:n])
+	c.s = c.s[n:]
+	return n, nil
 }
 
 func TestWatchStopClosesConnection(t *testing.T) {

@@ -515,9 +515,11 @@ func TestPatchTypes(t *testing.T) {
 	_, err = r.Patch(ctx, "cm", types.MergePatchType, []byte(`{"metadata":{"namespace":"elsewhere"}}`), metav1.PatchOptions{})
 	wantReason(t, err, metav1.StatusReasonBadRequest, "does not match the namespace")
 	_, err = r.Patch(ctx, "cm", types.MergePatchType, []byte(`{"metadata":{"uid":"forged"}}`), metav1.PatchOptions{})
-	wantReason(t, err, metav1.StatusReasonConflict, "Precondition failed: UID")
-	_, err = r.Patch(ctx, "cm", types.MergePatchType, []byte(`not json`), metav1.PatchOptions{})
-	wantReason(t, err, metav1.StatusReasonBadRequest)
+	wantReason(t, err, metav1.StatusReasonInvalid, "metadata.uid", "field is immutable")
+	_, err = r.Patch(ctx, "missing", types.MergePatchType, []byte(`not json`), metav1.PatchOptions{})
+	wantReason(t, err, metav1.StatusReasonBadRequest, "invalid JSON patch")
+	_, err = r.Patch(ctx, "cm", types.ApplyPatchType, []byte("a: [b"), metav1.PatchOptions{FieldManager: "t"})
+	wantReason(t, err, metav1.StatusReasonBadRequest, "error encoding patch")
 	_, err = r.Patch(ctx, "cm", types.ApplyCBORPatchType, []byte(`{}`), metav1.PatchOptions{FieldManager: "t"})
 	wantReason(t, err, metav1.StatusReasonUnsupportedMediaType)
 	force := true
@@ -831,4 +833,17 @@ func TestConcurrentWriters(t *testing.T) {
 	if last != writers*each*2 {
 		t.Errorf("last resourceVersion %d, want one per write, %d", last, writers*each*2)
 	}
+}
+
+func TestBuiltinNameRules(t *testing.T) {
+	c := NewClient()
+	roles := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
+	role := func(name string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": map[string]any{"name": name},
+		}}
+	}
+	must(c.Resource(roles).Create(t.Context(), role("system:controller:x"), metav1.CreateOptions{}))(t)
+	_, err := c.Resource(roles).Create(t.Context(), role("a/b"), metav1.CreateOptions{})
+	wantReason(t, err, metav1.StatusReasonInvalid, "may not contain '/'")
 }

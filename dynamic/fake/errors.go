@@ -65,7 +65,7 @@ func tooLargeResourceVersion(requested, current uint64) *apierrors.StatusError {
 	err := statusError(http.StatusGatewayTimeout, metav1.StatusReasonTimeout, &metav1.StatusDetails{
 		Causes:            []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}},
 		RetryAfterSeconds: 1,
-	}, "Too large resource version: %d, current: %d", requested, current)
+	}, "Timeout: Too large resource version: %d, current: %d", requested, current)
 	return err
 }
 

@@ -64,7 +64,7 @@ func parseListOptions(opts metav1.ListOptions, watch bool) (listRequest, error) 
 	}
 	if rv := opts.ResourceVersion; rv != "" && rv != "0" {
 		if req.rv, err = strconv.ParseUint(rv, 10, 64); err != nil {
-			return listRequest{}, badRequest("fake: resourceVersion %q is not a resourceVersion this server issued", rv)
+			return listRequest{}, badRequest("invalid resource version: resourceVersion: Invalid value: %q: %v", rv, err)
 		}
 	}
 	return req, nil

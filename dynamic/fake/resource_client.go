@@ -2,6 +2,7 @@ package fake
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -100,7 +101,7 @@ func (r *resourceClient) Update(ctx context.Context, obj *unstructured.Unstructu
 	}
 	if ns := in.GetNamespace(); r.namespace != "" && ns != "" && ns != r.namespace {
 		// The server's handler checks this before anything else.
-		return nil, badRequest("the namespace of the object (%s) does not match the namespace on the request (%s)", ns, r.namespace)
+		return nil, apierrors.NewBadRequest(msgNamespaceMismatch)
 	}
 	r.c.mu.Lock()
 	defer r.c.mu.Unlock()
@@ -262,6 +263,10 @@ func (r *resourceClient) Patch(ctx context.Context, name string, pt types.PatchT
 	if err := invalidOptions("PatchOptions", metav1validation.ValidatePatchOptions(&opts, pt)); err != nil {
 		return nil, err
 	}
+	if pt != types.ApplyPatchType && pt != types.ApplyCBORPatchType && !json.Valid(data) {
+		// The server checks this before it looks for the object.
+		return nil, badRequest("invalid JSON patch")
+	}
 	r.c.mu.Lock()
 	defer r.c.mu.Unlock()
 	res := r.c.resourceLocked(r.gvr)
@@ -269,7 +274,7 @@ func (r *resourceClient) Patch(ctx context.Context, name string, pt types.PatchT
 	if err != nil {
 		return nil, err
 	}
-	return output(r.c.patchLocked(res, r.namespace, name, pt, data, updateOptions{dryRun: len(opts.DryRun) > 0, subresource: sub}))
+	return output(r.c.patchLocked(res, r.namespace, name, pt, data, updateOptions{dryRun: len(opts.DryRun) > 0, subresource: sub, patch: true}))
 }
 
 // Apply sends obj as an apply patch: see Patch.

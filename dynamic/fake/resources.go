@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -66,10 +65,6 @@ type resource struct {
 
 func (r resource) gr() schema.GroupResource { return r.info.GVR.GroupResource() }
 
-func (r resource) gk() schema.GroupKind {
-	return schema.GroupKind{Group: r.info.GVR.Group, Kind: r.info.Kind}
-}
-
 // builtin is a well-known Kubernetes resource, so that seeding typed or
 // unstructured built-in objects needs no registration.
 type builtin struct {
@@ -81,7 +76,16 @@ type builtin struct {
 // pathSegmentName accepts any name that is a valid URL path segment, as RBAC
 // objects' names (e.g. "system:controller:foo") are validated.
 func pathSegmentName(name string, prefix bool) []string {
-	return path.ValidatePathSegmentName(name, prefix)
+	var errs []string
+	if !prefix && (name == "." || name == "..") {
+		errs = append(errs, fmt.Sprintf("may not be '%s'", name))
+	}
+	for _, illegal := range []string{"/", "%"} {
+		if strings.Contains(name, illegal) {
+			errs = append(errs, fmt.Sprintf("may not contain '%s'", illegal))
+		}
+	}
+	return errs
 }
 
 var builtins = []builtin{

@@ -39,6 +39,9 @@ type createOptions struct {
 type updateOptions struct {
 	dryRun      bool
 	subresource string // "" or "status"
+	// patch is set for patches: a uid in the patched object is then not a
+	// precondition but an (invalid) change.
+	patch bool
 }
 
 // checkScope rejects requests a real server has no route for: a namespaced
@@ -222,7 +225,7 @@ func (c *Client) updateLocked(res resource, namespace string, obj *unstructured.
 	case rv != old.GetResourceVersion():
 		return nil, conflict(gr, name, msgOptimisticLock)
 	}
-	if uid := obj.GetUID(); uid != "" && uid != old.GetUID() {
+	if uid := obj.GetUID(); !opts.patch && uid != "" && uid != old.GetUID() {
 		return nil, conflict(gr, name, "Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, old.GetUID())
 	}
 
@@ -294,7 +297,7 @@ func (c *Client) patchLocked(res resource, namespace, name string, pt types.Patc
 	case types.ApplyPatchType:
 		body, err := yaml.YAMLToJSON(data)
 		if err != nil {
-			return nil, badRequest("error decoding YAML: %v", err)
+			return nil, badRequest("error encoding patch: %v", err)
 		}
 		if old == nil {
 			if opts.subresource != "" {

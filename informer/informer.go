@@ -1,0 +1,434 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Options configure an Informer. The zero value is useful: a full list
+// then watch, streaming lists when the server has them, no transform.
+type Options[T Object] struct {
+	// ListOptions selects objects: LabelSelector and FieldSelector are
+	// used; other fields are managed by the informer.
+	ListOptions metav1.ListOptions
+	// Transform changes each object before it enters the cache (for
+	// example stripping managedFields). It must not keep a reference to its
+	// input and must return an object with the same namespace and name.
+	Transform func(T) (T, error)
+	// ResyncPeriod, when positive, redelivers every cached object to every
+	// handler as OnUpdate(obj, obj) at that interval.
+	ResyncPeriod time.Duration
+	// PageSize of the initial list and relists. Zero means 500.
+	PageSize int64
+	// DisableStreaming turns off streaming lists (sendInitialEvents).
+	DisableStreaming bool
+	// IdleTimeout re-watches a stream that sent nothing (not even a
+	// bookmark) for this long. Zero means 150 s.
+	IdleTimeout time.Duration
+	// InitialEventsTimeout is how long a streaming list may stay silent
+	// before its end bookmark before falling back to list and watch. Zero
+	// means 10 s.
+	InitialEventsTimeout time.Duration
+	// OnWatchError receives list and watch errors (the informer retries
+	// them itself).
+	OnWatchError func(error)
+	// DetectMutations keeps a copy of every cached object and reports, on
+	// each change and on CheckMutations, an object a handler or reader
+	// modified in place. For tests: it doubles memory.
+	DetectMutations bool
+	// Logger receives debug logs. Nil means none.
+	Logger *zap.Logger
+
+	clock   clock
+	storage storage[T]
+}
+
+// Informer keeps a local cache of one resource equal to the server, and
+// tells handlers what changed. See the package documentation for the
+// guarantees. Create it with New (or a Factory), add handlers and indexers,
+// then Run it.
+type Informer[T Object] struct {
+	src   Source[T]
+	opts  Options[T]
+	store *Store[T]
+	log   *zap.Logger
+
+	// mu serializes cache changes and handler (un)registration, so every
+	// handler sees every change exactly once, in order.
+	mu         sync.Mutex
+	handlers   []*Registration[T]
+	syncing    bool
+	firstSync  bool
+	seen       map[string]struct{}
+	synced     atomic.Bool
+	lastSyncRV atomic.Value
+	lastErr    atomic.Value
+	copies     map[string]T
+	mutation   error
+
+	started atomic.Bool
+	running sync.WaitGroup
+	runCtx  atomic.Value
+}
+
+// New returns an informer over src.
+func New[T Object](src Source[T], opts Options[T]) *Informer[T] {
+	if opts.clock == nil {
+		opts.clock = realClock{}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	st := opts.storage
+	if st == nil {
+		st = newMapStorage[T]()
+	}
+	inf := &Informer[T]{src: src, opts: opts, store: newStore[T](st), log: log, firstSync: true}
+	inf.lastSyncRV.Store("")
+	if opts.DetectMutations {
+		inf.copies = map[string]T{}
+	}
+	return inf
+}
+
+// Store returns the cache. Its objects are read-only.
+func (i *Informer[T]) Store() *Store[T] { return i.store }
+
+// Lister returns a lister over the cache.
+func (i *Informer[T]) Lister() *Lister[T] { return &Lister[T]{store: i.store} }
+
+// AddIndexer adds an index; it may be called before or after Run.
+func (i *Informer[T]) AddIndexer(name string, fn IndexFunc[T]) error {
+	return i.store.AddIndexer(name, fn)
+}
+
+// HasSynced reports whether the cache holds the whole initial list.
+func (i *Informer[T]) HasSynced() bool { return i.synced.Load() }
+
+// LastSyncResourceVersion returns the resourceVersion of the last list or
+// streaming list.
+func (i *Informer[T]) LastSyncResourceVersion() string { return i.lastSyncRV.Load().(string) }
+
+// LastError returns the last list or watch error, or nil.
+func (i *Informer[T]) LastError() error {
+	if e, ok := i.lastErr.Load().(errBox); ok {
+		return e.err
+	}
+	return nil
+}
+
+type errBox struct{ err error }
+
+// AddEventHandler registers h. A handler added after the informer started
+// first receives every cached object as OnAdd(obj, true).
+func (i *Informer[T]) AddEventHandler(h Handler[T]) (*Registration[T], error) {
+	if h == nil {
+		return nil, errors.New("informer: nil handler")
+	}
+	r := newRegistration[T](h)
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.synced.Load() || i.syncing {
+		// The cache as it stands; a handler joining during the first list
+		// gets the rest as the list goes on.
+		for _, obj := range i.store.List() {
+			r.enqueue(notification[T]{kind: notifyAdd, obj: obj, initial: true})
+		}
+	}
+	if i.synced.Load() {
+		r.enqueue(notification[T]{kind: notifySynced})
+	}
+	r.remove = func() {
+		i.mu.Lock()
+		defer i.mu.Unlock()
+		for n, have := range i.handlers {
+			if have == r {
+				i.handlers = append(i.handlers[:n:n], i.handlers[n+1:]...)
+				break
+			}
+		}
+	}
+	i.handlers = append(i.handlers, r)
+	if i.started.Load() {
+		i.startHandler(r)
+	}
+	return r, nil
+}
+
+func (i *Informer[T]) startHandler(r *Registration[T]) {
+	r.started = true
+	i.running.Add(1)
+	go func() {
+		defer i.running.Done()
+		r.run()
+	}()
+}
+
+func (i *Informer[T]) notify(n notification[T]) {
+	for _, r := range i.handlers {
+		r.enqueue(n)
+	}
+}
+
+// Run runs the informer until ctx is done, and returns when every goroutine
+// it started has exited. It may be called once.
+func (i *Informer[T]) Run(ctx context.Context) error {
+	if !i.started.CompareAndSwap(false, true) {
+		return errors.New("informer: Run called twice")
+	}
+	i.runCtx.Store(ctx)
+	i.mu.Lock()
+	for _, r := range i.handlers {
+		i.startHandler(r)
+	}
+	i.mu.Unlock()
+	ref := newReflector[T](i.src, i, reflectorOptions{
+		listOptions:          i.opts.ListOptions,
+		pageSize:             i.opts.PageSize,
+		streaming:            !i.opts.DisableStreaming,
+		idleTimeout:          i.opts.IdleTimeout,
+		initialEventsTimeout: i.opts.InitialEventsTimeout,
+		onError:              i.recordError,
+		log:                  i.log,
+		clock:                i.opts.clock,
+	})
+	if i.opts.ResyncPeriod > 0 {
+		i.running.Add(1)
+		go func() {
+			defer i.running.Done()
+			i.resyncLoop(ctx)
+		}()
+	}
+	ref.run(ctx)
+	i.mu.Lock()
+	for _, r := range i.handlers {
+		r.stop()
+	}
+	i.mu.Unlock()
+	i.running.Wait()
+	return nil
+}
+
+func (i *Informer[T]) recordError(err error) {
+	i.lastErr.Store(errBox{err})
+	if i.opts.OnWatchError != nil {
+		i.opts.OnWatchError(err)
+	}
+}
+
+// IsPermanent reports list/watch errors that retrying will not fix without
+// a change elsewhere: forbidden, unauthorized, or a resource the server does
+// not serve.
+func IsPermanent(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err)
+}
+
+// WaitForSync waits until the informer has synced. It returns an error
+// when ctx ends first, or at once when the last list/watch error is
+// permanent (forbidden, not found) rather than hanging.
+func (i *Informer[T]) WaitForSync(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if i.HasSynced() {
+			return nil
+		}
+		if err := i.LastError(); err != nil && IsPermanent(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			if err := i.LastError(); err != nil {
+				return fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
+			}
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func (i *Informer[T]) resyncLoop(ctx context.Context) {
+	t := i.opts.clock.NewTimer(i.opts.ResyncPeriod)
+	for {
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		i.mu.Lock()
+		if i.synced.Load() {
+			for _, obj := range i.store.List() {
+				i.notify(notification[T]{kind: notifyUpdate, old: obj, obj: obj})
+			}
+		}
+		i.mu.Unlock()
+		t = i.opts.clock.NewTimer(i.opts.ResyncPeriod)
+	}
+}
+
+// The reflector's sink: cache changes and their notifications.
+
+func (i *Informer[T]) beginSync() {
+	i.mu.Lock()
+	i.syncing = true
+	i.seen = map[string]struct{}{}
+	i.mu.Unlock()
+}
+
+func (i *Informer[T]) abortSync() {
+	i.mu.Lock()
+	i.syncing = false
+	i.seen = nil
+	i.mu.Unlock()
+}
+
+func (i *Informer[T]) transform(obj T) (T, bool) {
+	if i.opts.Transform == nil {
+		return obj, true
+	}
+	out, err := i.opts.Transform(obj)
+	if err != nil {
+		i.log.Warn("transform failed; object not cached", zap.String("key", Key(obj)), zap.Error(err))
+		return out, false
+	}
+	return out, true
+}
+
+func (i *Informer[T]) upsert(obj T, syncing bool) {
+	obj, ok := i.transform(obj)
+	if !ok {
+		return
+	}
+	key := Key(obj)
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if syncing && i.seen != nil {
+		i.seen[key] = struct{}{}
+	}
+	i.checkMutation(key)
+	i.store.mu.Lock()
+	old, existed := i.store.data.get(key)
+	if existed && old.GetResourceVersion() == obj.GetResourceVersion() && obj.GetResourceVersion() != "" {
+		i.store.mu.Unlock()
+		return // unchanged (a relist of an object we have): keep the cached one
+	}
+	if err := i.store.putLocked(key, obj); err != nil {
+		i.store.mu.Unlock()
+		i.log.Warn("could not cache an object", zap.String("key", key), zap.Error(err))
+		return
+	}
+	i.store.mu.Unlock()
+	i.saveCopy(key, obj)
+	if existed {
+		i.notify(notification[T]{kind: notifyUpdate, old: old, obj: obj})
+	} else {
+		i.notify(notification[T]{kind: notifyAdd, obj: obj, initial: syncing && i.firstSync})
+	}
+}
+
+func (i *Informer[T]) remove(obj T) {
+	obj, ok := i.transform(obj)
+	if !ok {
+		return
+	}
+	key := Key(obj)
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.checkMutation(key)
+	i.store.mu.Lock()
+	_, existed := i.store.data.get(key)
+	if existed {
+		i.store.removeLocked(key)
+	}
+	i.store.mu.Unlock()
+	if i.copies != nil {
+		delete(i.copies, key)
+	}
+	if existed {
+		i.notify(notification[T]{kind: notifyDelete, obj: obj})
+	}
+}
+
+func (i *Informer[T]) endSync(rv string) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	// Objects not seen in this (re)list are gone: deliver them as deletes
+	// whose final state is unknown.
+	if i.seen != nil {
+		i.store.mu.Lock()
+		var gone []T
+		for _, key := range i.store.data.keys() {
+			if _, ok := i.seen[key]; !ok {
+				if obj, ok := i.store.data.get(key); ok {
+					gone = append(gone, obj)
+				}
+				i.store.removeLocked(key)
+				if i.copies != nil {
+					delete(i.copies, key)
+				}
+			}
+		}
+		i.store.mu.Unlock()
+		for _, obj := range gone {
+			i.notify(notification[T]{kind: notifyDelete, obj: obj, unknown: true})
+		}
+	}
+	i.seen = nil
+	i.syncing = false
+	i.lastSyncRV.Store(rv)
+	if i.firstSync {
+		i.firstSync = false
+		i.synced.Store(true)
+		i.notify(notification[T]{kind: notifySynced})
+	}
+}
+
+// Mutation detection.
+
+func (i *Informer[T]) saveCopy(key string, obj T) {
+	if i.copies == nil {
+		return
+	}
+	i.copies[key] = obj.DeepCopyObject().(T)
+}
+
+func (i *Informer[T]) checkMutation(key string) {
+	if i.copies == nil {
+		return
+	}
+	cp, ok := i.copies[key]
+	if !ok {
+		return
+	}
+	cur, ok := i.store.Get(key)
+	if ok && !reflect.DeepEqual(cp, cur) && i.mutation == nil {
+		i.mutation = fmt.Errorf("informer: cached object %s was modified in place; DeepCopy objects from the cache before changing them", key)
+		i.log.Error("cached object modified in place", zap.String("key", key))
+	}
+}
+
+// CheckMutations compares every cached object with the copy taken when it
+// entered the cache (Options.DetectMutations) and returns an error naming
+// the first one that was modified in place.
+func (i *Informer[T]) CheckMutations() error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.copies == nil {
+		return errors.New("informer: mutation detection is off (Options.DetectMutations)")
+	}
+	for key := range i.copies {
+		i.checkMutation(key)
+	}
+	return i.mutation
+}

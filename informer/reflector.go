@@ -1,0 +1,404 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+)
+
+// InitialEventsEndAnnotation marks the bookmark that ends the initial
+// events of a streaming list.
+const InitialEventsEndAnnotation = "k8s.io/initial-events-end"
+
+// Reflector defaults.
+const (
+	defaultPageSize             = 500
+	defaultIdleTimeout          = 150 * time.Second
+	defaultInitialEventsTimeout = 10 * time.Second
+	minWatchTimeout             = 5 * time.Minute
+	maxWatchTimeout             = 10 * time.Minute
+)
+
+// sink receives what the reflector learns, in order. A sync (a list, or
+// the initial events of a streaming list) is bracketed by beginSync and
+// endSync; objects not seen between them are gone.
+type sink[T Object] interface {
+	beginSync()
+	upsert(obj T, syncing bool)
+	remove(obj T)
+	endSync(resourceVersion string)
+	abortSync()
+}
+
+// state is a reflector state. The recovery rules are the transitions of
+// reflector.step, all in one place:
+//
+//	initial    → streaming if allowed, else listing
+//	listing    → watching on success; backoff (then listing) on error;
+//	             a 410 on a continue page restarts the list from scratch
+//	streaming  → watching once the initial-events-end bookmark arrives;
+//	             listing (streaming turned off, logged once) when the server
+//	             refuses the parameters or the bookmark does not come in time;
+//	             backoff (then streaming) on other errors
+//	watching   → watching again (from the last resourceVersion seen) when the
+//	             stream ends or goes silent past the idle deadline;
+//	             relist (streaming or listing) on 410 Gone;
+//	             backoff (then watching) when the watch cannot be opened
+//	backoff    → the state that failed, after ~0.8 s doubling to 30 s with
+//	             jitter (or the server's Retry-After)
+type state int
+
+const (
+	stateInitial state = iota
+	stateListing
+	stateStreaming
+	stateWatching
+	stateBackoff
+)
+
+func (s state) String() string {
+	return [...]string{"initial", "listing", "streaming", "watching", "backoff"}[s]
+}
+
+// reflectorOptions configure a reflector.
+type reflectorOptions struct {
+	listOptions          metav1.ListOptions // selectors
+	pageSize             int64
+	streaming            bool
+	idleTimeout          time.Duration
+	initialEventsTimeout time.Duration
+	onError              func(error)
+	log                  *zap.Logger
+	clock                clock
+	watchTimeout         func() time.Duration
+}
+
+// reflector keeps a sink equal to the server: list (or stream) then watch,
+// resuming, relisting and backing off as the state machine says.
+type reflector[T Object] struct {
+	src  Source[T]
+	sink sink[T]
+	opts reflectorOptions
+
+	rv              string
+	state           state
+	after           state // the state to return to after backoff
+	retryAfter      time.Duration
+	backoff         *backoff
+	streamingOff    bool
+	loggedFallback  bool
+	pending         watch.Interface // a streaming watch that continues as the watch
+	lastSyncRV      func(string)
+	watchHealthyFor time.Duration
+}
+
+func newReflector[T Object](src Source[T], s sink[T], opts reflectorOptions) *reflector[T] {
+	if opts.pageSize == 0 {
+		opts.pageSize = defaultPageSize
+	}
+	if opts.idleTimeout == 0 {
+		opts.idleTimeout = defaultIdleTimeout
+	}
+	if opts.initialEventsTimeout == 0 {
+		opts.initialEventsTimeout = defaultInitialEventsTimeout
+	}
+	if opts.clock == nil {
+		opts.clock = realClock{}
+	}
+	if opts.log == nil {
+		opts.log = zap.NewNop()
+	}
+	if opts.watchTimeout == nil {
+		opts.watchTimeout = func() time.Duration {
+			return minWatchTimeout + time.Duration(rand.Int64N(int64(maxWatchTimeout-minWatchTimeout)))
+		}
+	}
+	return &reflector[T]{src: src, sink: s, opts: opts, backoff: newBackoff(opts.clock), watchHealthyFor: backoffReset}
+}
+
+// run steps the state machine until ctx is done.
+func (r *reflector[T]) run(ctx context.Context) {
+	defer func() {
+		if r.pending != nil {
+			r.pending.Stop()
+		}
+	}()
+	for ctx.Err() == nil {
+		r.state = r.step(ctx, r.state)
+	}
+}
+
+// step runs one state and returns the next.
+func (r *reflector[T]) step(ctx context.Context, s state) state {
+	switch s {
+	case stateInitial:
+		if r.opts.streaming && !r.streamingOff {
+			return stateStreaming
+		}
+		return stateListing
+	case stateListing:
+		if err := r.list(ctx); err != nil {
+			return r.fail(ctx, err, stateListing)
+		}
+		r.backoff.reset()
+		return stateWatching
+	case stateStreaming:
+		switch err := r.stream(ctx); {
+		case err == nil:
+			r.backoff.reset()
+			return stateWatching
+		case errors.Is(err, errStreamingUnsupported):
+			r.streamingOff = true
+			if !r.loggedFallback {
+				r.loggedFallback = true
+				r.opts.log.Info("streaming list not available; falling back to list and watch", zap.Error(err))
+			}
+			return stateListing
+		default:
+			return r.fail(ctx, err, stateStreaming)
+		}
+	case stateWatching:
+		gone, err := r.watch(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return stateWatching
+		case gone:
+			r.opts.log.Debug("resourceVersion expired; relisting", zap.String("resourceVersion", r.rv))
+			r.rv = ""
+			if r.opts.streaming && !r.streamingOff {
+				return stateStreaming
+			}
+			return stateListing
+		case err != nil:
+			return r.fail(ctx, err, stateWatching)
+		}
+		return stateWatching
+	case stateBackoff:
+		d := r.backoff.delay()
+		if r.retryAfter > 0 {
+			d, r.retryAfter = r.retryAfter, 0
+		}
+		t := r.opts.clock.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C():
+		}
+		return r.after
+	}
+	return stateInitial
+}
+
+// fail reports err and moves to backoff, returning to next afterwards.
+func (r *reflector[T]) fail(ctx context.Context, err error, next state) state {
+	if ctx.Err() != nil {
+		return next
+	}
+	if r.opts.onError != nil {
+		r.opts.onError(err)
+	}
+	if d, ok := apierrors.SuggestsClientDelay(err); ok && apierrors.IsTooManyRequests(err) {
+		r.retryAfter = time.Duration(d) * time.Second
+	}
+	r.opts.log.Debug("list/watch failed; backing off", zap.String("state", next.String()), zap.Error(err))
+	r.after = next
+	return stateBackoff
+}
+
+// list lists every page into the sink.
+func (r *reflector[T]) list(ctx context.Context) error {
+	restarts := 0
+	for {
+		opts := r.opts.listOptions
+		opts.Limit = r.opts.pageSize
+		opts.ResourceVersion = ""
+		r.sink.beginSync()
+		listRV := ""
+		for {
+			page, err := r.src.List(ctx, opts, func(obj T) error {
+				r.sink.upsert(obj, true)
+				return nil
+			})
+			if err != nil {
+				r.sink.abortSync()
+				if apierrors.IsResourceExpired(err) && opts.Continue != "" && restarts < 3 {
+					restarts++
+					break // the continue token expired: a fresh, consistent list
+				}
+				return err
+			}
+			if listRV == "" {
+				listRV = page.ResourceVersion
+			}
+			if page.Continue == "" {
+				r.rv = listRV
+				r.sink.endSync(listRV)
+				return nil
+			}
+			opts.Continue = page.Continue
+		}
+	}
+}
+
+// errStreamingUnsupported says the server will not stream the initial list.
+var errStreamingUnsupported = errors.New("informer: the server does not support streaming lists")
+
+// stream opens a watch with sendInitialEvents and feeds the initial events
+// to the sink until the initial-events-end bookmark. The watch stays open
+// for stateWatching.
+func (r *reflector[T]) stream(ctx context.Context) error {
+	opts := r.opts.listOptions
+	opts.SendInitialEvents = ptr.To(true)
+	opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
+	opts.ResourceVersion = r.rv
+	opts.AllowWatchBookmarks = true
+	opts.TimeoutSeconds = ptr.To(int64(r.opts.watchTimeout() / time.Second))
+	w, err := r.src.Watch(ctx, opts)
+	if err != nil {
+		if apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) || apierrors.IsMethodNotSupported(err) {
+			return fmt.Errorf("%w: %v", errStreamingUnsupported, err)
+		}
+		return err
+	}
+	r.sink.beginSync()
+	for {
+		t := r.opts.clock.NewTimer(r.opts.initialEventsTimeout)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			w.Stop()
+			r.sink.abortSync()
+			return ctx.Err()
+		case <-t.C():
+			w.Stop()
+			r.sink.abortSync()
+			return fmt.Errorf("%w: no initial-events-end bookmark within %s of silence", errStreamingUnsupported, r.opts.initialEventsTimeout)
+		case ev, ok := <-w.ResultChan():
+			t.Stop()
+			if !ok {
+				r.sink.abortSync()
+				return errors.New("informer: the streaming list ended before its initial-events-end bookmark")
+			}
+			switch ev.Type {
+			case watch.Added, watch.Modified:
+				obj, ok := ev.Object.(T)
+				if !ok {
+					continue
+				}
+				r.sink.upsert(obj, true)
+			case watch.Deleted:
+				if obj, ok := ev.Object.(T); ok {
+					r.sink.remove(obj)
+				}
+			case watch.Bookmark:
+				obj, ok := ev.Object.(T)
+				if !ok {
+					continue
+				}
+				if obj.GetAnnotations()[InitialEventsEndAnnotation] == "true" {
+					r.rv = obj.GetResourceVersion()
+					r.sink.endSync(r.rv)
+					r.pending = w
+					return nil
+				}
+			case watch.Error:
+				w.Stop()
+				r.sink.abortSync()
+				err := statusError(ev.Object)
+				if apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) {
+					return fmt.Errorf("%w: %v", errStreamingUnsupported, err)
+				}
+				return err
+			}
+		}
+	}
+}
+
+// errGone marks a 410 Gone during a watch.
+func statusError(obj any) error {
+	if st, ok := obj.(*metav1.Status); ok {
+		return &apierrors.StatusError{ErrStatus: *st}
+	}
+	return fmt.Errorf("informer: watch ERROR event with a %T", obj)
+}
+
+// watch consumes one watch stream (the pending streaming watch, or a new
+// one from the last resourceVersion). It returns gone=true on 410, and an
+// error only when the watch could not be opened or the server sent an
+// ERROR other than 410.
+func (r *reflector[T]) watch(ctx context.Context) (gone bool, err error) {
+	w := r.pending
+	r.pending = nil
+	if w == nil {
+		opts := r.opts.listOptions
+		opts.ResourceVersion = r.rv
+		opts.AllowWatchBookmarks = true
+		opts.TimeoutSeconds = ptr.To(int64(r.opts.watchTimeout() / time.Second))
+		w, err = r.src.Watch(ctx, opts)
+		if err != nil {
+			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+				return true, nil
+			}
+			return false, err
+		}
+	}
+	defer w.Stop()
+	start := r.opts.clock.Now()
+	idle := r.opts.clock.NewTimer(r.opts.idleTimeout)
+	defer func() { idle.Stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return false, nil
+		case <-idle.C():
+			r.opts.log.Debug("watch went silent past the idle deadline; re-watching", zap.Duration("idle", r.opts.idleTimeout))
+			return false, nil
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				if r.opts.clock.Now().Sub(start) > r.watchHealthyFor {
+					r.backoff.reset()
+				}
+				return false, nil
+			}
+			idle.Stop()
+			idle = r.opts.clock.NewTimer(r.opts.idleTimeout)
+			switch ev.Type {
+			case watch.Added, watch.Modified:
+				if obj, ok := ev.Object.(T); ok {
+					r.sink.upsert(obj, false)
+					r.rv = obj.GetResourceVersion()
+				}
+			case watch.Deleted:
+				if obj, ok := ev.Object.(T); ok {
+					r.sink.remove(obj)
+					r.rv = obj.GetResourceVersion()
+				}
+			case watch.Bookmark:
+				if obj, ok := ev.Object.(T); ok && obj.GetResourceVersion() != "" {
+					r.rv = obj.GetResourceVersion()
+				}
+			case watch.Error:
+				err := statusError(ev.Object)
+				if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+					return true, nil
+				}
+				var se *apierrors.StatusError
+				if errors.As(err, &se) && se.ErrStatus.Reason == metav1.StatusReasonInternalError && se.ErrStatus.Code == 500 {
+					// A frame that did not decode: log once per stream and
+					// resume from the last good resourceVersion.
+					r.opts.log.Warn("watch stream sent an event that does not decode; re-watching from the last good resourceVersion", zap.Error(err))
+					return false, nil
+				}
+				return false, err
+			}
+		}
+	}
+}

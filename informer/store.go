@@ -1,0 +1,257 @@
+package informer
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+)
+
+// IndexFunc computes the index values of an object (none, one or many).
+type IndexFunc[T Object] func(obj T) ([]string, error)
+
+// NamespaceIndex is the name of the built-in namespace index.
+const NamespaceIndex = "namespace"
+
+// storage keeps objects by key. mapStorage keeps them decoded (reads are
+// zero-copy); compactStorage keeps compact JSON and decodes on read.
+type storage[T Object] interface {
+	get(key string) (T, bool)
+	put(key string, obj T) error
+	remove(key string)
+	resourceVersion(key string) (string, bool)
+	each(fn func(key string, obj T) bool)
+	keys() []string
+	size() int
+}
+
+// Store is a thread-safe cache of objects keyed "namespace/name", with
+// indexes. Objects returned by Store are shared with the cache and with
+// every other reader: they must be treated as read-only (DeepCopy before
+// changing one). Indexers may be added at any time, also after the
+// informer has started.
+type Store[T Object] struct {
+	mu       sync.RWMutex
+	data     storage[T]
+	indexers map[string]IndexFunc[T]
+	// indices maps index name → value → set of keys; values maps index
+	// name → key → the values it was indexed under (to unindex).
+	indices map[string]map[string]map[string]struct{}
+	values  map[string]map[string][]string
+}
+
+func newStore[T Object](data storage[T]) *Store[T] {
+	s := &Store[T]{
+		data:     data,
+		indexers: map[string]IndexFunc[T]{},
+		indices:  map[string]map[string]map[string]struct{}{},
+		values:   map[string]map[string][]string{},
+	}
+	s.indexers[NamespaceIndex] = func(obj T) ([]string, error) { return []string{obj.GetNamespace()}, nil }
+	s.indices[NamespaceIndex] = map[string]map[string]struct{}{}
+	s.values[NamespaceIndex] = map[string][]string{}
+	return s
+}
+
+// ErrIndexExists is returned by AddIndexer for a name already in use.
+var ErrIndexExists = errors.New("informer: an index with that name already exists")
+
+// AddIndexer adds an index and indexes the objects already cached.
+func (s *Store[T]) AddIndexer(name string, fn IndexFunc[T]) error {
+	if fn == nil {
+		return errors.New("informer: nil index function")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.indexers[name]; ok {
+		return fmt.Errorf("%w: %q", ErrIndexExists, name)
+	}
+	s.indexers[name] = fn
+	s.indices[name] = map[string]map[string]struct{}{}
+	s.values[name] = map[string][]string{}
+	var err error
+	s.data.each(func(key string, obj T) bool {
+		if e := s.indexOne(name, fn, key, obj); e != nil {
+			err = e
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		delete(s.indexers, name)
+		delete(s.indices, name)
+		delete(s.values, name)
+		return err
+	}
+	return nil
+}
+
+func (s *Store[T]) indexOne(name string, fn IndexFunc[T], key string, obj T) error {
+	vals, err := fn(obj)
+	if err != nil {
+		return fmt.Errorf("informer: index %q of %s: %w", name, key, err)
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	idx := s.indices[name]
+	for _, v := range vals {
+		set := idx[v]
+		if set == nil {
+			set = map[string]struct{}{}
+			idx[v] = set
+		}
+		set[key] = struct{}{}
+	}
+	s.values[name][key] = vals
+	return nil
+}
+
+func (s *Store[T]) unindex(key string) {
+	for name, byKey := range s.values {
+		vals, ok := byKey[key]
+		if !ok {
+			continue
+		}
+		idx := s.indices[name]
+		for _, v := range vals {
+			if set := idx[v]; set != nil {
+				delete(set, key)
+				if len(set) == 0 {
+					delete(idx, v)
+				}
+			}
+		}
+		delete(byKey, key)
+	}
+}
+
+// putLocked stores obj and indexes it; the caller holds the write lock.
+func (s *Store[T]) putLocked(key string, obj T) error {
+	s.unindex(key)
+	if err := s.data.put(key, obj); err != nil {
+		return err
+	}
+	for name, fn := range s.indexers {
+		if err := s.indexOne(name, fn, key, obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store[T]) removeLocked(key string) {
+	s.unindex(key)
+	s.data.remove(key)
+}
+
+// Get returns the object with the key ("namespace/name" or "name").
+func (s *Store[T]) Get(key string) (T, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.data.get(key)
+}
+
+// List returns every cached object, sorted by key.
+func (s *Store[T]) List() []T {
+	s.mu.RLock()
+	keys := s.data.keys()
+	sort.Strings(keys)
+	out := make([]T, 0, len(keys))
+	for _, k := range keys {
+		if obj, ok := s.data.get(k); ok {
+			out = append(out, obj)
+		}
+	}
+	s.mu.RUnlock()
+	return out
+}
+
+// Keys returns every key, sorted.
+func (s *Store[T]) Keys() []string {
+	s.mu.RLock()
+	keys := s.data.keys()
+	s.mu.RUnlock()
+	sort.Strings(keys)
+	return keys
+}
+
+// Len returns the number of cached objects.
+func (s *Store[T]) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.data.size()
+}
+
+// ByIndex returns the objects indexed under value by the named index,
+// sorted by key.
+func (s *Store[T]) ByIndex(index, value string) ([]T, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	idx, ok := s.indices[index]
+	if !ok {
+		return nil, fmt.Errorf("informer: no index named %q", index)
+	}
+	set := idx[value]
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]T, 0, len(keys))
+	for _, k := range keys {
+		if obj, ok := s.data.get(k); ok {
+			out = append(out, obj)
+		}
+	}
+	return out, nil
+}
+
+// IndexValues returns the values the named index holds, sorted.
+func (s *Store[T]) IndexValues(index string) []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]string, 0, len(s.indices[index]))
+	for v := range s.indices[index] {
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// mapStorage keeps decoded objects.
+type mapStorage[T Object] struct {
+	m map[string]T
+}
+
+func newMapStorage[T Object]() *mapStorage[T] { return &mapStorage[T]{m: map[string]T{}} }
+
+func (m *mapStorage[T]) get(key string) (T, bool) { v, ok := m.m[key]; return v, ok }
+func (m *mapStorage[T]) put(key string, obj T) error {
+	m.m[key] = obj
+	return nil
+}
+func (m *mapStorage[T]) remove(key string) { delete(m.m, key) }
+func (m *mapStorage[T]) resourceVersion(key string) (string, bool) {
+	v, ok := m.m[key]
+	if !ok {
+		return "", false
+	}
+	return v.GetResourceVersion(), true
+}
+func (m *mapStorage[T]) each(fn func(string, T) bool) {
+	for k, v := range m.m {
+		if !fn(k, v) {
+			return
+		}
+	}
+}
+func (m *mapStorage[T]) keys() []string {
+	out := make([]string, 0, len(m.m))
+	for k := range m.m {
+		out = append(out, k)
+	}
+	return out
+}
+func (m *mapStorage[T]) size() int { return len(m.m) }

@@ -1,0 +1,263 @@
+package workqueue
+
+import (
+	"sync"
+	"time"
+)
+
+// Options configures a [Queue]. The zero value is ready to use: client-go's
+// default backoff, no name, retry for ever.
+type Options[T comparable] struct {
+	// RateLimiter decides the delay of AddRateLimited and keeps each item's
+	// failure count. Nil means [DefaultRateLimiter].
+	RateLimiter RateLimiter[T]
+
+	// Name identifies the queue in [Metrics]; the queue does not log.
+	Name string
+
+	// MaxRetries is used by [Queue.Run]: an item whose handler has failed
+	// MaxRetries+1 times in a row is forgotten and dropped instead of being
+	// retried. Zero or less means retry for ever.
+	MaxRetries int
+
+	// OnDrop, if set, is called by [Queue.Run] from the worker goroutine with
+	// an item dropped after MaxRetries and the handler's last error.
+	OnDrop func(item T, err error)
+}
+
+// Queue is a de-duplicating, rate-limited work queue. Create it with [New];
+// the zero value is not usable. All methods are safe for concurrent use.
+type Queue[T comparable] struct {
+	name       string
+	limiter    RateLimiter[T]
+	maxRetries int
+	onDrop     func(T, error)
+	clock      clock
+
+	// mu guards every field below it.
+	mu sync.Mutex
+	// ready is signalled when an item is queued and broadcast when the
+	// shutdown state changes, waking Get.
+	ready *sync.Cond
+	// queue holds the items waiting for Get, in order, each at most once.
+	queue fifo[T]
+	// dirty holds every item that needs processing (queued, or re-added while
+	// in processing) with the time it was added.
+	dirty map[T]time.Time
+	// processing holds the items handed out by Get and not yet Done, with the
+	// time Get handed them out.
+	processing map[T]time.Time
+	// requeue counts the items both in processing and dirty: Done will queue
+	// them again.
+	requeue int
+	// delayed and delayedIndex hold the items of AddAfter that are not yet
+	// due, earliest deadline first; see delay.go.
+	delayed      delayHeap[T]
+	delayedIndex map[T]*delayedItem[T]
+	delaySeq     uint64
+	delayStarted bool
+	// shuttingDown is set by ShutDown and ShutDownWithDrain; immediate only by
+	// ShutDown, which discards the queued items.
+	shuttingDown bool
+	immediate    bool
+	drainedDone  bool
+	stats        stats
+
+	// stop is closed when shutdown begins; it stops the delay goroutine.
+	stop chan struct{}
+	// wake tells the delay goroutine that the earliest deadline changed.
+	wake chan struct{}
+	// drained is closed once shutdown has begun and no item is queued or in
+	// processing.
+	drained chan struct{}
+	// delayWG tracks the delay goroutine, the only goroutine the queue starts.
+	delayWG sync.WaitGroup
+}
+
+// New returns an empty queue. It starts no goroutine until the first
+// [Queue.AddAfter] or [Queue.AddRateLimited] with a positive delay; that one
+// goroutine exits on [Queue.ShutDown] or [Queue.ShutDownWithDrain].
+func New[T comparable](opts Options[T]) *Queue[T] {
+	return newQueue(opts, realClock{})
+}
+
+// newQueue is New with the clock seam. A nil RateLimiter gets the default
+// limiter on the same clock, so its token bucket follows a fake clock too.
+func newQueue[T comparable](opts Options[T], c clock) *Queue[T] {
+	limiter := opts.RateLimiter
+	if limiter == nil {
+		limiter = defaultRateLimiter[T](c)
+	}
+	q := &Queue[T]{
+		name:         opts.Name,
+		limiter:      limiter,
+		maxRetries:   opts.MaxRetries,
+		onDrop:       opts.OnDrop,
+		clock:        c,
+		dirty:        map[T]time.Time{},
+		processing:   map[T]time.Time{},
+		delayedIndex: map[T]*delayedItem[T]{},
+		stop:         make(chan struct{}),
+		wake:         make(chan struct{}, 1),
+		drained:      make(chan struct{}),
+	}
+	q.ready = sync.NewCond(&q.mu)
+	return q
+}
+
+// Add queues item unless it is already waiting: an item added many times
+// before a worker gets it is handed out once. An item added while a worker
+// is processing it is queued again when that worker calls Done. After
+// shutdown has begun Add does nothing.
+func (q *Queue[T]) Add(item T) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.addLocked(item, q.clock.Now())
+}
+
+func (q *Queue[T]) addLocked(item T, now time.Time) {
+	if q.shuttingDown {
+		return
+	}
+	if _, ok := q.dirty[item]; ok {
+		return
+	}
+	q.stats.adds++
+	q.dirty[item] = now
+	if _, ok := q.processing[item]; ok {
+		q.requeue++
+		return
+	}
+	q.queue.push(item)
+	q.ready.Signal()
+}
+
+// Get blocks until an item is queued and hands it to the caller, who must
+// call Done with it when finished. No item is handed to two callers at once.
+//
+// Get returns shutdown=true (and the zero item) at once after ShutDown; after
+// ShutDownWithDrain it keeps handing out the queued items and returns
+// shutdown=true once none is queued and none can be queued again by Done.
+func (q *Queue[T]) Get() (item T, shutdown bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for {
+		if q.shuttingDown && q.immediate {
+			return item, true
+		}
+		if q.queue.len() > 0 {
+			break
+		}
+		if q.shuttingDown && q.requeue == 0 {
+			return item, true
+		}
+		q.ready.Wait()
+	}
+	item = q.queue.pop()
+	now := q.clock.Now()
+	q.stats.queueLatency.observe(now.Sub(q.dirty[item]))
+	delete(q.dirty, item)
+	q.processing[item] = now
+	return item, false
+}
+
+// Done marks item, handed out by Get, as finished. If it was added again
+// meanwhile it is queued now. Done with an item not in processing does
+// nothing.
+func (q *Queue[T]) Done(item T) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	started, ok := q.processing[item]
+	if !ok {
+		return
+	}
+	delete(q.processing, item)
+	q.stats.workDuration.observe(q.clock.Now().Sub(started))
+	if _, ok := q.dirty[item]; ok {
+		q.requeue--
+		q.queue.push(item)
+		q.ready.Signal()
+	}
+	if q.shuttingDown {
+		// A draining Get may be waiting for this item's fate.
+		q.ready.Broadcast()
+		q.checkDrainedLocked()
+	}
+}
+
+// Forget tells the rate limiter that item succeeded: its backoff starts again
+// from the base delay and NumRequeues returns 0.
+func (q *Queue[T]) Forget(item T) { q.limiter.Forget(item) }
+
+// NumRequeues reports how many times item has failed since it was last
+// forgotten, as counted by the rate limiter.
+func (q *Queue[T]) NumRequeues(item T) int { return q.limiter.NumRequeues(item) }
+
+// Len reports the number of items waiting for Get. Items in processing and
+// delayed items not yet due are not counted.
+func (q *Queue[T]) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.queue.len()
+}
+
+// ShutDown stops the queue at once: later adds are dropped, the queued and
+// delayed items are discarded, and every Get, waiting or future, returns
+// shutdown=true. Items already handed out may still be passed to Done.
+// ShutDown returns once the queue's goroutine has exited; it does not wait
+// for items in processing. It may be called more than once, and after
+// ShutDownWithDrain, which it turns into an immediate shutdown.
+func (q *Queue[T]) ShutDown() {
+	q.mu.Lock()
+	q.beginShutdownLocked()
+	q.immediate = true
+	q.queue.clear()
+	clear(q.dirty)
+	q.requeue = 0
+	q.ready.Broadcast()
+	q.checkDrainedLocked()
+	q.mu.Unlock()
+	q.delayWG.Wait()
+}
+
+// ShutDownWithDrain stops accepting items and waits until the work already
+// accepted is finished: the queued items are still handed out by Get, items
+// in processing that were added again are queued once more at Done, and
+// ShutDownWithDrain returns when no item is queued or in processing. Delayed
+// items not yet due are discarded.
+//
+// It blocks for ever if no worker calls Get and Done, and a worker that calls
+// it while holding an item deadlocks. Calling ShutDown meanwhile discards the
+// queue, so it then waits only for the items in processing.
+func (q *Queue[T]) ShutDownWithDrain() {
+	q.mu.Lock()
+	q.beginShutdownLocked()
+	q.ready.Broadcast()
+	q.checkDrainedLocked()
+	q.mu.Unlock()
+	q.delayWG.Wait()
+	<-q.drained
+}
+
+func (q *Queue[T]) beginShutdownLocked() {
+	if !q.shuttingDown {
+		q.shuttingDown = true
+		close(q.stop)
+	}
+	q.delayed = nil
+	clear(q.delayedIndex)
+}
+
+func (q *Queue[T]) checkDrainedLocked() {
+	if q.shuttingDown && !q.drainedDone && len(q.processing) == 0 && q.queue.len() == 0 {
+		q.drainedDone = true
+		close(q.drained)
+	}
+}
+
+// ShuttingDown reports whether ShutDown or ShutDownWithDrain has been called.
+func (q *Queue[T]) ShuttingDown() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.shuttingDown
+}
