@@ -124,10 +124,7 @@ func (q *Queue[T]) addLocked(item T, now time.Time) {
 	}
 	q.stats.adds++
 	q.dirty[item] = now
-	if _, ok := q.processing[item]; ok {
-		q.requeue++
-		return
-	}
+
 	q.queue.push(item)
 	q.ready.Signal()
 }

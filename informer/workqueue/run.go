@@ -18,7 +18,8 @@ import (
 //
 // When ctx is done Run calls ShutDownWithDrain: the queued items and those in
 // processing are still handed to fn, whose ctx is then already done, so fn
-// should return promptly; failures during the drain are not retried. Run
+// should return promptly; a failure once ctx is done is not retried (nor
+// passed to OnDrop), and its backoff is left as it was. Run
 // returns nil after a shutdown either way, and an error only for a workers
 // count below 1 or a nil fn.
 func (q *Queue[T]) Run(ctx context.Context, workers int, fn func(ctx context.Context, item T) error) error {
@@ -61,6 +62,10 @@ func (q *Queue[T]) processNext(ctx context.Context, fn func(context.Context, T) 
 	switch {
 	case err == nil:
 		q.Forget(item)
+	case ctx.Err() != nil:
+		// Stopping: the queue is being drained and will drop the retry
+		// anyway; deciding here keeps that independent of whether the
+		// drain has begun yet.
 	case q.maxRetries > 0 && q.NumRequeues(item) >= q.maxRetries:
 		q.Forget(item)
 		q.recordDrop()

@@ -1,0 +1,247 @@
+package informer
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func labeled(name, rv string, lbls map[string]string, owner string, node string) *unstructured.Unstructured {
+	u := cm(name, rv)
+	u.SetLabels(lbls)
+	if owner != "" {
+		u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "o", UID: types.UID(owner)}})
+	}
+	if node != "" {
+		u.Object["spec"] = map[string]any{"nodeName": node, "containers": []any{map[string]any{"image": "a:" + node}, map[string]any{"image": "b"}}}
+	}
+	return u
+}
+
+func names(objs []*unstructured.Unstructured) []string {
+	out := []string{}
+	for _, o := range objs {
+		out = append(out, o.GetName())
+	}
+	return out
+}
+
+func TestIndexersAndListers(t *testing.T) {
+	src := newScriptedSource()
+	src.addList("10", "", nil,
+		labeled("a", "1", map[string]string{"app": "web"}, "u1", "n1"),
+		labeled("b", "2", map[string]string{"app": "db"}, "u1", "n2"),
+		labeled("c", "3", map[string]string{"app": "web", "tier": "x"}, "u2", "n1"))
+	w := src.addWatch(nil)
+	rec := newRecorder()
+	inf, _ := startInformer(t, src, listWatch, rec)
+	if err := inf.AddIndexer("app", LabelIndex[*unstructured.Unstructured]("app")); err != nil {
+		t.Fatal(err)
+	}
+	rec.expect(t, "add a@1 initial=true", "add b@2 initial=true", "add c@3 initial=true")
+	waitUntil(t, inf.HasSynced)
+	// Indexers added after the informer has started index what is cached.
+	for name, fn := range map[string]IndexFunc[*unstructured.Unstructured]{
+		OwnerUIDIndexName: OwnerUIDIndex[*unstructured.Unstructured](),
+		"node":            GJSONIndex[*unstructured.Unstructured]("spec.nodeName"),
+		"image":           GJSONIndex[*unstructured.Unstructured]("spec.containers.#.image"),
+		"firstImage":      GJSONIndex[*unstructured.Unstructured]("spec.containers.0.image"),
+		"complex":         GJSONIndex[*unstructured.Unstructured](`metadata.labels.app`),
+	} {
+		if err := inf.AddIndexer(name, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := inf.AddIndexer("app", LabelIndex[*unstructured.Unstructured]("app")); err == nil {
+		t.Fatal("duplicate index accepted")
+	}
+	l := inf.Lister()
+	check := func(index, value string, want ...string) {
+		t.Helper()
+		got, err := l.ByIndex(index, value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, names(got)); diff != "" {
+			t.Errorf("ByIndex(%s, %s) (-want +got):\n%s", index, value, diff)
+		}
+	}
+	check("app", "web", "a", "c")
+	check(OwnerUIDIndexName, "u1", "a", "b")
+	check("node", "n1", "a", "c")
+	check("image", "b", "a", "b", "c")
+	check("image", "a:n2", "b")
+	check("firstImage", "a:n1", "a", "c")
+	check("complex", "db", "b")
+	check(NamespaceIndex, "ns", "a", "b", "c")
+	// The index follows changes.
+	w.Modify(labeled("a", "11", map[string]string{"app": "db"}, "u2", "n3"))
+	rec.expect(t, "update a 1->11")
+	check("app", "web", "c")
+	check("app", "db", "a", "b")
+	check("node", "n1", "c")
+	w.Delete(labeled("b", "12", nil, "", ""))
+	rec.expect(t, "delete b@12 unknown=false")
+	check("app", "db", "a")
+	check(OwnerUIDIndexName, "u1", []string{}...)
+	// Listers.
+	sel, _ := labels.Parse("app=db")
+	got, err := l.List(sel)
+	if err != nil || fmt.Sprint(names(got)) != "[a]" {
+		t.Fatalf("List(app=db) = %v, %v", names(got), err)
+	}
+	if o, err := l.Namespace("ns").Get("c"); err != nil || o.GetName() != "c" {
+		t.Fatalf("Namespace.Get = %v, %v", o, err)
+	}
+	if _, err := l.Namespace("other").Get("c"); err == nil {
+		t.Fatal("found c in another namespace")
+	}
+	if all, _ := l.Namespace("other").List(nil); len(all) != 0 {
+		t.Fatalf("other namespace lists %v", names(all))
+	}
+	if o, err := l.Get("ns/a"); err != nil || o.GetResourceVersion() != "11" {
+		t.Fatalf("Get(ns/a) = %v, %v", o, err)
+	}
+	if _, err := l.ByIndex("nope", "x"); err == nil {
+		t.Fatal("unknown index accepted")
+	}
+}
+
+func TestHandlerAddedLateGetsCacheAsInitialAdds(t *testing.T) {
+	src := newScriptedSource()
+	src.addList("10", "", nil, cm("a", "1"), cm("b", "2"))
+	w := src.addWatch(nil)
+	first := newRecorder()
+	inf, _ := startInformer(t, src, listWatch, first)
+	first.expect(t, "add a@1 initial=true", "add b@2 initial=true")
+	late := newRecorder()
+	reg, err := inf.AddEventHandler(late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late.expectSet(t, "add a@1 initial=true", "add b@2 initial=true")
+	waitUntil(t, reg.HasSynced)
+	w.Add(cm("c", "11"))
+	first.expect(t, "add c@11 initial=false")
+	late.expect(t, "add c@11 initial=false")
+	reg.Remove()
+	w.Add(cm("d", "12"))
+	first.expect(t, "add d@12 initial=false")
+	select {
+	case e := <-late.ch:
+		t.Fatalf("removed handler got %q", e)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// blockingHandler blocks in OnAdd until released.
+type blockingHandler struct {
+	HandlerFuncs[*unstructured.Unstructured]
+	release chan struct{}
+	mu      sync.Mutex
+	got     int
+}
+
+func TestSlowHandlerDoesNotStallOthers(t *testing.T) {
+	src := newScriptedSource()
+	src.addList("10", "", nil)
+	w := src.addWatch(nil)
+	slow := &blockingHandler{release: make(chan struct{})}
+	slow.AddFunc = func(*unstructured.Unstructured, bool) {
+		<-slow.release
+		slow.mu.Lock()
+		slow.got++
+		slow.mu.Unlock()
+	}
+	fast := newRecorder()
+	inf, _ := startInformer(t, src, listWatch, nil)
+	reg, _ := inf.AddEventHandler(slow)
+	if _, err := inf.AddEventHandler(fast); err != nil {
+		t.Fatal(err)
+	}
+	src.waitCall(t, "list")
+	src.waitCall(t, "watch")
+	for i := 0; i < 500; i++ {
+		w.Add(cm(fmt.Sprintf("o%03d", i), fmt.Sprint(100+i)))
+	}
+	for i := 0; i < 500; i++ {
+		<-fast.ch
+	}
+	if inf.Store().Len() != 500 {
+		t.Fatalf("cache has %d objects while a handler is stuck", inf.Store().Len())
+	}
+	if p := reg.Pending(); p < 499 {
+		t.Fatalf("slow handler buffer holds %d", p)
+	}
+	close(slow.release)
+	waitUntil(t, func() bool { slow.mu.Lock(); defer slow.mu.Unlock(); return slow.got == 500 })
+}
+
+func TestUnchangedRelistKeepsCachedObject(t *testing.T) {
+	src := newScriptedSource()
+	src.addList("10", "", nil, cm("a", "1"))
+	w := src.addWatch(nil)
+	src.addList("20", "", nil, cm("a", "1"))
+	src.addWatch(nil)
+	inf, _ := startInformer(t, src, listWatch, nil)
+	waitUntil(t, inf.HasSynced)
+	before, _ := inf.Store().Get("ns/a")
+	w.Error(gone())
+	waitUntil(t, func() bool { return inf.LastSyncResourceVersion() == "20" })
+	after, _ := inf.Store().Get("ns/a")
+	if before != after {
+		t.Fatal("a relist replaced an unchanged object (double memory during relists)")
+	}
+}
+
+func TestTransformAndMutationDetection(t *testing.T) {
+	src := newScriptedSource()
+	obj := cm("a", "1")
+	obj.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "x"}})
+	src.addList("10", "", nil, obj)
+	src.addWatch(nil)
+	opts := listWatch
+	opts.DetectMutations = true
+	opts.Transform = func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		u.SetManagedFields(nil)
+		return u, nil
+	}
+	inf, _ := startInformer(t, src, opts, nil)
+	waitUntil(t, inf.HasSynced)
+	got, _ := inf.Store().Get("ns/a")
+	if got.GetManagedFields() != nil {
+		t.Fatal("transform not applied")
+	}
+	if err := inf.CheckMutations(); err != nil {
+		t.Fatal(err)
+	}
+	got.SetLabels(map[string]string{"mutated": "yes"}) // a bug a test should catch
+	if err := inf.CheckMutations(); err == nil {
+		t.Fatal("in-place mutation not detected")
+	}
+}
+
+func TestRunReturnsAfterEveryGoroutineExits(t *testing.T) {
+	// goleak in TestMain fails the package if any goroutine survives;
+	// here also check that Run returns promptly with handlers mid-buffer.
+	src := newScriptedSource()
+	src.addList("10", "", nil, cm("a", "1"))
+	src.addWatch(nil)
+	inf, _ := startInformer(t, src, listWatch, HandlerFuncs[*unstructured.Unstructured]{AddFunc: func(*unstructured.Unstructured, bool) {
+		time.Sleep(time.Millisecond)
+	}})
+	waitUntil(t, inf.HasSynced)
+	keys := inf.Store().Keys()
+	sort.Strings(keys)
+	if len(keys) != 1 {
+		t.Fatal(keys)
+	}
+}

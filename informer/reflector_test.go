@@ -1,0 +1,366 @@
+package informer
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+var listWatch = Options[*unstructured.Unstructured]{DisableStreaming: true}
+
+func TestListThenWatchResumesFromLastResourceVersion(t *testing.T) {
+	src := newScriptedSource()
+	src.addList("10", "", nil, cm("a", "5"), cm("b", "6"))
+	w1 := src.addWatch(nil)
+	w2 := src.addWatch(nil)
+	rec := newRecorder()
+	inf, _ := startInformer(t, src, listWatch, rec)
+	src.waitCall(t, "list")
+	rec.expect(t, "add a@5 initial=true", "add b@6 initial=true")
+	src.waitCall(t, "watch")
+	if o := src.lastWatch(); o.ResourceVersion != "10" || !o.AllowWatchBookmarks || o.TimeoutSeconds == nil ||
+		*o.TimeoutSeconds < 300 || *o.TimeoutSeconds > 600 || o.SendInitialEvents != nil {
+		t.Fatalf("first watch options = %+v", o)
+	}
+	w1.Add(cm("c", "11"))
+	w1.Modify(cm("a", "12"))
+	rec.expect(t, "add c@11 initial=false", "update a 5->12")
+	w1.Stop() // the server ends the stream
+	src.waitCall(t, "watch")
+	if o := src.lastWatch(); o.ResourceVersion != "12" || o.SendInitialEvents != nil {
+		t.Fatalf("resumed watch options = %+v, want resourceVersion 12", o)
+	}
+	// A bookmark advances the resourceVersion without an event.
+	w2.Action(watch.Bookmark, bookmark("20", false))
+	w2.Delete(cm("b", "21"))
+	rec.expect(t, "delete b@21 unknown=false")
+	if !inf.HasSynced() || inf.LastSyncResourceVersion() != "10" {
+		t.Fatalf("synced=%v rv=%q", inf.HasSynced(), inf.LastSyncResourceVersion())
+	}
+	if keys := inf.Store().Keys(); len(keys) != 2 || keys[0] != "ns/a" || keys[1] != "ns/c" {
+		t.Fatalf("cache = %v", keys)
+	}
+}
+
+func TestBookmarksAdvanceResourceVersion(t *testing.T) {
+	src := newScriptedSource()
+	src.addList("10", "", nil)
+	w1 := src.addWatch(nil)
+	src.addWatch(nil)
+	startInformer(t, src, listWatch, nil)
+	src.waitCall(t, "list")
+	src.waitCall(t, "watch")
+	w1.Action(watch.Bookmark, bookmark("99", false))
+	w1.Stop()
+	src.waitCall(t, "watch")
+	if o := src.lastWatch(); o.ResourceVersion != "99" {
+		t.Fatalf("resumed from %q, want the bookmark's 99", o.ResourceVersion)
+	}
+}
+
+func gone() *metav1.Status {
+	return &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version: 10 (50)"}
+}
+
+func TestGoneRelistsWithTombstones(t *testing.T) {
+	src := newScriptedSource()
+	src.addList("10", "", nil, cm("a", "5"), cm("b", "6"), cm("keep", "7"))
+	w1 := src.addWatch(nil)
+	src.addList("60", "", nil, cm("a", "55"), cm("keep", "7"), cm("c", "56"))
+	src.addWatch(nil)
+	rec := newRecorder()
+	inf, _ := startInformer(t, src, listWatch, rec)
+	rec.expect(t, "add a@5 initial=true", "add b@6 initial=true", "add keep@7 initial=true")
+	src.waitCall(t, "list")
+	src.waitCall(t, "watch")
+	w1.Error(gone())
+	src.waitCall(t, "list")
+	// "keep" is unchanged: no event. b vanished while we were away.
+	rec.expect(t, "update a 5->55", "add c@56 initial=false", "delete b@6 unknown=true")
+	src.waitCall(t, "watch")
+	if o := src.lastWatch(); o.ResourceVersion != "60" {
+		t.Fatalf("watch after relist from %q", o.ResourceVersion)
+	}
+	if inf.LastSyncResourceVersion() != "60" || inf.Store().Len() != 3 {
+		t.Fatalf("rv %q, %d objects", inf.LastSyncResourceVersion(), inf.Store().Len())
+	}
+}
+
+func TestGoneOnWatchOpenRelists(t *testing.T) {
+	src := newScriptedSource()
+	src.addList("10", "", nil)
+	src.addWatch(apierrors.NewResourceExpired("too old"))
+	src.addList("20", "", nil, cm("x", "15"))
+	src.addWatch(nil)
+	rec := newRecorder()
+	startInformer(t, src, listWatch, rec)
+	src.waitCall(t, "list")
+	src.waitCall(t, "watch")
+	src.waitCall(t, "list")
+	rec.expect(t, "add x@15 initial=false")
+}
+
+func TestExpiredContinueRestartsList(t *testing.T) {
+	src := newScriptedSource()
+	src.addList("10", "tok", nil, cm("a", "5"))
+	src.addList("", "", apierrors.NewResourceExpired("continue expired"))
+	src.addList("30", "", nil, cm("a", "25"), cm("b", "26"))
+	src.addWatch(nil)
+	rec := newRecorder()
+	inf, _ := startInformer(t, src, listWatch, rec)
+	rec.expect(t, "add a@5 initial=true", "update a 5->25", "add b@26 initial=true")
+	src.waitCall(t, "list")
+	src.waitCall(t, "list")
+	src.waitCall(t, "list")
+	src.waitCall(t, "watch")
+	src.mu.Lock()
+	second, third := src.listCalls[1], src.listCalls[2]
+	src.mu.Unlock()
+	if second.Continue != "tok" || third.Continue != "" || third.Limit != 500 {
+		t.Fatalf("list calls: %+v then %+v", second, third)
+	}
+	if inf.LastSyncResourceVersion() != "30" {
+		t.Fatalf("rv %q", inf.LastSyncResourceVersion())
+	}
+}
+
+func TestBackoffTiming(t *testing.T) {
+	src := newScriptedSource()
+	boom := errors.New("connection refused")
+	for i := 0; i < 7; i++ {
+		src.addList("", "", nil)
+		src.lists[len(src.lists)-1].err = boom
+	}
+	src.addList("1", "", nil)
+	src.addWatch(nil)
+	var errs []error
+	opts := listWatch
+	opts.OnWatchError = func(err error) { errs = append(errs, err) }
+	_, clk := startInformer(t, src, opts, nil)
+	want := []time.Duration{800 * time.Millisecond, 1600 * time.Millisecond, 3200 * time.Millisecond, 6400 * time.Millisecond,
+		12800 * time.Millisecond, 25600 * time.Millisecond, 30 * time.Second}
+	for i, base := range want {
+		src.waitCall(t, "list")
+		d := waitBackoffTimer(t, clk)
+		// Jitter adds up to 25%.
+		if d < base || d > base+base/4 {
+			t.Fatalf("backoff %d = %v, want %v..%v", i, d, base, base+base/4)
+		}
+		clk.Step(d)
+	}
+	src.waitCall(t, "list")
+	src.waitCall(t, "watch")
+	if len(errs) != 7 {
+		t.Fatalf("%d errors reported", len(errs))
+	}
+}
+
+// waitBackoffTimer waits until a timer longer than 500 ms is armed (the
+// backoff) and returns its duration.
+func waitBackoffTimer(t *testing.T, clk *fakeClock) time.Duration {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, d := range clk.activeTimers() {
+			if d >= 500*time.Millisecond && d <= time.Minute {
+				return d
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("no backoff timer")
+	return 0
+}
+
+func TestBackoffResetsAfterHealthyPeriod(t *testing.T) {
+	clk := newFakeClock()
+	b := newBackoff(clk)
+	b.jitter = func() float64 { return 0 }
+	for _, want := range []time.Duration{800 * time.Millisecond, 1600 * time.Millisecond, 3200 * time.Millisecond} {
+		if d := b.delay(); d != want {
+			t.Fatalf("delay %v, want %v", d, want)
+		}
+	}
+	clk.Step(3 * time.Minute)
+	if d := b.delay(); d != 800*time.Millisecond {
+		t.Fatalf("after a healthy period: %v", d)
+	}
+}
+
+func TestTooManyRequestsWaitsRetryAfter(t *testing.T) {
+	src := newScriptedSource()
+	src.addList("", "", apierrors.NewTooManyRequests("slow down", 7))
+	src.addList("1", "", nil)
+	src.addWatch(nil)
+	_, clk := startInformer(t, src, listWatch, nil)
+	src.waitCall(t, "list")
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, d := range clk.activeTimers() {
+			if d == 7*time.Second {
+				clk.Step(d)
+				src.waitCall(t, "list")
+				return
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("no 7s Retry-After wait: timers %v", clk.activeTimers())
+}
+
+func TestStreamingListWithEndBookmark(t *testing.T) {
+	src := newScriptedSource()
+	w := src.addWatch(nil)
+	rec := newRecorder()
+	inf, _ := startInformer(t, src, Options[*unstructured.Unstructured]{}, rec)
+	src.waitCall(t, "watch")
+	o := src.lastWatch()
+	if o.SendInitialEvents == nil || !*o.SendInitialEvents || o.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan || !o.AllowWatchBookmarks || o.ResourceVersion != "" {
+		t.Fatalf("streaming watch options = %+v", o)
+	}
+	w.Add(cm("a", "5"))
+	w.Add(cm("b", "6"))
+	rec.expect(t, "add a@5 initial=true", "add b@6 initial=true")
+	if inf.HasSynced() {
+		t.Fatal("synced before the end bookmark")
+	}
+	w.Action(watch.Bookmark, bookmark("7", true))
+	waitUntil(t, inf.HasSynced)
+	// The same stream continues as the watch.
+	w.Modify(cm("a", "8"))
+	rec.expect(t, "update a 5->8")
+	if inf.LastSyncResourceVersion() != "7" {
+		t.Fatalf("rv %q", inf.LastSyncResourceVersion())
+	}
+	// On reconnect, initial events are not asked for again.
+	src.addWatch(nil)
+	w.Stop()
+	src.waitCall(t, "watch")
+	if o := src.lastWatch(); o.SendInitialEvents != nil || o.ResourceVersion != "8" {
+		t.Fatalf("reconnect options = %+v", o)
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestStreamingWithoutEndBookmarkFallsBack(t *testing.T) {
+	src := newScriptedSource()
+	w := src.addWatch(nil)
+	src.addList("10", "", nil, cm("a", "5"), cm("b", "6"))
+	src.addWatch(nil)
+	rec := newRecorder()
+	inf, clk := startInformer(t, src, Options[*unstructured.Unstructured]{InitialEventsTimeout: 3 * time.Second}, rec)
+	src.waitCall(t, "watch")
+	w.Add(cm("a", "5"))
+	rec.expect(t, "add a@5 initial=true")
+	// Silence past the timeout: fall back to list+watch.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		found := false
+		for _, d := range clk.activeTimers() {
+			if d == 3*time.Second {
+				found = true
+			}
+		}
+		if found {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no initial-events timer")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	clk.Step(3 * time.Second)
+	src.waitCall(t, "list")
+	rec.expect(t, "add b@6 initial=true")
+	src.waitCall(t, "watch")
+	waitUntil(t, inf.HasSynced)
+	if o := src.lastWatch(); o.SendInitialEvents != nil || o.ResourceVersion != "10" {
+		t.Fatalf("watch after fallback = %+v", o)
+	}
+}
+
+func TestStreamingRefusedFallsBack(t *testing.T) {
+	src := newScriptedSource()
+	src.addWatch(apierrors.NewBadRequest("sendInitialEvents is not supported"))
+	src.addList("10", "", nil, cm("a", "5"))
+	src.addWatch(nil)
+	rec := newRecorder()
+	startInformer(t, src, Options[*unstructured.Unstructured]{}, rec)
+	src.waitCall(t, "watch")
+	src.waitCall(t, "list")
+	rec.expect(t, "add a@5 initial=true")
+	src.waitCall(t, "watch")
+}
+
+func TestIdleDeadlineRewatches(t *testing.T) {
+	src := newScriptedSource()
+	src.addList("10", "", nil)
+	w1 := src.addWatch(nil)
+	src.addWatch(nil)
+	opts := listWatch
+	opts.IdleTimeout = 90 * time.Second
+	_, clk := startInformer(t, src, opts, nil)
+	src.waitCall(t, "list")
+	src.waitCall(t, "watch")
+	w1.Action(watch.Bookmark, bookmark("11", false))
+	// The bookmark re-arms the idle deadline: a second 90 s timer.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if clk.createdTimers(90*time.Second) == 2 && len(clk.activeTimers()) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timers %v", clk.activeTimers())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	clk.Step(90 * time.Second)
+	src.waitCall(t, "watch")
+	if o := src.lastWatch(); o.ResourceVersion != "11" {
+		t.Fatalf("re-watch from %q", o.ResourceVersion)
+	}
+}
+
+func TestForbiddenSurfacesInWaitForSync(t *testing.T) {
+	src := newScriptedSource()
+	src.addList("", "", apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "", errors.New("no")))
+	inf, _ := startInformer(t, src, listWatch, nil)
+	err := inf.WaitForSync(t.Context())
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("WaitForSync = %v, want Forbidden", err)
+	}
+}
+
+func TestMalformedFrameRewatchesFromLastGood(t *testing.T) {
+	src := newScriptedSource()
+	src.addList("10", "", nil)
+	w1 := src.addWatch(nil)
+	src.addWatch(nil)
+	rec := newRecorder()
+	startInformer(t, src, listWatch, rec)
+	src.waitCall(t, "list")
+	src.waitCall(t, "watch")
+	w1.Add(cm("a", "11"))
+	rec.expect(t, "add a@11 initial=false")
+	w1.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 500, Reason: metav1.StatusReasonInternalError, Message: "unable to decode an event from the watch stream"})
+	src.waitCall(t, "watch")
+	if o := src.lastWatch(); o.ResourceVersion != "11" {
+		t.Fatalf("re-watch from %q, want 11", o.ResourceVersion)
+	}
+}
