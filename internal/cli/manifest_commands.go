@@ -2,4 +2,14 @@ package cli
 
 import "github.com/spf13/cobra"
 
-func addManifestCommands(root *cobra.Command, f *factory) {}
+// addManifestCommands registers the commands that read manifests: apply,
+// create, replace, delete and diff.
+func addManifestCommands(root *cobra.Command, f *factory) {
+	root.AddCommand(
+		newApplyCommand(f),
+		newCreateCommand(f),
+		newReplaceCommand(f),
+		newDeleteCommand(f),
+		newDiffCommand(f),
+	)
+}
