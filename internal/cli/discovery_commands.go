@@ -10,5 +10,6 @@ func addDiscoveryCommands(root *cobra.Command, f *factory) {
 	root.AddCommand(
 		newAPIResourcesCommand(f),
 		newAPIVersionsCommand(f),
+		newExplainCommand(f),
 	)
 }
