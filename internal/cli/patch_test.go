@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestDefaultPatchType(t *testing.T) {
+	for _, tc := range []struct {
+		group string
+		state patchCRDState
+		want  types.PatchType
+	}{
+		{"", patchCRDUnknown, types.StrategicMergePatchType},
+		{"apps", patchCRDUnknown, types.StrategicMergePatchType},
+		{"batch", patchCRDExists, types.StrategicMergePatchType}, // no dot: cannot be a CRD
+		{"example.com", patchCRDExists, types.MergePatchType},
+		{"example.com", patchCRDMissing, types.StrategicMergePatchType}, // aggregated API
+		{"example.com", patchCRDUnknown, types.MergePatchType},
+		{"rbac.authorization.k8s.io", patchCRDMissing, types.StrategicMergePatchType},
+		{"rbac.authorization.k8s.io", patchCRDUnknown, types.StrategicMergePatchType},
+		{"gateway.networking.k8s.io", patchCRDExists, types.MergePatchType},
+		{"cluster.x-k8s.io", patchCRDUnknown, types.MergePatchType},
+	} {
+		t.Run(tc.group+"/"+string(rune('0'+tc.state)), func(t *testing.T) {
+			if got := defaultPatchType(tc.group, tc.state); got != tc.want {
+				t.Errorf("defaultPatchType(%q, %v) = %s, want %s", tc.group, tc.state, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidatePatchFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    patchOptions
+		want string // error substring; "" = valid
+	}{
+		{"ok", patchOptions{patch: "{}"}, ""},
+		{"none", patchOptions{}, "must specify --patch or --patch-file containing the contents of the patch"},
+		{"both", patchOptions{patch: "{}", patchFile: "x"}, "cannot specify --patch and --patch-file together"},
+		{"bad type", patchOptions{patch: "{}", patchType: "xml"}, `--type must be one of [apply json merge strategic], not "xml"`},
+		{"type case", patchOptions{patch: "{}", patchType: "JSON"}, ""},
+		{"bad subresource", patchOptions{patch: "{}", subresource: "log"}, `invalid subresource value: "log". Must be one of [status scale]`},
+		{"apply without manager", patchOptions{patch: "{}", patchType: "apply"}, "--field-manager"},
+		{"apply", patchOptions{patch: "{}", patchType: "apply", fieldManager: "m"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := validatePatchFlags(&tc.o)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want %q", err, tc.want)
+			}
+			if _, ok := err.(*usageError); !ok {
+				t.Errorf("error %T is not a usage error", err)
+			}
+		})
+	}
+}
+
+func TestReadPatch(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+	}{
+		{`{"spec":{"replicas":2}}`, `{"spec":{"replicas":2}}`},
+		{"spec:\n  replicas: 2\n", `{"spec":{"replicas":2}}`},
+		{"- op: remove\n  path: /a\n", `[{"op":"remove","path":"/a"}]`},
+	} {
+		got, err := readPatch(&patchOptions{patch: tc.in}, nil)
+		if err != nil {
+			t.Fatalf("readPatch(%q): %v", tc.in, err)
+		}
+		if string(got) != tc.want {
+			t.Errorf("readPatch(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	if _, err := readPatch(&patchOptions{patch: "a: [b"}, nil); err == nil || !strings.Contains(err.Error(), "unable to parse") {
+		t.Errorf("bad YAML: err = %v", err)
+	}
+	if _, err := readPatch(&patchOptions{patchFile: "-"}, strings.NewReader("data:\n  x: y\n")); err != nil {
+		t.Errorf("--patch-file -: %v", err)
+	}
+}
+
+func TestFillApplyTypeMeta(t *testing.T) {
+	live := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}
+	got, err := fillApplyTypeMeta([]byte(`{"data":{"a":"1"}}`), live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(`{"apiVersion":"v1","data":{"a":"1"},"kind":"ConfigMap"}`, string(got)); diff != "" {
+		t.Error(diff)
+	}
+	same := []byte(`{"apiVersion":"v2","kind":"X"}`)
+	if got, _ := fillApplyTypeMeta(same, live); string(got) != string(same) {
+		t.Errorf("a complete patch was changed: %s", got)
+	}
+	if _, err := fillApplyTypeMeta([]byte(`[1]`), live); err == nil {
+		t.Error("a list was accepted as an apply patch")
+	}
+}
+
+func TestPatchChanged(t *testing.T) {
+	obj := func(rv, val, mfTime string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"metadata": map[string]any{"name": "x", "resourceVersion": rv, "managedFields": []any{map[string]any{"time": mfTime}}},
+			"data":     map[string]any{"a": val},
+		}}
+	}
+	for _, tc := range []struct {
+		name          string
+		before, after *unstructured.Unstructured
+		dry, want     bool
+	}{
+		{"same rv", obj("1", "a", "t1"), obj("1", "a", "t1"), false, false},
+		{"new rv", obj("1", "a", "t1"), obj("2", "b", "t2"), false, true},
+		{"dry same", obj("1", "a", "t1"), obj("1", "a", "t2"), true, false},
+		{"dry changed", obj("1", "a", "t1"), obj("1", "b", "t1"), true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := patchChanged(tc.before, tc.after, tc.dry); got != tc.want {
+				t.Errorf("patchChanged = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestObjDryRun(t *testing.T) {
+	for in, want := range map[string]bool{"": false, "none": false, "server": true} {
+		if got, err := objDryRun(in); err != nil || got != want {
+			t.Errorf("objDryRun(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"client", "unchanged", "all"} {
+		if _, err := objDryRun(in); err == nil {
+			t.Errorf("objDryRun(%q) accepted", in)
+		}
+	}
+}
