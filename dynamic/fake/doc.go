@@ -112,8 +112,16 @@
 //
 // # Usage
 //
-//	c := fake.NewClient(existingConfigMap)
-//	cms := c.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
-//	runController(ctx, c) // code under test takes a dynamic.Interface
-//	got := c.Objects(gvr)
+//	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+//	c := fake.NewClient()
+//	if err := c.Register(fake.ResourceInfo{GVR: widgets, Kind: "Widget", Namespaced: true, Status: true}); err != nil {
+//		t.Fatal(err)
+//	}
+//	if err := c.Add(existingWidget); err != nil {
+//		t.Fatal(err)
+//	}
+//	reconcile(ctx, c) // the code under test takes a dynamic.Interface
+//	for _, w := range c.Objects(widgets) {
+//		// assert on w
+//	}
 package fake
