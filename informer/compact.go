@@ -1,0 +1,225 @@
+package informer
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kdyn/kdyn/internal/fastjson"
+)
+
+// compactStorage keeps each object as compact JSON bytes plus its
+// resourceVersion, and decodes it on every read. For memory-bound
+// controllers that cache many large objects; reads cost a decode.
+type compactStorage struct {
+	m map[string]compactEntry
+}
+
+type compactEntry struct {
+	raw []byte
+	rv  string
+}
+
+func newCompactStorage() *compactStorage {
+	return &compactStorage{m: map[string]compactEntry{}}
+}
+
+func (c *compactStorage) decode(raw []byte) (*unstructured.Unstructured, bool) {
+	m, err := fastjson.DecodeObject(raw)
+	if err != nil {
+		return nil, false
+	}
+	return &unstructured.Unstructured{Object: m}, true
+}
+
+func (c *compactStorage) get(key string) (*unstructured.Unstructured, bool) {
+	e, ok := c.m[key]
+	if !ok {
+		return nil, false
+	}
+	return c.decode(e.raw)
+}
+
+// RawJSON returns the cached object's compact JSON without decoding it,
+// for informers in compact mode (InformerOptions.Compact), e.g. to read a
+// few fields with gjson. It reports false for other informers and for
+// keys not in the cache. The bytes are shared: do not modify them.
+func RawJSON(inf *Informer[*unstructured.Unstructured], key string) ([]byte, bool) {
+	c, ok := inf.store.data.(*compactStorage)
+	if !ok {
+		return nil, false
+	}
+	inf.store.mu.RLock()
+	defer inf.store.mu.RUnlock()
+	e, ok := c.m[key]
+	return e.raw, ok
+}
+
+func (c *compactStorage) put(key string, obj *unstructured.Unstructured) error {
+	b, err := appendJSON(make([]byte, 0, 512), obj.Object)
+	if err != nil {
+		return fmt.Errorf("informer: encode %s for the compact store: %w", key, err)
+	}
+	c.m[key] = compactEntry{raw: b[:len(b):len(b)], rv: obj.GetResourceVersion()}
+	return nil
+}
+
+func (c *compactStorage) remove(key string) { delete(c.m, key) }
+
+func (c *compactStorage) resourceVersion(key string) (string, bool) {
+	e, ok := c.m[key]
+	return e.rv, ok
+}
+
+func (c *compactStorage) each(fn func(string, *unstructured.Unstructured) bool) {
+	for k, e := range c.m {
+		obj, ok := c.decode(e.raw)
+		if !ok {
+			continue
+		}
+		if !fn(k, obj) {
+			return
+		}
+	}
+}
+
+func (c *compactStorage) keys() []string {
+	out := make([]string, 0, len(c.m))
+	for k := range c.m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func (c *compactStorage) size() int { return len(c.m) }
+
+// appendJSON appends the JSON of an unstructured value (maps, slices,
+// strings, numbers, booleans, nil) to b. Keys are written in sorted order,
+// as encoding/json does; strings are escaped as encoding/json does,
+// except that <, > and & are not HTML-escaped.
+func appendJSON(b []byte, v any) ([]byte, error) {
+	switch t := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case string:
+		return appendString(b, t), nil
+	case bool:
+		return strconv.AppendBool(b, t), nil
+	case int64:
+		return strconv.AppendInt(b, t, 10), nil
+	case int:
+		return strconv.AppendInt(b, int64(t), 10), nil
+	case int32:
+		return strconv.AppendInt(b, int64(t), 10), nil
+	case float64:
+		if math.IsInf(t, 0) || math.IsNaN(t) {
+			return nil, fmt.Errorf("unsupported number %v", t)
+		}
+		return appendFloat(b, t), nil
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			var err error
+			if b, err = appendJSON(b, t[k]); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, '}'), nil
+	case []any:
+		b = append(b, '[')
+		for i, e := range t {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendJSON(b, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	}
+	return nil, fmt.Errorf("unsupported type %T in an unstructured object", v)
+}
+
+// appendFloat formats like encoding/json.
+func appendFloat(b []byte, f float64) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+const hexDigits = "0123456789abcdef"
+
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

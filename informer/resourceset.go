@@ -1,0 +1,366 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kdyn/kdyn/discovery"
+	"github.com/kdyn/kdyn/restmapper"
+)
+
+// DefaultRefreshInterval is how often a ResourceSet re-reads discovery
+// without being told that a CRD changed.
+const DefaultRefreshInterval = 30 * time.Second
+
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// Event is one change in a ResourceSet, tagged with its resource.
+type Event struct {
+	// Type is watch.Added, watch.Modified or watch.Deleted.
+	Type watch.EventType
+	// GVR is the resource the object belongs to.
+	GVR schema.GroupVersionResource
+	// Object is the object (for Deleted, as deleted or as last seen):
+	// *metav1.PartialObjectMetadata by default, *unstructured.Unstructured
+	// with ResourceSetOptions.FullObjects. Read-only.
+	Object metav1.Object
+	// Old is the previous version, for Modified.
+	Old metav1.Object
+	// InInitialList marks Added events of an informer's first list.
+	InInitialList bool
+	// FinalStateUnknown marks Deleted events inferred from a relist.
+	FinalStateUnknown bool
+}
+
+// ResourceSetOptions configure a ResourceSet.
+type ResourceSetOptions struct {
+	// Keep selects resources (at their preferred version). Nil means every
+	// resource that supports list and watch.
+	Keep func(*discovery.Resource) bool
+	// FullObjects caches whole objects instead of metadata only.
+	FullObjects bool
+	// Informer options for every member (namespace, selectors).
+	Informer InformerOptions
+	// Handler receives every event of every member. It is called from each
+	// member's own goroutine: concurrently across resources, in order within
+	// one resource. It must not block for long.
+	Handler func(Event)
+	// RefreshInterval: see DefaultRefreshInterval.
+	RefreshInterval time.Duration
+	// OnDiscoveryError receives discovery failures (including partial ones);
+	// the set keeps what it has and retries at the next refresh.
+	OnDiscoveryError func(error)
+	// Logger receives debug logs. Nil means none.
+	Logger *zap.Logger
+}
+
+// ResourceSet keeps one informer per resource for "every resource" that
+// matches a filter, as the garbage collector and namespace controller
+// need: it re-reads discovery when a CRD is created, changed or deleted
+// (it watches customresourcedefinitions) and every RefreshInterval, starts
+// informers for new resources, and releases those whose resource is gone.
+// Group-versions that fail discovery are reported and retried; their
+// informers keep running meanwhile.
+type ResourceSet struct {
+	f      *Factory
+	mapper *restmapper.Mapper
+	opts   ResourceSetOptions
+	log    *zap.Logger
+
+	trigger chan struct{}
+
+	// mu guards members.
+	mu      sync.Mutex
+	members map[schema.GroupVersionResource]*member
+}
+
+type member struct {
+	synced  func() bool
+	lastErr func() error
+	remove  func()
+}
+
+// NewResourceSet returns a set that creates its informers with f and
+// finds resources with mapper.
+func NewResourceSet(f *Factory, mapper *restmapper.Mapper, opts ResourceSetOptions) *ResourceSet {
+	if opts.Keep == nil {
+		opts.Keep = restmapper.SupportsVerbs("list", "watch")
+	}
+	if opts.RefreshInterval <= 0 {
+		opts.RefreshInterval = DefaultRefreshInterval
+	}
+	log := opts.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &ResourceSet{f: f, mapper: mapper, opts: opts, log: log, trigger: make(chan struct{}, 1), members: map[schema.GroupVersionResource]*member{}}
+}
+
+// Run keeps the set in step with discovery until ctx is done, then
+// releases its informers. The factory must be started (Start) with a
+// context that lives at least as long.
+func (s *ResourceSet) Run(ctx context.Context) error {
+	crds := s.f.ForResourceMetadata(crdGVR, InformerOptions{})
+	reg, err := crds.AddEventHandler(HandlerFuncs[*metav1.PartialObjectMetadata]{
+		AddFunc:    func(_ *metav1.PartialObjectMetadata, initial bool) { s.kick() },
+		UpdateFunc: func(_, _ *metav1.PartialObjectMetadata) { s.kick() },
+		DeleteFunc: func(Deleted[*metav1.PartialObjectMetadata]) { s.kick() },
+	})
+	if err != nil {
+		return err
+	}
+	defer reg.Remove()
+	s.f.Start(ctx)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	check := time.NewTicker(time.Second)
+	defer check.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			s.releaseAll()
+			return nil
+		case <-check.C:
+			if !s.memberGone() {
+				continue
+			}
+		case <-t.C:
+		case <-s.trigger:
+			// Coalesce a burst of CRD events.
+			time.Sleep(50 * time.Millisecond)
+			select {
+			case <-s.trigger:
+			default:
+			}
+		}
+		s.sync(ctx)
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(s.opts.RefreshInterval)
+	}
+}
+
+func (s *ResourceSet) kick() {
+	select {
+	case s.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// Resources returns the resources the set currently watches, sorted.
+func (s *ResourceSet) Resources() []schema.GroupVersionResource {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]schema.GroupVersionResource, 0, len(s.members))
+	for gvr := range s.members {
+		out = append(out, gvr)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// HasSynced reports whether every member informer has synced.
+func (s *ResourceSet) HasSynced() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.members) == 0 {
+		return false
+	}
+	for _, m := range s.members {
+		if !m.synced() {
+			return false
+		}
+	}
+	return true
+}
+
+// WaitForSync waits until the set has members and all have synced,
+// returning at once the members whose listing is forbidden or not found
+// (as *SyncError, joined), or ctx's error.
+func (s *ResourceSet) WaitForSync(ctx context.Context) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		var errs []error
+		s.mu.Lock()
+		n := len(s.members)
+		all := true
+		for gvr, m := range s.members {
+			if m.synced() {
+				continue
+			}
+			all = false
+			if err := m.lastErr(); err != nil && IsPermanent(err) {
+				errs = append(errs, &SyncError{GVR: gvr, Err: err})
+			}
+		}
+		s.mu.Unlock()
+		if n > 0 && all {
+			return nil
+		}
+		if len(errs) > 0 {
+			return errors.Join(errs...)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// sync reconciles members with discovery.
+func (s *ResourceSet) sync(ctx context.Context) {
+	if err := s.mapper.Refresh(ctx); err != nil {
+		s.reportDiscovery(err)
+		return
+	}
+	resources, err := s.mapper.Resources(ctx, s.opts.Keep)
+	failedGroups := map[string]bool{}
+	if err != nil {
+		s.reportDiscovery(err)
+		var gdf *discovery.GroupDiscoveryFailedError
+		if !errors.As(err, &gdf) {
+			return
+		}
+		for gv := range gdf.Groups {
+			failedGroups[gv.Group] = true
+		}
+	}
+	want := map[schema.GroupVersionResource]*discovery.Resource{}
+	for _, r := range resources {
+		want[r.GVR()] = r
+	}
+	s.mu.Lock()
+	var gone []schema.GroupVersionResource
+	for gvr := range s.members {
+		if _, ok := want[gvr]; !ok && !failedGroups[gvr.Group] {
+			gone = append(gone, gvr)
+		}
+	}
+	var added []*discovery.Resource
+	for gvr, r := range want {
+		if _, ok := s.members[gvr]; !ok {
+			added = append(added, r)
+		}
+	}
+	s.mu.Unlock()
+	for _, gvr := range gone {
+		s.release(gvr)
+	}
+	for _, r := range added {
+		s.start(r)
+	}
+	if len(gone)+len(added) > 0 {
+		s.log.Debug("resource set changed", zap.Int("added", len(added)), zap.Int("released", len(gone)))
+	}
+}
+
+func (s *ResourceSet) reportDiscovery(err error) {
+	s.log.Debug("discovery failed for the resource set", zap.Error(err))
+	if s.opts.OnDiscoveryError != nil {
+		s.opts.OnDiscoveryError(err)
+	}
+}
+
+func (s *ResourceSet) informerOptions(r *discovery.Resource) InformerOptions {
+	o := s.opts.Informer
+	if !r.Namespaced {
+		o.Namespace = ""
+	}
+	return o
+}
+
+func (s *ResourceSet) start(r *discovery.Resource) {
+	gvr := r.GVR()
+	opts := s.informerOptions(r)
+	h := s.opts.Handler
+	if h == nil {
+		h = func(Event) {}
+	}
+	var m *member
+	if s.opts.FullObjects {
+		inf := s.f.ForResource(gvr, opts)
+		reg, err := inf.AddEventHandler(HandlerFuncs[*unstructured.Unstructured]{
+			AddFunc: func(o *unstructured.Unstructured, initial bool) {
+				h(Event{Type: watch.Added, GVR: gvr, Object: o, InInitialList: initial})
+			},
+			UpdateFunc: func(old, o *unstructured.Unstructured) { h(Event{Type: watch.Modified, GVR: gvr, Object: o, Old: old}) },
+			DeleteFunc: func(d Deleted[*unstructured.Unstructured]) {
+				h(Event{Type: watch.Deleted, GVR: gvr, Object: d.Obj, FinalStateUnknown: d.FinalStateUnknown})
+			},
+		})
+		if err != nil {
+			return
+		}
+		m = &member{synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.LastError, remove: func() {
+			reg.Remove()
+			s.f.Release(gvr, opts)
+		}}
+	} else {
+		inf := s.f.ForResourceMetadata(gvr, opts)
+		reg, err := inf.AddEventHandler(HandlerFuncs[*metav1.PartialObjectMetadata]{
+			AddFunc: func(o *metav1.PartialObjectMetadata, initial bool) {
+				h(Event{Type: watch.Added, GVR: gvr, Object: o, InInitialList: initial})
+			},
+			UpdateFunc: func(old, o *metav1.PartialObjectMetadata) { h(Event{Type: watch.Modified, GVR: gvr, Object: o, Old: old}) },
+			DeleteFunc: func(d Deleted[*metav1.PartialObjectMetadata]) {
+				h(Event{Type: watch.Deleted, GVR: gvr, Object: d.Obj, FinalStateUnknown: d.FinalStateUnknown})
+			},
+		})
+		if err != nil {
+			return
+		}
+		m = &member{synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.LastError, remove: func() {
+			reg.Remove()
+			s.f.ReleaseMetadata(gvr, opts)
+		}}
+	}
+	s.mu.Lock()
+	s.members[gvr] = m
+	s.mu.Unlock()
+}
+
+func (s *ResourceSet) release(gvr schema.GroupVersionResource) {
+	s.mu.Lock()
+	m, ok := s.members[gvr]
+	delete(s.members, gvr)
+	s.mu.Unlock()
+	if ok {
+		m.remove()
+	}
+}
+
+func (s *ResourceSet) releaseAll() {
+	for _, gvr := range s.Resources() {
+		s.release(gvr)
+	}
+}
+
+// memberGone reports whether a member's informer is getting 404s: its
+// resource vanished from the server, so discovery should be read again
+// (the CRD watch usually triggers that first).
+func (s *ResourceSet) memberGone() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.members {
+		if err := m.lastErr(); err != nil && apierrors.IsNotFound(err) && !m.synced() {
+			return true
+		}
+	}
+	return false
+}
