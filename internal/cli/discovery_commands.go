@@ -11,5 +11,6 @@ func addDiscoveryCommands(root *cobra.Command, f *factory) {
 		newAPIResourcesCommand(f),
 		newAPIVersionsCommand(f),
 		newExplainCommand(f),
+		newTreeCommand(f),
 	)
 }
