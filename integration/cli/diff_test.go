@@ -1,0 +1,99 @@
+package cli_test
+
+import (
+	"encoding/base64"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kdyn/kdyn/integration/testenv"
+)
+
+// TestDiff: a new object diffs against nothing (exit 1), an applied one
+// shows no difference (exit 0, no output), a change shows as a unified
+// diff (exit 1), and nothing is changed by diffing.
+func TestDiff(t *testing.T) {
+	env := testenv.Shared(t)
+	ns := mfNamespace(t, env)
+	file := mfWrite(t, "cm.yaml", mfConfigMap("d", ns, map[string]string{"k": "a"}))
+	r := kdyn(t, env, "diff", "-f", file).mfExpect(t, 1)
+	name := "v1.ConfigMap." + ns + ".d"
+	want := fmt.Sprintf(`diff -u -N live/%[1]s merged/%[1]s
+--- live/%[1]s
++++ merged/%[1]s
+@@ -0,0 +1,7 @@
++apiVersion: v1
++data:
++  k: a
++kind: ConfigMap
++metadata:
++  name: d
++  namespace: %[2]s
+`, name, ns)
+	if r.stdout != want {
+		t.Fatalf("diff of a new object:\n%s\nwant:\n%s", r.stdout, want)
+	}
+	if mfGet(t, env, ns, "d") != nil {
+		t.Fatal("diff created the object")
+	}
+
+	kdyn(t, env, "apply", "-f", file).must(t)
+	if r := kdyn(t, env, "diff", "-f", file).must(t); r.stdout != "" {
+		t.Fatalf("diff after apply printed:\n%s", r.stdout)
+	}
+	// Even with --exit-codes, a difference is exit 1 (kubectl's convention).
+	if err := os.WriteFile(file, []byte(mfConfigMap("d", ns, map[string]string{"k": "b"})), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = kdyn(t, env, "--exit-codes", "diff", "-f", file).mfExpect(t, 1)
+	if !strings.Contains(r.stdout, "@@ -1,6 +1,6 @@\n apiVersion: v1\n data:\n-  k: a\n+  k: b\n kind: ConfigMap\n") {
+		t.Fatalf("diff of a change:\n%s", r.stdout)
+	}
+	for _, noise := range []string{"managedFields", "resourceVersion", "uid:", "creationTimestamp"} {
+		if strings.Contains(r.stdout, noise) {
+			t.Errorf("diff shows %s:\n%s", noise, r.stdout)
+		}
+	}
+	if v := mfGet(t, env, ns, "d").Object["data"].(map[string]any)["k"]; v != "a" {
+		t.Fatalf("diff changed the object: k=%v", v)
+	}
+}
+
+// TestDiffSecretsMasked: Secret values never appear; a changed value is
+// still visible as "*** (before)" / "*** (after)".
+func TestDiffSecretsMasked(t *testing.T) {
+	env := testenv.Shared(t)
+	ns := mfNamespace(t, env)
+	secret := func(pass string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: %s\nstringData:\n  user: admin-user\n  pass: %s\n", ns, pass)
+	}
+	file := mfWrite(t, "secret.yaml", secret("first-password"))
+	kdyn(t, env, "apply", "-f", file).must(t)
+	if err := os.WriteFile(file, []byte(secret("second-password")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := kdyn(t, env, "diff", "-f", file).mfExpect(t, 1)
+	for _, secretText := range []string{"first-password", "second-password", "admin-user"} {
+		for _, form := range []string{secretText, base64.StdEncoding.EncodeToString([]byte(secretText))} {
+			if strings.Contains(r.stdout, form) {
+				t.Fatalf("diff shows a secret value %q:\n%s", form, r.stdout)
+			}
+		}
+	}
+	if !strings.Contains(r.stdout, "-  pass: '*** (before)'\n+  pass: '*** (after)'\n") || !strings.Contains(r.stdout, "   user: '***'\n") {
+		t.Fatalf("masked diff:\n%s", r.stdout)
+	}
+}
+
+// TestDiffErrors: errors exit above 1, and are named.
+func TestDiffErrors(t *testing.T) {
+	env := testenv.Shared(t)
+	missingNS := mfName("mf-nowhere")
+	file := mfWrite(t, "cm.yaml", mfConfigMap("x", missingNS, nil))
+	kdyn(t, env, "diff", "-f", file).mfExpect(t, 2, "Error from server (NotFound): error when diffing configmap/x ("+file+": document 1)", `namespaces "`+missingNS+`" not found`)
+	kdyn(t, env, "--exit-codes", "diff", "-f", file).mfExpect(t, 3)
+	bad := mfWrite(t, "bad.yaml", "kind: [\n")
+	kdyn(t, env, "diff", "-f", bad).mfExpect(t, 2, bad+": document 1")
+	kdyn(t, env, "diff").mfExpect(t, 2, "no manifests given")
+}
