@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kdyn/kdyn/integration/testenv"
 )
@@ -93,6 +94,20 @@ func TestDiffErrors(t *testing.T) {
 	file := mfWrite(t, "cm.yaml", mfConfigMap("x", missingNS, nil))
 	kdyn(t, env, "diff", "-f", file).mfExpect(t, 2, "Error from server (NotFound): error when diffing configmap/x ("+file+": document 1)", `namespaces "`+missingNS+`" not found`)
 	kdyn(t, env, "--exit-codes", "diff", "-f", file).mfExpect(t, 3)
+	// A CRD and an object of it: the CRD diffs (it would be created), the
+	// object cannot be dry-run before its CRD exists; diff does not wait.
+	group := mfName("mfdiff") + ".kdyn.example"
+	sn := "gd" + strings.ReplaceAll(strings.TrimSuffix(group, ".kdyn.example")[len("mfdiff-"):], "-", "")
+	ns := mfNamespace(t, env)
+	crdFile := mfWrite(t, "crd.yaml", mfCRD(group, sn)+"---\n"+fmt.Sprintf("apiVersion: %s/v1\nkind: Gadget\nmetadata:\n  name: g\n  namespace: %s\n", group, ns))
+	start := time.Now()
+	r := kdyn(t, env, "diff", "-f", crdFile).mfExpect(t, 2, crdFile+": document 2: gadget."+group+"/g:", "ensure CRDs are installed first")
+	if !strings.Contains(r.stdout, "+++ merged/apiextensions.k8s.io.v1.CustomResourceDefinition.gadgets."+group+"\n") {
+		t.Fatalf("no diff for the CRD:\n%s", r.stdout)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("diff took %s", d)
+	}
 	bad := mfWrite(t, "bad.yaml", "kind: [\n")
 	kdyn(t, env, "diff", "-f", bad).mfExpect(t, 2, bad+": document 1")
 	kdyn(t, env, "diff").mfExpect(t, 2, "no manifests given")

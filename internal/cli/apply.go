@@ -110,6 +110,7 @@ func runApply(ctx context.Context, f *factory, o *applyOptions, cmd *cobra.Comma
 		return err
 	}
 	r.dryRun, r.failFast, r.crdTimeout = dry, o.failFast, o.timeout
+	r.trackCRDs = true
 	manager := o.fieldManager
 	do := func(ctx context.Context, t *manifestTarget) (*unstructured.Unstructured, error) {
 		res, op, err := o.serverSideApply(ctx, t, dry)

@@ -71,6 +71,7 @@ func runCreate(ctx context.Context, f *factory, o *createOptions) error {
 		return err
 	}
 	r.dryRun, r.failFast, r.crdTimeout = dry, o.failFast, o.timeout
+	r.trackCRDs = true
 	results := r.each(ctx, applyOrder(entries), func(ctx context.Context, t *manifestTarget) (*unstructured.Unstructured, error) {
 		obj := stripServerFields(t.obj)
 		var err error

@@ -329,6 +329,9 @@ type manifestRun struct {
 	// crdTimeout bounds the wait for a CRD of this run to be Established.
 	crdTimeout time.Duration
 	failFast   bool
+	// trackCRDs makes objects of a CRD this run wrote wait for it (apply,
+	// create, replace; not diff, whose writes are dry runs, nor delete).
+	trackCRDs bool
 	// action is the verb in messages: "applying", "creating".
 	action string
 	// hint, when set, adds lines after an error message.
@@ -391,7 +394,7 @@ func (r *manifestRun) each(ctx context.Context, entries []*manifestEntry, do fun
 			}
 			continue
 		}
-		if r.dryRun == dryRunNone && t.mapping.GroupVersionKind.GroupKind() == crdGK {
+		if r.trackCRDs && r.dryRun == dryRunNone && t.mapping.GroupVersionKind.GroupKind() == crdGK {
 			r.noteCRD(t.obj)
 		}
 		if res != nil {

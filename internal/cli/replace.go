@@ -88,6 +88,7 @@ func runReplace(ctx context.Context, f *factory, o *replaceOptions) error {
 		return err
 	}
 	r.dryRun, r.failFast, r.crdTimeout = dry, o.failFast, o.timeout
+	r.trackCRDs = true
 	rc, err := f.restClient()
 	if err != nil {
 		return err
