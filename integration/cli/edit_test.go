@@ -241,11 +241,12 @@ func TestEditStatusSubresource(t *testing.T) {
 	c := ocClient(t, env)
 	ns := ocNamespace(t, c)
 	gvr := ocGizmos(t, c)
+	typ := "gizmos." + gvr.Group
 	ocGizmo(t, c, gvr, ns, "g1", map[string]any{"color": "red"})
-	kdyn(t, env, "-n", ns, "patch", "gizmo", "g1", "--subresource", "status", "-p", `{"status":{"phase":"Pending"}}`).must(t)
+	kdyn(t, env, "-n", ns, "patch", typ, "g1", "--subresource", "status", "-p", `{"status":{"phase":"Pending"}}`).must(t)
 	dir := t.TempDir()
 	ed := ocEditor(t, dir, `sed -i 's/phase: Pending/phase: Done/; s/color: red/color: blue/' "$1"`)
-	r := ocKdynEnv(t, env, ocEditEnv(dir, ed), "-n", ns, "edit", "gizmo/g1", "--subresource", "status").must(t)
+	r := ocKdynEnv(t, env, ocEditEnv(dir, ed), "-n", ns, "edit", typ+"/g1", "--subresource", "status").must(t)
 	ocStdout(t, r, "gizmo."+gvr.Group+"/g1 edited\n")
 	got := ocGet(t, c, gvr, ns, "g1")
 	if got.Object["status"].(map[string]any)["phase"] != "Done" {

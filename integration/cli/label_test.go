@@ -79,12 +79,14 @@ func TestLabelSelectorAndAll(t *testing.T) {
 	c := ocClient(t, env)
 	ns := ocNamespace(t, c)
 	ns2 := ocNamespace(t, c)
-	ocConfigMap(t, c, ns, "a1", map[string]string{"team": "a"}, nil)
-	ocConfigMap(t, c, ns, "a2", map[string]string{"team": "a"}, nil)
-	ocConfigMap(t, c, ns, "b1", map[string]string{"team": "b"}, nil)
-	ocConfigMap(t, c, ns2, "a3", map[string]string{"team": "a"}, nil)
+	// Values unique to this run: -A sees every namespace of the shared server.
+	teamA, teamB := "a-"+ocSuffix(), "b-"+ocSuffix()
+	ocConfigMap(t, c, ns, "a1", map[string]string{"team": teamA}, nil)
+	ocConfigMap(t, c, ns, "a2", map[string]string{"team": teamA}, nil)
+	ocConfigMap(t, c, ns, "b1", map[string]string{"team": teamB}, nil)
+	ocConfigMap(t, c, ns2, "a3", map[string]string{"team": teamA}, nil)
 
-	r := kdyn(t, env, "-n", ns, "label", "cm", "-l", "team=a", "audited=yes").must(t)
+	r := kdyn(t, env, "-n", ns, "label", "cm", "-l", "team="+teamA, "audited=yes").must(t)
 	ocStdout(t, r, "configmap/a1 labeled\nconfigmap/a2 labeled\n")
 	if _, ok := ocGet(t, c, ocConfigMapGVR, ns, "b1").GetLabels()["audited"]; ok {
 		t.Fatal("b1 does not match the selector but was labeled")
@@ -94,7 +96,7 @@ func TestLabelSelectorAndAll(t *testing.T) {
 	}
 
 	// -A with a selector crosses namespaces.
-	r = kdyn(t, env, "label", "cm", "-A", "-l", "team=a", "audited=yes").must(t)
+	r = kdyn(t, env, "label", "cm", "-A", "-l", "team="+teamA, "audited=yes").must(t)
 	got := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	want := []string{"configmap/a1 not labeled", "configmap/a2 not labeled", "configmap/a3 labeled"}
 	if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
@@ -104,13 +106,13 @@ func TestLabelSelectorAndAll(t *testing.T) {
 	// --all, and --list over several objects.
 	r = kdyn(t, env, "-n", ns, "annotate", "cm", "--all", "note=checked").must(t)
 	ocStdout(t, r, "configmap/a1 annotated\nconfigmap/a2 annotated\nconfigmap/b1 annotated\n")
-	r = kdyn(t, env, "-n", ns, "label", "cm", "-l", "team=b", "--list").must(t)
-	ocStdout(t, r, "team=b\n")
-	r = kdyn(t, env, "-n", ns, "label", "cm", "-l", "team=a", "--list").must(t)
-	ocStdout(t, r, "Listing labels for configmap/a1:\n audited=yes\n team=a\nListing labels for configmap/a2:\n audited=yes\n team=a\n")
+	r = kdyn(t, env, "-n", ns, "label", "cm", "-l", "team="+teamB, "--list").must(t)
+	ocStdout(t, r, "team="+teamB+"\n")
+	r = kdyn(t, env, "-n", ns, "label", "cm", "-l", "team="+teamA, "--list").must(t)
+	ocStdout(t, r, "Listing labels for configmap/a1:\n audited=yes\n team="+teamA+"\nListing labels for configmap/a2:\n audited=yes\n team="+teamA+"\n")
 
-	kdyn(t, env, "-n", ns, "label", "cm", "a1", "-l", "team=a", "x=1").ocExpect(t, 1, "name cannot be provided when a selector")
-	kdyn(t, env, "-n", ns, "label", "cm", "--all", "-l", "team=a", "x=1").ocExpect(t, 1, "cannot set --all and --selector at the same time")
+	kdyn(t, env, "-n", ns, "label", "cm", "a1", "-l", "team="+teamA, "x=1").ocExpect(t, 1, "name cannot be provided when a selector")
+	kdyn(t, env, "-n", ns, "label", "cm", "--all", "-l", "team="+teamA, "x=1").ocExpect(t, 1, "cannot set --all and --selector at the same time")
 	kdyn(t, env, "-n", ns, "label", "cm", "--all", "x=1", "--resource-version", "5").ocExpect(t, 1, "--resource-version may only be used with a single resource")
 	r = kdyn(t, env, "-n", ns, "label", "cm", "-l", "team=zzz", "x=1").must(t)
 	if !strings.Contains(r.stderr, "No resources found in "+ns+" namespace.") {

@@ -90,7 +90,9 @@ func ocGet(t *testing.T, c *dynamic.DynamicClient, gvr schema.GroupVersionResour
 
 // ocGizmos creates a namespaced CRD "gizmos.<unique group>" (kind Gizmo)
 // with a status subresource, waits until it is established, and deletes it
-// when the test ends. It returns the resource.
+// when the test ends. It returns the resource. Tests name it in full
+// ("gizmos.<group>"): the discovery cache the runs share may still list the
+// gizmos of an earlier test, which "gizmo" alone could resolve to.
 func ocGizmos(t *testing.T, c *dynamic.DynamicClient) schema.GroupVersionResource {
 	t.Helper()
 	group := "oc" + ocSuffix() + ".test.kdyn.io"
@@ -261,38 +263,38 @@ func TestPatchCustomResource(t *testing.T) {
 	}
 
 	// Asking for strategic merge explicitly fails, with the reason.
-	kdyn(t, env, "-n", ns, "patch", "gizmo", "g1", "--type", "strategic", "-p", `{"spec":{"color":"green"}}`).
+	kdyn(t, env, "-n", ns, "patch", typ, "g1", "--type", "strategic", "-p", `{"spec":{"color":"green"}}`).
 		ocExpect(t, 1, "application/strategic-merge-patch+json is not supported by "+gvr.Group+"/v1, Kind=Gizmo")
 
 	// A JSON patch.
-	r = kdyn(t, env, "-n", ns, "patch", "gizmo", "g1", "--type", "json", "-p", `[{"op":"replace","path":"/spec/size","value":7},{"op":"remove","path":"/spec/color"}]`).must(t)
+	r = kdyn(t, env, "-n", ns, "patch", typ, "g1", "--type", "json", "-p", `[{"op":"replace","path":"/spec/size","value":7},{"op":"remove","path":"/spec/color"}]`).must(t)
 	ocStdout(t, r, "gizmo."+gvr.Group+"/g1 patched\n")
 	spec, _, _ = unstructured.NestedMap(ocGet(t, c, gvr, ns, "g1").Object, "spec")
 	if _, has := spec["color"]; has || spec["size"] != int64(7) {
 		t.Fatalf("spec after JSON patch = %v", spec)
 	}
 	// A failing JSON patch test operation is the server's error.
-	kdyn(t, env, "-n", ns, "patch", "gizmo", "g1", "--type", "json", "-p", `[{"op":"test","path":"/spec/size","value":8}]`).
+	kdyn(t, env, "-n", ns, "patch", typ, "g1", "--type", "json", "-p", `[{"op":"test","path":"/spec/size","value":8}]`).
 		ocExpect(t, 1, "the server rejected our request")
 
 	// The status subresource: spec is not touched, status is set. A status
 	// change through the main resource is dropped by the server, which
 	// is reported as no change.
-	r = kdyn(t, env, "-n", ns, "patch", "gizmo", "g1", "-p", `{"status":{"phase":"Ready"}}`).must(t)
+	r = kdyn(t, env, "-n", ns, "patch", typ, "g1", "-p", `{"status":{"phase":"Ready"}}`).must(t)
 	ocStdout(t, r, "gizmo."+gvr.Group+"/g1 patched (no change)\n")
-	r = kdyn(t, env, "-n", ns, "patch", "gizmo", "g1", "--subresource", "status", "-p", `{"status":{"phase":"Ready"}}`).must(t)
+	r = kdyn(t, env, "-n", ns, "patch", typ, "g1", "--subresource", "status", "-p", `{"status":{"phase":"Ready"}}`).must(t)
 	ocStdout(t, r, "gizmo."+gvr.Group+"/g1 patched\n")
 	if phase, _, _ := unstructured.NestedString(ocGet(t, c, gvr, ns, "g1").Object, "status", "phase"); phase != "Ready" {
 		t.Fatalf("status.phase = %q", phase)
 	}
 
 	// -o prints the patched object.
-	r = kdyn(t, env, "-n", ns, "patch", "gizmo", "g1", "-p", `{"spec":{"size":8}}`, "-o", "json").must(t)
+	r = kdyn(t, env, "-n", ns, "patch", typ, "g1", "-p", `{"spec":{"size":8}}`, "-o", "json").must(t)
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &obj); err != nil || obj["kind"] != "Gizmo" {
 		t.Fatalf("-o json: %v\n%s", err, r.stdout)
 	}
-	r = kdyn(t, env, "-n", ns, "patch", "gizmo", "g1", "-p", `{"spec":{"size":8}}`, "-o", "name").must(t)
+	r = kdyn(t, env, "-n", ns, "patch", typ, "g1", "-p", `{"spec":{"size":8}}`, "-o", "name").must(t)
 	ocStdout(t, r, "gizmo."+gvr.Group+"/g1\n")
 }
 
