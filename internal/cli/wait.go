@@ -430,7 +430,7 @@ func waitGroups(matches []restmapper.Match, ns string, sel objSelection) []waitG
 
 type waiter struct {
 	f         *factory
-	client    *dynamic.DynamicClient
+	client    dynamic.Interface
 	conds     []waitCond
 	p         *resultPrinter
 	sel       objSelection

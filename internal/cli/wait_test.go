@@ -1,10 +1,22 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/restmapper"
 )
 
 func TestSplitJSONPathCond(t *testing.T) {
@@ -187,5 +199,165 @@ func TestWaitTimeoutError(t *testing.T) {
 	}
 	if got := errorMessage(err); got != "error: timed out waiting for the condition on configmaps/x" {
 		t.Errorf("message = %q", got)
+	}
+}
+
+// fakeWaitResource scripts the lists and watches one wait group sees.
+type fakeWaitResource struct {
+	dynamic.ResourceInterface // unused methods panic
+
+	lists    []*unstructured.UnstructuredList
+	watches  [][]watch.Event
+	nlist    int
+	watchRVs []string
+}
+
+func (r *fakeWaitResource) Namespace(string) dynamic.ResourceInterface { return r }
+
+func (r *fakeWaitResource) List(_ context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	if r.nlist >= len(r.lists) {
+		return nil, fmt.Errorf("unexpected list %d", r.nlist+1)
+	}
+	r.nlist++
+	return r.lists[r.nlist-1], nil
+}
+
+func (r *fakeWaitResource) Watch(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	r.watchRVs = append(r.watchRVs, opts.ResourceVersion)
+	if len(r.watchRVs) > len(r.watches) {
+		return nil, fmt.Errorf("unexpected watch %d", len(r.watchRVs))
+	}
+	events := r.watches[len(r.watchRVs)-1]
+	w := watch.NewFakeWithChanSize(len(events), false)
+	for _, ev := range events {
+		w.Action(ev.Type, ev.Object)
+	}
+	w.Stop() // the stream ends after its events
+	return w, nil
+}
+
+type fakeWaitClient struct{ r *fakeWaitResource }
+
+func (c fakeWaitClient) Resource(schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
+	return c.r
+}
+
+func waitTestGizmo(rv, uid string, ready bool) *unstructured.Unstructured {
+	u := waitObj(1, nil)
+	u.SetNamespace("ns")
+	u.SetResourceVersion(rv)
+	u.SetUID(types.UID(uid))
+	if ready {
+		u.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+	}
+	return u
+}
+
+func waitTestList(rv string, items ...*unstructured.Unstructured) *unstructured.UnstructuredList {
+	l := &unstructured.UnstructuredList{}
+	l.SetResourceVersion(rv)
+	for _, it := range items {
+		l.Items = append(l.Items, *it)
+	}
+	return l
+}
+
+func waitTestBookmark(rv string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "test.kdyn.io/v1", "kind": "Gizmo"}}
+	u.SetResourceVersion(rv)
+	return u
+}
+
+// TestWaitGroupRecovery drives one wait group through scripted lists and
+// watches: a watch that ends is resumed from the last resourceVersion seen
+// (bookmarks included), and a 410 is answered by a new list.
+func TestWaitGroupRecovery(t *testing.T) {
+	gone := &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"}
+	for _, tc := range []struct {
+		name     string
+		forConds []string
+		res      *fakeWaitResource
+		watchRVs []string
+		nlist    int
+	}{
+		{
+			name:     "resume after the stream ends",
+			forConds: []string{"condition=Ready"},
+			res: &fakeWaitResource{
+				lists: []*unstructured.UnstructuredList{waitTestList("10", waitTestGizmo("10", "a", false))},
+				watches: [][]watch.Event{
+					{{Type: watch.Modified, Object: waitTestGizmo("11", "a", false)}},
+					{{Type: watch.Bookmark, Object: waitTestBookmark("15")}},
+					{{Type: watch.Modified, Object: waitTestGizmo("16", "a", true)}},
+				},
+			},
+			watchRVs: []string{"10", "11", "15"},
+			nlist:    1,
+		},
+		{
+			name:     "relist after 410",
+			forConds: []string{"condition=Ready"},
+			res: &fakeWaitResource{
+				lists: []*unstructured.UnstructuredList{
+					waitTestList("10", waitTestGizmo("10", "a", false)),
+					waitTestList("30", waitTestGizmo("25", "a", true)),
+				},
+				watches: [][]watch.Event{{{Type: watch.Error, Object: gone}}},
+			},
+			watchRVs: []string{"10"},
+			nlist:    2,
+		},
+		{
+			name:     "deleted and created again while the watch was down",
+			forConds: []string{"delete"},
+			res: &fakeWaitResource{
+				lists: []*unstructured.UnstructuredList{
+					waitTestList("10", waitTestGizmo("10", "a", false)),
+					waitTestList("30", waitTestGizmo("29", "b", false)),
+				},
+				watches: [][]watch.Event{{{Type: watch.Error, Object: gone}}},
+			},
+			watchRVs: []string{"10"},
+			nlist:    2,
+		},
+		{
+			name:     "deleted",
+			forConds: []string{"delete"},
+			res: &fakeWaitResource{
+				lists:   []*unstructured.UnstructuredList{waitTestList("10", waitTestGizmo("10", "a", false))},
+				watches: [][]watch.Event{{{Type: watch.Modified, Object: waitTestGizmo("11", "a", true)}, {Type: watch.Deleted, Object: waitTestGizmo("12", "a", true)}}},
+			},
+			watchRVs: []string{"10"},
+			nlist:    1,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conds, err := parseWaitConds(tc.forConds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			w := &waiter{client: fakeWaitClient{tc.res}, conds: conds, p: &resultPrinter{w: &out, dflt: true}, forDelete: tc.forConds[0] == "delete"}
+			m := restmapper.Match{
+				GVR:        schema.GroupVersionResource{Group: "test.kdyn.io", Version: "v1", Resource: "gizmos"},
+				GVK:        schema.GroupVersionKind{Group: "test.kdyn.io", Version: "v1", Kind: "Gizmo"},
+				Namespaced: true,
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			unmet, err := w.runGroup(ctx, waitGroup{match: m, ns: "ns", names: []string{"g"}})
+			if err != nil || len(unmet) > 0 {
+				t.Fatalf("runGroup = %v, %v", unmet, err)
+			}
+			if got := out.String(); got != "gizmo.test.kdyn.io/g condition met\n" {
+				t.Errorf("output = %q", got)
+			}
+			if diff := cmp.Diff(tc.watchRVs, tc.res.watchRVs); diff != "" {
+				t.Errorf("watch resourceVersions (-want +got):\n%s", diff)
+			}
+			if tc.res.nlist != tc.nlist {
+				t.Errorf("%d lists, want %d", tc.res.nlist, tc.nlist)
+			}
+		})
 	}
 }
