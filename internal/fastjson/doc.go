@@ -35,8 +35,8 @@
 // [Options].InternKeys a Decoder returns shared strings for object keys, and
 // with InternValues also for short string values; a pooled value also shares
 // its interface box, so decoding it allocates nothing. The tables are bounded
-// and direct-mapped (see [Interner]): unique strings such as UIDs and
-// resource versions cost a little lookup time but cannot crowd out the
+// and two-way set-associative (see [Interner]): unique strings such as UIDs
+// and resource versions cost a little lookup time but cannot crowd out the
 // common ones for good. [Interner] is exported for other packages (informer
 // caches, indexers) and can be shared by several Decoders through
 // [Options].Interner.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -57,6 +58,16 @@ func FuzzDecode(f *testing.F) {
 			delete(w, "items")
 			if n != len(items) || !reflect.DeepEqual(list, w) {
 				t.Fatalf("DecodeList = %v (%d items), want %v (%d items)", list, n, w, len(items))
+			}
+		}
+		if err != nil && wantErr == nil {
+			// Only the list-specific rules may reject valid JSON.
+			ok := false
+			for _, why := range []string{"list is not an object", `list "items" is not an array`, "is not an object", `duplicate "items" key`} {
+				ok = ok || strings.Contains(err.Error(), why)
+			}
+			if !ok {
+				t.Fatalf("DecodeList: %v, but util/json accepts the input", err)
 			}
 		}
 		Scan(data)

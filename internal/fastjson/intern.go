@@ -2,6 +2,7 @@ package fastjson
 
 import (
 	"hash/maphash"
+	"strings"
 	"sync/atomic"
 )
 
@@ -11,12 +12,13 @@ import (
 //
 // The pool is a fixed-size, two-way set-associative table: each string
 // hashes to a set of two slots, and a string that is not in its set replaces
-// the less recently inserted of the two. Memory is therefore bounded by maxEntries strings of at most
-// maxLen bytes, a stream of unique strings (UIDs, resource versions) cannot
-// fill the table for good, and frequently seen strings stay resident. Sharing
-// is best effort: two equal strings may occasionally be separate copies after
-// a collision evicted the first one. The returned strings are ordinary,
-// immutable Go strings and stay valid regardless of the pool.
+// the less recently inserted of the two. Memory is therefore bounded by
+// maxEntries strings of at most maxLen bytes, a stream of unique strings
+// (UIDs, resource versions) cannot fill the table for good, and frequently
+// seen strings stay resident. Sharing is best effort: two equal strings may
+// occasionally be separate copies after a collision evicted the first one.
+// The returned strings are ordinary, immutable Go strings and stay valid
+// regardless of the pool.
 //
 // All methods are safe for concurrent use. Lookups take no lock.
 type Interner struct {
@@ -27,8 +29,8 @@ type Interner struct {
 }
 
 // NewInterner returns a pool with room for maxEntries strings (rounded up to
-// a power of two, at least 16) of at most maxLen bytes each; longer strings
-// are never interned. maxLen <= 0 means 64.
+// a power of two between 16 and 1<<24) of at most maxLen bytes each; longer
+// strings are never interned. maxLen <= 0 means 64.
 func NewInterner(maxEntries, maxLen int) *Interner {
 	if maxLen <= 0 {
 		maxLen = 64
@@ -57,8 +59,9 @@ func (in *Interner) String(b []byte) string {
 	return in.box(b).(string)
 }
 
-// Intern returns a pooled string equal to s; when s is not pooled yet, s
-// itself is pooled and returned.
+// Intern returns a pooled string equal to s; when s is not pooled yet, a
+// copy of s is pooled and returned (a copy, so that a short s sliced from a
+// large string does not keep the large one alive).
 func (in *Interner) Intern(s string) string {
 	if len(s) > in.maxLen || len(s) == 0 {
 		return s
@@ -73,7 +76,7 @@ func (in *Interner) Intern(s string) string {
 	if p, ok := second.Load().(string); ok && p == s {
 		return p
 	}
-	return in.insert(first, second, v, s).(string)
+	return in.insert(first, second, v, strings.Clone(s)).(string)
 }
 
 // box returns the pooled string equal to b as an interface value. The

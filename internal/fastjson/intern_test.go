@@ -24,6 +24,14 @@ func TestInterner(t *testing.T) {
 	if c := in.Intern(string([]byte("hello"))); unsafe.StringData(c) != unsafe.StringData(a) {
 		t.Error("Intern did not return the pooled string")
 	}
+	big := strings.Repeat("x", 1000) + "world"
+	w := in.Intern(big[1000:])
+	if w != "world" || unsafe.StringData(w) == unsafe.StringData(big[1000:]) {
+		t.Error("Intern pooled a substring of a larger string")
+	}
+	if w2 := in.Intern("world"); unsafe.StringData(w2) != unsafe.StringData(w) {
+		t.Error("Intern did not share")
+	}
 	long := []byte("longer than eight")
 	if x, y := in.String(long), in.String(long); x != string(long) || unsafe.StringData(x) == unsafe.StringData(y) {
 		t.Error("string over MaxLen interned")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 )
@@ -176,6 +177,31 @@ func checkScan(t *testing.T, data []byte) {
 		if !errors.As(err, &se) {
 			t.Fatalf("Scan(%.60q) error %T", data, err)
 		}
+	}
+	// encoding/json's streaming Decoder frames the same way, except that at
+	// the end of its input it settles a trailing number that Scan leaves
+	// incomplete.
+	var raw json.RawMessage
+	decErr := json.NewDecoder(bytes.NewReader(data)).Decode(&raw)
+	var jsonSyntax *json.SyntaxError
+	switch {
+	case decErr == nil:
+		trailingNumber := err == ErrIncomplete && len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') &&
+			bytes.HasSuffix(data, raw)
+		if !trailingNumber && (err != nil || !bytes.Equal(data[start:end], raw)) {
+			t.Fatalf("Scan(%.60q) = [%d:%d] %v; json.Decoder read %.60q", data, start, end, err, raw)
+		}
+	case decErr == io.EOF || decErr == io.ErrUnexpectedEOF:
+		if err != ErrIncomplete {
+			t.Fatalf("Scan(%.60q) = %v; json.Decoder: %v", data, err, decErr)
+		}
+	case errors.As(decErr, &jsonSyntax):
+		var se *SyntaxError
+		if !errors.As(err, &se) {
+			t.Fatalf("Scan(%.60q) = %v; json.Decoder: %v", data, err, decErr)
+		}
+	default:
+		t.Fatalf("json.Decoder: unexpected error %v", decErr)
 	}
 	if valid {
 		// With a delimiter after it, a valid value is always framed whole.
