@@ -119,3 +119,13 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// waitForBlockedGets waits until n Get calls are blocked in q.
+func waitForBlockedGets[T comparable](t *testing.T, q *Queue[T], n int) {
+	t.Helper()
+	waitFor(t, "blocked Get calls", func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.waiting == n
+	})
+}

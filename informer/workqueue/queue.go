@@ -39,6 +39,8 @@ type Queue[T comparable] struct {
 	// ready is signalled when an item is queued and broadcast when the
 	// shutdown state changes, waking Get.
 	ready *sync.Cond
+	// waiting counts the Get calls blocked on ready; tests wait on it.
+	waiting int
 	// queue holds the items waiting for Get, in order, each at most once.
 	queue fifo[T]
 	// dirty holds every item that needs processing (queued, or re-added while
@@ -124,7 +126,10 @@ func (q *Queue[T]) addLocked(item T, now time.Time) {
 	}
 	q.stats.adds++
 	q.dirty[item] = now
-
+	if _, ok := q.processing[item]; ok {
+		q.requeue++
+		return
+	}
 	q.queue.push(item)
 	q.ready.Signal()
 }
@@ -148,7 +153,9 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 		if q.shuttingDown && q.requeue == 0 {
 			return item, true
 		}
+		q.waiting++
 		q.ready.Wait()
+		q.waiting--
 	}
 	item = q.queue.pop()
 	now := q.clock.Now()

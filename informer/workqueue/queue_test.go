@@ -137,8 +137,18 @@ func TestNeverTwoWorkersOnOneItem(t *testing.T) {
 		})
 	}
 	producersWG.Wait()
-	q.ShutDownWithDrain()
-	workersWG.Wait()
+	drained := make(chan struct{})
+	go func() {
+		q.ShutDownWithDrain()
+		workersWG.Wait()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+	case <-time.After(liveness):
+		q.ShutDown()
+		t.Fatalf("drain did not finish; metrics %+v", q.Metrics())
+	}
 
 	if n := overlaps.Load(); n != 0 {
 		t.Errorf("%d times an item was handed to a second worker while in processing", n)
@@ -185,6 +195,7 @@ func TestShutDown(t *testing.T) {
 			_, shutdown := q.Get()
 			done <- shutdown
 		}()
+		waitForBlockedGets(t, q, 1)
 		q.ShutDown()
 		if !<-done {
 			t.Error("blocked Get returned shutdown=false")
@@ -297,6 +308,7 @@ func TestShutDownWithDrain(t *testing.T) {
 			}
 			got <- item
 		}()
+		waitForBlockedGets(t, q, 1)
 		q.Done("a")
 		if item := <-got; item != "a" {
 			t.Fatalf("second worker got %q, want a", item)
