@@ -12,5 +12,7 @@ func addDiscoveryCommands(root *cobra.Command, f *factory) {
 		newAPIVersionsCommand(f),
 		newExplainCommand(f),
 		newTreeCommand(f),
+		newCompletionCommand(root),
 	)
+	registerCompletions(root, f)
 }
