@@ -246,6 +246,7 @@ func decodeEditBody(b []byte) (*unstructured.Unstructured, error) {
 // namespace left out is taken as the original one.
 func checkEditIdentity(orig, edited *unstructured.Unstructured) error {
 	if orig.GetAPIVersion() != edited.GetAPIVersion() || orig.GetKind() != edited.GetKind() || orig.GetName() != edited.GetName() {
+		//lint:ignore ST1005 kubectl's wording, which scripts may match
 		return errors.New("At least one of apiVersion, kind and name was changed")
 	}
 	if edited.GetNamespace() == "" && orig.GetNamespace() != "" {
@@ -325,6 +326,9 @@ func (s *editSession) runEditor(ctx context.Context) error {
 	return nil
 }
 
+// errEditGivenUp is kubectl's message when the user quits after an error.
+//
+//lint:ignore ST1005 kubectl's wording, which scripts may match
 var errEditGivenUp = errors.New("Edit cancelled, no valid changes were saved.")
 
 func editOne(ctx context.Context, f *factory, o *editOptions, editor []string, t objTarget) error {
