@@ -43,7 +43,21 @@ cluster: ## Run a local control plane in the foreground and print the KUBECONFIG
 demo: build controlplane ## Build kdyn, start a control plane, run a narrated tour of kdyn against it, stop it.
 	./scripts/demo.sh
 
+.PHONY: bench
+bench: controlplane ## Benchmarks: kdyn vs client-go and kdyn vs kubectl, same run, same server (prints ratios).
+	cd bench && $(GO) run ./cmd/libbench
+	cd bench && $(GO) run ./cmd/clibench
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME seconds each (default 30).
+	./scripts/fuzz.sh $(or $(FUZZTIME),30)
+
+.PHONY: soak
+soak: controlplane ## A bounded soak: 20,000 objects, 500 changes/s for 10 minutes, one restart (not part of CI).
+	$(GO) run ./integration/soak
+
 .PHONY: tidy
 tidy: ## go mod tidy for every module.
 	$(GO) mod tidy
 	cd integration/controlplane && $(GO) mod tidy
+	cd bench && $(GO) mod tidy
