@@ -1,0 +1,405 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kdyn/kdyn/discovery"
+	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/informer"
+	"github.com/kdyn/kdyn/informer/workqueue"
+)
+
+// errOwnerNotObserved makes the queue retry a dependent, with backoff,
+// whose owner exists on the server but is not in the cache yet: its
+// informer may still be listing, and if the owner is deleted before it is
+// ever cached no delete event will tell us.
+var errOwnerNotObserved = errors.New("gc: an owner exists but is not in the cache yet")
+
+// maxAbsent bounds the absent-owner cache; it is emptied when full.
+const maxAbsent = 10000
+
+// ownerState is what a live check found out about one owner reference.
+type ownerState int
+
+const (
+	ownerAlive           ownerState = iota // exists, and the cache has it
+	ownerAliveUnobserved                   // exists, the cache does not have it yet
+	ownerAbsent                            // no object of that kind, name and UID where it must be
+	ownerUnresolvable                      // the kind is not served (or the apiVersion is malformed)
+	ownerInvalid                           // a namespaced owner of a cluster-scoped object
+)
+
+// absentKey names an owner UID looked up in one namespace ("" for a
+// cluster-scoped owner). UIDs are never reused, so a UID absent from a
+// namespace stays absent.
+type absentKey struct {
+	namespace string
+	uid       types.UID
+}
+
+// mapper is what the collector needs of a REST mapper.
+type mapper interface {
+	RESTMappingWithContext(ctx context.Context, gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error)
+}
+
+// collector turns the resource set's events into the owner graph and
+// checks dependents from the work queue.
+type collector struct {
+	graph  *graph
+	meta   *dynamic.MetadataClient
+	mapper mapper
+	queue  *workqueue.Queue[types.UID]
+	delete bool
+	log    *zap.Logger
+
+	// outMu serializes lines on out.
+	outMu sync.Mutex
+	out   io.Writer
+
+	// mu guards kinds, absent and reported.
+	mu sync.Mutex
+	// kinds maps each resource of the set to its kind, recorded by keep.
+	kinds map[schema.GroupVersionResource]schema.GroupVersionKind
+	// absent remembers owners found absent by a live GET.
+	absent map[absentKey]struct{}
+	// reported holds the orphans already printed in report mode, so a
+	// resync does not print them again.
+	reported map[types.UID]struct{}
+}
+
+func newCollector(md *dynamic.MetadataClient, m mapper, q *workqueue.Queue[types.UID], del bool, out io.Writer, log *zap.Logger) *collector {
+	return &collector{
+		graph: newGraph(), meta: md, mapper: m, queue: q, delete: del, out: out, log: log,
+		kinds:    map[schema.GroupVersionResource]schema.GroupVersionKind{},
+		absent:   map[absentKey]struct{}{},
+		reported: map[types.UID]struct{}{},
+	}
+}
+
+// keep is the resource set's filter: every resource that can be listed,
+// watched and deleted. It also records each kept resource's kind, since
+// metadata-only objects do not carry theirs.
+func (c *collector) keep(r *discovery.Resource) bool {
+	if !r.HasVerbs("list", "watch", "delete") {
+		return false
+	}
+	c.mu.Lock()
+	c.kinds[r.GVR()] = r.GVK()
+	c.mu.Unlock()
+	return true
+}
+
+func (c *collector) kindOf(gvr schema.GroupVersionResource) schema.GroupVersionKind {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.kinds[gvr]
+}
+
+// handle is the resource set's handler. It only updates the graph and
+// adds UIDs to the queue, so it never blocks.
+func (c *collector) handle(e informer.Event) {
+	uid := e.Object.GetUID()
+	switch e.Type {
+	case watch.Added, watch.Modified:
+		oldOwners, wasDeleting, added := c.graph.upsert(e.GVR, c.kindOf(e.GVR), e.Object)
+		if added {
+			// Dependents that were waiting for this owner to be observed.
+			for _, d := range c.graph.dependentsOf(uid) {
+				c.queue.Add(d)
+			}
+		}
+		owners := e.Object.GetOwnerReferences()
+		changed := !sameOwners(oldOwners, owners)
+		if changed {
+			c.forgetReported(uid)
+		}
+		if len(owners) > 0 && (added || changed || wasDeleting != (e.Object.GetDeletionTimestamp() != nil)) {
+			c.queue.Add(uid)
+		}
+	case watch.Deleted:
+		gone, deps := c.graph.remove(e.GVR, uid)
+		if !gone {
+			return
+		}
+		c.forgetReported(uid)
+		for _, d := range deps {
+			c.queue.Add(d)
+		}
+	}
+}
+
+// forgetResource drops the objects of a resource that left the set and
+// queues their dependents.
+func (c *collector) forgetResource(gvr schema.GroupVersionResource) {
+	deps := c.graph.forgetResource(gvr)
+	c.mu.Lock()
+	delete(c.kinds, gvr)
+	c.mu.Unlock()
+	for _, d := range deps {
+		c.queue.Add(d)
+	}
+	c.log.Debug("resource left the set", zap.String("gvr", gvr.String()), zap.Int("dependents", len(deps)))
+}
+
+// resync queues every object that has owners.
+func (c *collector) resync() {
+	uids := c.graph.withOwners()
+	for _, uid := range uids {
+		c.queue.Add(uid)
+	}
+	objects, owners := c.graph.size()
+	c.log.Debug("resync", zap.Int("objects", objects), zap.Int("ownerUIDs", owners), zap.Int("queued", len(uids)))
+}
+
+// process checks one dependent: when every owner reference points to an
+// object that is gone, it reports or deletes the dependent. An error makes
+// the queue retry it with backoff.
+func (c *collector) process(ctx context.Context, uid types.UID) error {
+	n, ok := c.graph.get(uid)
+	if !ok || len(n.owners) == 0 || n.deleting {
+		return nil
+	}
+	// Fast path, no request: the cache has every owner, where it must be.
+	all := true
+	for _, ref := range n.owners {
+		if !c.observed(n, ref) {
+			all = false
+			break
+		}
+	}
+	if all {
+		return nil
+	}
+	// The cache may lag: read the dependent itself, then each owner.
+	live, err := c.meta.Resource(n.gvr).Namespace(n.namespace).Get(ctx, n.name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil // its delete event will come
+	case err != nil:
+		return fmt.Errorf("get dependent %s: %w", describe(n), err)
+	case live.UID != uid || live.DeletionTimestamp != nil || len(live.OwnerReferences) == 0:
+		return nil
+	}
+	var gone []metav1.OwnerReference
+	waiting := false
+	for _, ref := range live.OwnerReferences {
+		st, err := c.ownerState(ctx, n, ref)
+		if err != nil {
+			return err
+		}
+		switch st {
+		case ownerAbsent:
+			gone = append(gone, ref)
+		case ownerAliveUnobserved:
+			waiting = true
+		case ownerUnresolvable:
+			// Like Kubernetes' collector: an owner whose kind cannot be
+			// resolved might exist; leave the dependent alone. The next
+			// resync looks again.
+			c.log.Info("owner kind not served; leaving the dependent alone", zap.String("dependent", describe(n)), zap.String("owner", describeRef(ref)))
+			return nil
+		case ownerInvalid:
+			c.log.Warn("cluster-scoped object has a namespaced owner, which is invalid; leaving it alone", zap.String("dependent", describe(n)), zap.String("owner", describeRef(ref)))
+			return nil
+		}
+	}
+	if len(gone) < len(live.OwnerReferences) {
+		if waiting {
+			return errOwnerNotObserved
+		}
+		return nil
+	}
+	line := fmt.Sprintf("%s (owners gone: %s)", describe(n), describeRefs(gone))
+	if !c.delete {
+		if c.markReported(uid) {
+			c.println("orphan " + line)
+		}
+		return nil
+	}
+	bg := metav1.DeletePropagationBackground
+	err = c.meta.Resource(n.gvr).Namespace(n.namespace).Delete(ctx, n.name, metav1.DeleteOptions{
+		PropagationPolicy: &bg,
+		// Only the object we looked at, unchanged since: a new owner added
+		// meanwhile makes the delete fail with a conflict, and the retry
+		// looks again.
+		Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &live.ResourceVersion},
+	})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("delete %s: %w", describe(n), err)
+	}
+	c.println("deleted " + line)
+	return nil
+}
+
+// observed reports whether the cache holds the owner ref points to, with
+// the kind, name and UID it names, and in a namespace the dependent may
+// refer to (a namespaced owner must share the dependent's namespace).
+func (c *collector) observed(dep node, ref metav1.OwnerReference) bool {
+	o, ok := c.graph.get(ref.UID)
+	if !ok || o.name != ref.Name || o.gvk.Kind != ref.Kind {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil || gv.Group != o.gvk.Group {
+		return false
+	}
+	return o.namespace == "" || o.namespace == dep.namespace
+}
+
+// ownerState finds out, with a live GET, whether ref's owner exists: an
+// object of its kind and name, with its UID, in the dependent's namespace
+// for a namespaced kind. As in Kubernetes, a reference to an owner in
+// another namespace is therefore dangling.
+func (c *collector) ownerState(ctx context.Context, dep node, ref metav1.OwnerReference) (ownerState, error) {
+	if c.observed(dep, ref) {
+		return ownerAlive, nil
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return ownerUnresolvable, nil
+	}
+	gk := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
+	m, err := c.mapper.RESTMappingWithContext(ctx, gk, gv.Version)
+	if meta.IsNoMatchError(err) {
+		// The reference's version may be gone while the kind is served
+		// at another one: objects are the same at every version.
+		m, err = c.mapper.RESTMappingWithContext(ctx, gk)
+	}
+	switch {
+	case meta.IsNoMatchError(err):
+		return ownerUnresolvable, nil
+	case err != nil:
+		return 0, fmt.Errorf("map owner %s: %w", describeRef(ref), err)
+	}
+	ns := ""
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		if dep.namespace == "" {
+			return ownerInvalid, nil
+		}
+		ns = dep.namespace
+	}
+	key := absentKey{namespace: ns, uid: ref.UID}
+	if c.isAbsent(key) {
+		return ownerAbsent, nil
+	}
+	o, err := c.meta.Resource(m.Resource).Namespace(ns).Get(ctx, ref.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		c.addAbsent(key)
+		return ownerAbsent, nil
+	case err != nil:
+		return 0, fmt.Errorf("get owner %s: %w", describeRef(ref), err)
+	case o.UID != ref.UID:
+		// Same name, another object: the owner was deleted and recreated.
+		c.addAbsent(key)
+		return ownerAbsent, nil
+	}
+	if c.observed(dep, ref) {
+		return ownerAlive, nil
+	}
+	return ownerAliveUnobserved, nil
+}
+
+func (c *collector) isAbsent(k absentKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.absent[k]
+	return ok
+}
+
+func (c *collector) addAbsent(k absentKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.absent) >= maxAbsent {
+		clear(c.absent)
+	}
+	c.absent[k] = struct{}{}
+}
+
+// markReported records uid as reported; it returns false if it already was.
+func (c *collector) markReported(uid types.UID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.reported[uid]; ok {
+		return false
+	}
+	c.reported[uid] = struct{}{}
+	return true
+}
+
+func (c *collector) forgetReported(uid types.UID) {
+	c.mu.Lock()
+	delete(c.reported, uid)
+	c.mu.Unlock()
+}
+
+func (c *collector) println(s string) {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	fmt.Fprintln(c.out, s)
+}
+
+// kindName is "Kind" for the core group, else "Kind.group".
+func kindName(group, kind string) string {
+	if group == "" {
+		return kind
+	}
+	return kind + "." + group
+}
+
+// describe names a dependent as Kind[.group]/namespace/name (namespace
+// empty for a cluster-scoped object), falling back to the resource when
+// the kind is unknown.
+func describe(n node) string {
+	k := kindName(n.gvk.Group, n.gvk.Kind)
+	if n.gvk.Kind == "" {
+		k = kindName(n.gvr.Group, n.gvr.Resource)
+	}
+	return k + "/" + n.namespace + "/" + n.name
+}
+
+// describeRef names an owner reference as Kind[.group]/name uid=UID.
+func describeRef(r metav1.OwnerReference) string {
+	group := ""
+	if gv, err := schema.ParseGroupVersion(r.APIVersion); err == nil {
+		group = gv.Group
+	}
+	return kindName(group, r.Kind) + "/" + r.Name + " uid=" + string(r.UID)
+}
+
+func describeRefs(refs []metav1.OwnerReference) string {
+	parts := make([]string, len(refs))
+	for i, r := range refs {
+		parts[i] = describeRef(r)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sameOwners compares owner references by the fields the check reads.
+func sameOwners(a, b []metav1.OwnerReference) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].UID != b[i].UID || a[i].Name != b[i].Name || a[i].Kind != b[i].Kind || a[i].APIVersion != b[i].APIVersion {
+			return false
+		}
+	}
+	return true
+}
