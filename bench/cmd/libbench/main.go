@@ -1,0 +1,47 @@
+// Command libbench measures kdyn against client-go v0.37.2 side by side on
+// one real control plane and prints a table per scenario.
+//
+//	go run ./cmd/libbench [-scenario all|discovery|mapper|dynamic|informer|footprint|load] [-quick]
+//
+// Memory figures come from child processes (the same binary re-executed
+// with the hidden -child flag), one per contender.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"testing"
+
+	"github.com/kdyn/kdyn/bench/lib"
+)
+
+func main() {
+	testing.Init() // testing.Benchmark is used programmatically
+	scenario := flag.String("scenario", "all", "all, or a comma list of: discovery, mapper, dynamic, informer, footprint, load")
+	quick := flag.Bool("quick", false, "small counts for a fast smoke run (1,000 objects, 20 CRDs, short phases)")
+	runs := flag.Int("runs", 0, "timing repetitions, median reported (0: 5, or 3 with -quick)")
+	child := flag.String(lib.ChildFlag, "", "internal: run one child measurement")
+	flag.CommandLine.VisitAll(func(f *flag.Flag) {
+		if len(f.Name) > 5 && f.Name[:5] == "test." {
+			f.Usage = "" // testing's flags are not ours
+		}
+	})
+	flag.Parse()
+	if *child != "" {
+		if err := lib.RunChild(*child); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := lib.Run(ctx, lib.Options{Scenario: *scenario, Quick: *quick, Runs: *runs}); err != nil {
+		fmt.Fprintln(os.Stderr, "libbench:", err)
+		os.Exit(1)
+	}
+}

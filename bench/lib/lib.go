@@ -1,0 +1,143 @@
+package lib
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kdyn/kdyn/integration/testenv"
+)
+
+// Scenarios in run order.
+var Scenarios = []string{"discovery", "mapper", "dynamic", "informer", "footprint", "load"}
+
+// Options configure Run.
+type Options struct {
+	Scenario string // "all" or one of Scenarios
+	Quick    bool
+	Runs     int // timing repetitions (median reported); 0 means 5 (3 with Quick)
+	Out      io.Writer
+}
+
+// Bench is one run: the control plane, the connection and the sizes.
+type Bench struct {
+	Opts  Options
+	Env   *testenv.Env
+	Conn  Conn
+	Sizes Sizes
+	start time.Time
+}
+
+func (b *Bench) logf(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "[%6.1fs] %s\n", time.Since(b.start).Seconds(), fmt.Sprintf(format, a...))
+}
+
+func (b *Bench) runs() int {
+	if b.Opts.Runs > 0 {
+		return b.Opts.Runs
+	}
+	if b.Opts.Quick {
+		return 3
+	}
+	return 5
+}
+
+// Run starts a control plane, seeds it, runs the scenarios and prints one
+// table per scenario.
+func Run(ctx context.Context, opts Options) error {
+	if opts.Out == nil {
+		opts.Out = os.Stdout
+	}
+	want := Scenarios
+	if opts.Scenario != "" && opts.Scenario != "all" {
+		want = nil
+		for _, s := range strings.Split(opts.Scenario, ",") {
+			if !slices.Contains(Scenarios, s) {
+				return fmt.Errorf("unknown scenario %q (want all or one of %s)", s, strings.Join(Scenarios, ", "))
+			}
+			want = append(want, s)
+		}
+	}
+	b := &Bench{Opts: opts, start: time.Now(), Sizes: Sizes{Objects: 10000, CRDs: 200}}
+	if opts.Quick {
+		b.Sizes = Sizes{Objects: 1000, CRDs: 20}
+	}
+	var tables []*Table
+	emit := func(t *Table) {
+		tables = append(tables, t)
+		t.Print(opts.Out)
+	}
+	if slices.Equal(want, []string{"footprint"}) {
+		// Needs no control plane.
+		t, err := b.Footprint(ctx)
+		if err != nil {
+			return err
+		}
+		emit(t)
+		return nil
+	}
+
+	b.logf("starting the control plane")
+	env, err := testenv.Start(ctx, testenv.Options{})
+	if err != nil {
+		return err
+	}
+	defer env.Stop()
+	b.Env = env
+	kc := env.RESTConfig(testenv.Admin)
+	b.Conn = Conn{Host: kc.Host, Token: env.AdminToken(), CA: env.CAData()}
+	b.logf("control plane at %s; seeding %d ConfigMaps, %d widgets, %d discovery CRDs, %d load ConfigMaps",
+		b.Conn.Host, b.Sizes.Objects, b.Sizes.Objects, b.Sizes.CRDs, LoadObjects)
+	if err := Seed(ctx, b.Conn, b.Sizes, b.logf); err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	fmt.Fprintf(opts.Out, "# kdyn vs client-go v0.37.2 — library benchmarks\n\n")
+	fmt.Fprintf(opts.Out, "%s, %s/%s, %d CPUs, kube-apiserver v1.37.2 (testenv, watch cache on), %d ConfigMaps + %d widgets (~1 KiB each), %d discovery CRDs; timings are medians of %d runs unless stated.\n",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), b.Sizes.Objects, b.Sizes.Objects, b.Sizes.CRDs, b.runs())
+
+	for _, s := range want {
+		b.logf("scenario %s", s)
+		var t *Table
+		var err error
+		switch s {
+		case "discovery":
+			t, err = b.Discovery(ctx)
+		case "mapper":
+			t, err = b.Mapper(ctx)
+		case "dynamic":
+			t, err = b.Dynamic(ctx)
+		case "informer":
+			t, err = b.Informer(ctx)
+		case "footprint":
+			t, err = b.Footprint(ctx)
+		case "load":
+			t, err = b.Load(ctx)
+		}
+		if err != nil {
+			return fmt.Errorf("scenario %s: %w", s, err)
+		}
+		emit(t)
+	}
+	if len(tables) > 1 {
+		fmt.Fprintf(opts.Out, "\n## Summary\n\n| scenario | metric | ratio | target | result |\n|---|---|---:|---|---|\n")
+		for _, t := range tables {
+			for _, r := range t.Rows {
+				if r.Verdict() == "" {
+					continue
+				}
+				ratio := "—"
+				if q := r.Ratio(); q == q {
+					ratio = ftoa(q, 2) + "×"
+				}
+				fmt.Fprintf(opts.Out, "| %s | %s | %s | %s | %s |\n", strings.SplitN(t.Title, " ", 2)[0], r.Metric, ratio, r.Target, r.Verdict())
+			}
+		}
+	}
+	b.logf("done")
+	return nil
+}
