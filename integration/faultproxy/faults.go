@@ -168,6 +168,13 @@ func (p *Proxy) Down(d time.Duration) {
 	p.CutAll()
 }
 
+// Up ends a Down early: new connections are accepted again.
+func (p *Proxy) Up() {
+	p.ln.mu.Lock()
+	p.ln.downUntil = time.Time{}
+	p.ln.mu.Unlock()
+}
+
 // Refused returns how many connections Down closed on arrival.
 func (p *Proxy) Refused() int {
 	p.ln.mu.Lock()

@@ -327,7 +327,7 @@ func (p *Proxy) begin(ex *exchange, r *http.Request) bool {
 	p.handlers.Add(1)
 	ex.rec = len(p.records)
 	p.records = append(p.records, Record{
-		Start: time.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Watch: ex.watch,
+		Start: time.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, UserAgent: r.UserAgent(), Watch: ex.watch,
 	})
 	p.exchanges[ex] = struct{}{}
 	return true

@@ -12,6 +12,8 @@ type Record struct {
 	Start, End time.Time
 	// Method, Path and Query are the request's.
 	Method, Path, Query string
+	// UserAgent is the request's User-Agent header.
+	UserAgent string
 	// Watch reports a watch request (watch=true or watch=1).
 	Watch bool
 	// Status is the HTTP status sent to the client; 0 when none was (the
