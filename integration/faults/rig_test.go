@@ -400,7 +400,7 @@ type churnOptions struct {
 	// among its own names as it goes.
 	updates int
 	// names per worker.
-	names int
+	names  int
 	prefix string
 	// pace, when set, sleeps between operations of a worker.
 	pace time.Duration
