@@ -46,7 +46,11 @@ func TestMain(m *testing.M) {
 			}
 			defer os.RemoveAll(dir)
 			_, file, _, _ := runtime.Caller(0)
-			cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./examples/...")
+			args := []string{"build", "-o", dir + string(filepath.Separator)}
+			if raceEnabled {
+				args = append(args, "-race")
+			}
+			cmd := exec.Command("go", append(args, "./examples/...")...)
 			cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				fmt.Fprintf(os.Stderr, "build examples: %v\n%s", err, out)

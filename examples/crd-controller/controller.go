@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/informer"
+	"github.com/kdyn/kdyn/informer/workqueue"
+)
+
+const (
+	// group and version of the Widget CRD (crd.yaml).
+	group   = "examples.kdyn.io"
+	version = "v1"
+	// crdName is the Widget CRD's name.
+	crdName = "widgets." + group
+	// fieldManager owns the controller's fields in managedFields.
+	fieldManager = "kdyn-widget-controller"
+	// ownerLabel marks the ConfigMaps the controller manages; its value is
+	// the Widget's name. The ConfigMap informer selects on it.
+	ownerLabel = group + "/widget"
+	// conditionReady is the condition the controller writes.
+	conditionReady = "Ready"
+)
+
+// Reasons of the Ready condition.
+const (
+	reasonSynced      = "ConfigMapSynced"
+	reasonApplyFailed = "ConfigMapApplyFailed"
+	reasonInvalidSpec = "InvalidSpec"
+)
+
+var (
+	widgetGVR = schema.GroupVersionResource{Group: group, Version: version, Resource: "widgets"}
+	cmGVR     = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	crdGVR    = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+)
+
+// controller keeps one ConfigMap per Widget and the Widget's status.
+type controller struct {
+	// client sets fieldManager on every write (dynamic.WithFieldManager).
+	client  dynamic.Interface
+	widgets *informer.Informer[*unstructured.Unstructured]
+	cms     *informer.Informer[*unstructured.Unstructured]
+	queue   *workqueue.Queue[string]
+	log     *zap.Logger
+}
+
+// handlers registers the event handlers that feed the queue: a Widget's
+// own changes, and any change to a ConfigMap it controls (someone else
+// editing or deleting it puts the Widget back in the queue).
+func (c *controller) handlers() error {
+	enqueue := func(o *unstructured.Unstructured) { c.queue.Add(informer.Key(o)) }
+	if _, err := c.widgets.AddEventHandler(informer.HandlerFuncs[*unstructured.Unstructured]{
+		AddFunc:    func(o *unstructured.Unstructured, _ bool) { enqueue(o) },
+		UpdateFunc: func(_, o *unstructured.Unstructured) { enqueue(o) },
+		DeleteFunc: func(d informer.Deleted[*unstructured.Unstructured]) { enqueue(d.Obj) },
+	}); err != nil {
+		return err
+	}
+	owner := func(o *unstructured.Unstructured) {
+		if key, ok := ownerKey(o); ok {
+			c.queue.Add(key)
+		}
+	}
+	_, err := c.cms.AddEventHandler(informer.HandlerFuncs[*unstructured.Unstructured]{
+		AddFunc:    func(o *unstructured.Unstructured, _ bool) { owner(o) },
+		UpdateFunc: func(_, o *unstructured.Unstructured) { owner(o) },
+		DeleteFunc: func(d informer.Deleted[*unstructured.Unstructured]) { owner(d.Obj) },
+	})
+	return err
+}
+
+// ownerKey returns the namespace/name of the Widget controlling a
+// ConfigMap: its controller reference, else its owner label.
+func ownerKey(cm *unstructured.Unstructured) (string, bool) {
+	if ref := metav1.GetControllerOfNoCopy(cm); ref != nil {
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err == nil && gv.Group == group && ref.Kind == "Widget" {
+			return cm.GetNamespace() + "/" + ref.Name, true
+		}
+	}
+	if name := cm.GetLabels()[ownerLabel]; name != "" {
+		return cm.GetNamespace() + "/" + name, true
+	}
+	return "", false
+}
+
+// reconcile brings one Widget's ConfigMap and status in line with its spec.
+// An error makes the queue retry the key with backoff.
+func (c *controller) reconcile(ctx context.Context, key string) error {
+	ns, name, _ := strings.Cut(key, "/")
+	w, err := c.widgets.Lister().Namespace(ns).Get(name)
+	if err != nil {
+		// Deleted: its ConfigMap's ownerReference leaves it to the garbage
+		// collector.
+		return nil
+	}
+	if w.GetDeletionTimestamp() != nil {
+		return nil
+	}
+	cond := metav1.Condition{Type: conditionReady, ObservedGeneration: w.GetGeneration()}
+	data, err := specData(w)
+	var cmErr error
+	if err != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, reasonInvalidSpec, err.Error()
+	} else if cmErr = c.syncConfigMap(ctx, w, data); cmErr != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, reasonApplyFailed, cmErr.Error()
+	} else {
+		cond.Status, cond.Reason = metav1.ConditionTrue, reasonSynced
+		cond.Message = fmt.Sprintf("ConfigMap %s holds %d keys", name, len(data))
+	}
+	return errors.Join(cmErr, c.syncStatus(ctx, w, cond))
+}
+
+// specData returns spec.data (nil when unset).
+func specData(w *unstructured.Unstructured) (map[string]string, error) {
+	data, _, err := unstructured.NestedStringMap(w.Object, "spec", "data")
+	if err != nil {
+		return nil, fmt.Errorf("spec.data: %w", err)
+	}
+	return data, nil
+}
+
+// controllerRef is the ownerReference a Widget's ConfigMap carries.
+func controllerRef(w *unstructured.Unstructured) metav1.OwnerReference {
+	yes := true
+	return metav1.OwnerReference{APIVersion: group + "/" + version, Kind: "Widget", Name: w.GetName(), UID: w.GetUID(), Controller: &yes, BlockOwnerDeletion: &yes}
+}
+
+// upToDate reports whether the cached ConfigMap already is what the
+// Widget wants, so nothing needs to be sent.
+func upToDate(cm *unstructured.Unstructured, w *unstructured.Unstructured, data map[string]string) bool {
+	if cm.GetLabels()[ownerLabel] != w.GetName() {
+		return false
+	}
+	ref := metav1.GetControllerOfNoCopy(cm)
+	if ref == nil || ref.UID != w.GetUID() || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
+		return false
+	}
+	have, _, err := unstructured.NestedStringMap(cm.Object, "data")
+	return err == nil && maps.Equal(have, data) && len(cm.GetOwnerReferences()) == 1
+}
+
+// syncConfigMap creates or updates the Widget's ConfigMap with server-side
+// apply (forced: the controller owns these fields, and takes them back
+// from anyone who changed them). An existing ConfigMap of that name with no
+// controller is adopted; one controlled by something else makes the apply
+// fail (an object has at most one controller).
+func (c *controller) syncConfigMap(ctx context.Context, w *unstructured.Unstructured, data map[string]string) error {
+	ns, name := w.GetNamespace(), w.GetName()
+	if cm, err := c.cms.Lister().Namespace(ns).Get(name); err == nil && upToDate(cm, w, data) {
+		return nil
+	}
+	values := make(map[string]any, len(data))
+	for k, v := range data {
+		values[k] = v
+	}
+	ref, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ptr(controllerRef(w)))
+	if err != nil {
+		return err
+	}
+	desired := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{
+			"name": name, "namespace": ns,
+			"labels":          map[string]any{ownerLabel: name},
+			"ownerReferences": []any{ref},
+		},
+		"data": values,
+	}}
+	cms := c.client.Resource(cmGVR).Namespace(ns)
+	got, err := cms.Apply(ctx, name, desired, metav1.ApplyOptions{Force: true})
+	if err != nil {
+		return fmt.Errorf("apply ConfigMap %s/%s: %w", ns, name, err)
+	}
+	// Apply cannot remove keys that another field manager added (they are
+	// that manager's fields): remove them with a merge patch.
+	have, _, _ := unstructured.NestedStringMap(got.Object, "data")
+	var extra []string
+	for k := range have {
+		if _, ok := data[k]; !ok {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) > 0 {
+		slices.Sort(extra)
+		patch := map[string]any{"metadata": map[string]any{"uid": string(got.GetUID())}, "data": map[string]any{}}
+		for _, k := range extra {
+			patch["data"].(map[string]any)[k] = nil
+		}
+		body, err := json.Marshal(patch)
+		if err != nil {
+			return err
+		}
+		if _, err := cms.Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("remove keys %v from ConfigMap %s/%s: %w", extra, ns, name, err)
+		}
+	}
+	c.log.Info("ConfigMap synced", zap.String("widget", ns+"/"+name), zap.Int("keys", len(data)), zap.Strings("removedKeys", extra))
+	return nil
+}
+
+// syncStatus writes status.observedGeneration and the Ready condition
+// through the status subresource, when they differ from what the Widget
+// has. lastTransitionTime changes only when the condition's status does.
+func (c *controller) syncStatus(ctx context.Context, w *unstructured.Unstructured, cond metav1.Condition) error {
+	if !statusNeedsWrite(w, cond) {
+		return nil
+	}
+	// The cache may lag behind our own last write: decide on the live
+	// object, so lastTransitionTime is not bumped by a stale read.
+	live, err := c.client.Resource(widgetGVR).Namespace(w.GetNamespace()).Get(ctx, w.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if live.GetUID() != w.GetUID() || !statusNeedsWrite(live, cond) {
+		return nil
+	}
+	conds := []metav1.Condition{}
+	if old := readyCondition(live); old != nil {
+		conds = append(conds, *old)
+	}
+	meta.SetStatusCondition(&conds, cond)
+	ready, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&conds[0])
+	if err != nil {
+		return err
+	}
+	apply := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": group + "/" + version, "kind": "Widget",
+		"metadata": map[string]any{"name": w.GetName(), "namespace": w.GetNamespace()},
+		"status": map[string]any{
+			"observedGeneration": cond.ObservedGeneration,
+			// The list is a map keyed by type: this applies our condition
+			// and leaves other writers' conditions alone.
+			"conditions": []any{ready},
+		},
+	}}
+	_, err = c.client.Resource(widgetGVR).Namespace(w.GetNamespace()).ApplyStatus(ctx, w.GetName(), apply, metav1.ApplyOptions{Force: true})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("apply status of Widget %s/%s: %w", w.GetNamespace(), w.GetName(), err)
+	}
+	c.log.Info("status written", zap.String("widget", w.GetNamespace()+"/"+w.GetName()), zap.Int64("observedGeneration", cond.ObservedGeneration),
+		zap.String("ready", string(cond.Status)), zap.String("reason", cond.Reason))
+	return nil
+}
+
+// statusNeedsWrite reports whether w's status differs from cond and its
+// observedGeneration.
+func statusNeedsWrite(w *unstructured.Unstructured, cond metav1.Condition) bool {
+	gen, _, _ := unstructured.NestedInt64(w.Object, "status", "observedGeneration")
+	if gen != cond.ObservedGeneration {
+		return true
+	}
+	old := readyCondition(w)
+	return old == nil || old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message || old.ObservedGeneration != cond.ObservedGeneration
+}
+
+// readyCondition returns w's Ready condition, or nil.
+func readyCondition(w *unstructured.Unstructured) *metav1.Condition {
+	items, _, _ := unstructured.NestedSlice(w.Object, "status", "conditions")
+	for _, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok || m["type"] != conditionReady {
+			continue
+		}
+		var cond metav1.Condition
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &cond); err != nil {
+			return nil
+		}
+		return &cond
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }

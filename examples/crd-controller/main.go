@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/informer"
+	"github.com/kdyn/kdyn/informer/workqueue"
+	"github.com/kdyn/kdyn/kubeconfig"
+	kunstructured "github.com/kdyn/kdyn/unstructured"
+)
+
+// crdManifest is crd.yaml, applied by --install-crd.
+//
+//go:embed crd.yaml
+var crdManifest []byte
+
+// Timeouts of the start-up steps.
+const (
+	establishTimeout = time.Minute
+	syncTimeout      = 2 * time.Minute
+)
+
+// options are the command-line flags.
+type options struct {
+	kubeconfig string
+	context    string
+	namespace  string
+	workers    int
+	installCRD bool
+	verbose    bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("crd-controller", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else in-cluster)")
+	fs.StringVar(&o.context, "context", "", "kubeconfig context (default: current-context)")
+	fs.StringVar(&o.namespace, "namespace", "", "only manage Widgets in this namespace; empty means all")
+	fs.IntVar(&o.workers, "workers", 2, "number of Widgets reconciled at once")
+	fs.BoolVar(&o.installCRD, "install-crd", false, "apply the Widget CRD (crd.yaml, built in) and wait until it is established")
+	fs.BoolVar(&o.verbose, "v", false, "debug logs on stderr")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: crd-controller [flags]\n\nKeeps a ConfigMap with each Widget's spec.data, and the Widget's Ready status.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.workers < 1 {
+		return o, fmt.Errorf("--workers must be at least 1, got %d", o.workers)
+	}
+	return o, nil
+}
+
+func main() {
+	o, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crd-controller:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "crd-controller:", err)
+		os.Exit(1)
+	}
+}
+
+// newLogger logs to w: info and above, or everything with -v.
+func newLogger(w io.Writer, verbose bool) *zap.Logger {
+	level := zapcore.InfoLevel
+	if verbose {
+		level = zapcore.DebugLevel
+	}
+	enc := zap.NewDevelopmentEncoderConfig()
+	enc.CallerKey = ""
+	return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(w), level))
+}
+
+// run is the controller; it returns when ctx is done and every goroutine
+// it started has exited.
+func run(ctx context.Context, o options, stderr io.Writer) error {
+	rules := kubeconfig.NewDefaultLoadingRules()
+	rules.ExplicitPath = o.kubeconfig
+	res, err := kubeconfig.Resolve(rules, kubeconfig.Overrides{Context: o.context})
+	if err != nil {
+		return err
+	}
+	cfg := res.Config
+	cfg.UserAgent = "kdyn-example-crd-controller"
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	log := newLogger(stderr, o.verbose)
+	defer func() { _ = log.Sync() }()
+	client := dynamic.WithFieldManager(dc, fieldManager)
+
+	if o.installCRD {
+		if err := installCRD(ctx, client); err != nil {
+			return err
+		}
+		log.Info("CRD installed", zap.String("crd", crdName))
+	} else if _, err := dc.Resource(crdGVR).Get(ctx, crdName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		return fmt.Errorf("the CRD %s is not installed: run with --install-crd, or apply examples/crd-controller/crd.yaml", crdName)
+	} else if err != nil {
+		return fmt.Errorf("read the CRD %s: %w", crdName, err)
+	}
+
+	f := informer.NewFactory(dc.RESTClient(), informer.FactoryOptions{Namespace: o.namespace, Logger: log})
+	defer f.Shutdown()
+	c := &controller{
+		client:  client,
+		widgets: f.ForResource(widgetGVR, informer.InformerOptions{}),
+		// Only the ConfigMaps the controller made: the label selector
+		// keeps the cache small, and the owner label names the Widget.
+		cms: f.ForResource(cmGVR, informer.InformerOptions{LabelSelector: ownerLabel}),
+		queue: workqueue.New(workqueue.Options[string]{
+			Name: "widgets",
+			RateLimiter: workqueue.NewMaxOfRateLimiter[string](
+				workqueue.NewItemExponentialRateLimiter[string](5*time.Millisecond, time.Minute),
+				workqueue.NewBucketRateLimiter[string](10, 100),
+			),
+		}),
+		log: log,
+	}
+	defer c.queue.ShutDown()
+	if err := c.handlers(); err != nil {
+		return err
+	}
+	f.Start(ctx)
+	if err := waitForSync(ctx, f); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	where := o.namespace
+	if where == "" {
+		where = "all namespaces"
+	}
+	log.Info("caches synced; reconciling", zap.String("namespace", where), zap.Int("widgets", c.widgets.Store().Len()), zap.Int("workers", o.workers))
+	return c.queue.Run(ctx, o.workers, func(ctx context.Context, key string) error {
+		err := c.reconcile(ctx, key)
+		if err != nil && ctx.Err() == nil {
+			log.Warn("reconcile failed; retrying with backoff", zap.String("widget", key), zap.Error(err))
+		}
+		return err
+	})
+}
+
+// waitForSync waits for the informers' first lists. WaitForSync fails at
+// once on a 404, which a CRD established a moment ago can still give while
+// the server starts serving it: the informers retry by themselves, so wait
+// again, up to syncTimeout.
+func waitForSync(ctx context.Context, f *informer.Factory) error {
+	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	for {
+		err := f.WaitForSync(ctx)
+		if err == nil || ctx.Err() != nil || !apierrors.IsNotFound(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// installCRD applies crd.yaml with server-side apply and waits until the
+// CRD is established (its resource is served).
+func installCRD(ctx context.Context, client dynamic.Interface) error {
+	objs, err := kunstructured.DecodeManifests(bytes.NewReader(crdManifest), "crd.yaml")
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		if _, err := client.Resource(crdGVR).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{Force: true}); err != nil {
+			return fmt.Errorf("apply the CRD %s: %w", obj.GetName(), err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, establishTimeout)
+	defer cancel()
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		crd, err := client.Resource(crdGVR).Get(ctx, crdName, metav1.GetOptions{})
+		if err == nil && established(crd) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if err == nil {
+				err = ctx.Err()
+			}
+			return fmt.Errorf("the CRD %s was not established within %v: %w", crdName, establishTimeout, err)
+		case <-t.C:
+		}
+	}
+}
+
+func established(crd *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+	for _, x := range conds {
+		if m, ok := x.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
