@@ -45,15 +45,19 @@ step "A gjson path over each object" k get widgets -o gjson=spec.color
 step "kubectl's JSONPath" k get configmaps settings -o jsonpath='{.data.greeting}{"\n"}'
 step "A merge patch, chosen automatically for a custom resource" k patch widget sprocket -p '{"spec":{"size":5}}'
 step "Copy-pasteable YAML without server noise" k get widget sprocket -o yaml --neat
-step "What would change: server-side dry run against the live object (exit 1 = changes)" bash -c "'$KDYN' --cache-dir '$KDYN_CACHE' diff -f scripts/demo/widgets-changed.yaml || true"
+echo
+echo "### What would change: a server-side dry run compared with the live object (exit 1 = changes)"
+echo "\$ kdyn diff -f scripts/demo/widgets-changed.yaml"
+k diff -f scripts/demo/widgets-changed.yaml || true
+step "Server-side apply notices that 'kdyn patch' owns those fields now" bash -c "'$KDYN' --cache-dir '$KDYN_CACHE' apply -f scripts/demo/widgets-changed.yaml || true"
 echo
 echo "### Watching widgets as JSON events while they change (the watch resumes on disconnects)"
 echo "\$ kdyn get widgets -w --watch-only -o jsonl --output-watch-events"
-k get widgets -w --watch-only -o jsonl --output-watch-events >"$work/watch.out" &
+"$KDYN" --cache-dir "$KDYN_CACHE" get widgets -w --watch-only -o jsonl --output-watch-events >"$work/watch.out" 2>&1 &
 watch_pid=$!
 sleep 1
 k patch widget sprocket -p '{"spec":{"color":"blue"}}' >/dev/null
-k apply -f scripts/demo/widgets-changed.yaml >/dev/null
+k apply --force-conflicts -f scripts/demo/widgets-changed.yaml >/dev/null
 sleep 1
 kill "$watch_pid" 2>/dev/null || true
 wait "$watch_pid" 2>/dev/null || true
