@@ -135,6 +135,40 @@ func (c *docCache) put(d *document) {
 	}
 }
 
+// expireAll marks every cached document, in memory and on disk, as past
+// its TTL (keeping it and its ETag for revalidation).
+func (c *docCache) expireAll() {
+	c.mu.Lock()
+	docs := make([]*document, 0, len(c.mem))
+	for _, d := range c.mem {
+		cp := *d
+		cp.FetchedAt = time.Time{}
+		docs = append(docs, &cp)
+	}
+	c.mu.Unlock()
+	if c.dir != "" {
+		entries, _ := os.ReadDir(c.dir)
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(c.dir, e.Name()))
+			if err != nil {
+				continue
+			}
+			var d document
+			if json.Unmarshal(b, &d) != nil || d.Path == "" {
+				continue
+			}
+			d.FetchedAt = time.Time{}
+			docs = append(docs, &d)
+		}
+	}
+	for _, d := range docs {
+		c.put(d)
+	}
+}
+
 // writeFileAtomic writes data to a temporary file in the same directory,
 // with mode 0600, and renames it over path.
 func writeFileAtomic(path string, data []byte) error {

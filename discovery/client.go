@@ -136,6 +136,15 @@ func (c *Client) Invalidate() {
 	c.versionMu.Unlock()
 }
 
+// MarkStale makes the next use of the caches, in this process and in later
+// ones sharing the disk cache, revalidate every document with the server
+// (conditional requests), as when their TTL has passed. Call it when the
+// server answered as if a cached resource no longer existed.
+func (c *Client) MarkStale() {
+	c.Invalidate()
+	c.docs.expireAll()
+}
+
 // RefreshGroup refreshes one group. Against a legacy server it refetches
 // only that group (GET /apis/GROUP and its versions: 1+V requests); against
 // an aggregated server, which has no per-group document, it revalidates the

@@ -565,3 +565,21 @@ func TestOpenAPIV3(t *testing.T) {
 		t.Fatal("missing path accepted")
 	}
 }
+
+func TestMarkStaleRevalidatesNextStart(t *testing.T) {
+	f := newFakeServer(t, true)
+	dir := t.TempDir()
+	c1, _ := newTestClient(t, f, Options{CacheDir: dir})
+	if _, err := c1.Snapshot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c1.MarkStale()
+	f.reset()
+	c2, ct := newTestClient(t, f, Options{CacheDir: dir})
+	if _, err := c2.Snapshot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ct.n.Load() != 2 || f.notMod.Load() != 2 {
+		t.Fatalf("after MarkStale: %d requests, %d 304s; want 2 conditional requests", ct.n.Load(), f.notMod.Load())
+	}
+}

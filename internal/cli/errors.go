@@ -109,11 +109,16 @@ func errorMessage(err error) string {
 	if errors.As(err, &se) {
 		st := se.Status()
 		if st.Reason == metav1.StatusReasonInvalid && st.Message != "" {
+			// kubectl's wording: `The ConfigMap "x" is invalid: ...` when the
+			// server names the object, else `The request is invalid: ...`.
 			msg := st.Message
-			if !strings.HasPrefix(msg, "The ") {
-				msg = "The " + msg
+			switch {
+			case strings.HasPrefix(msg, "The "):
+				return msg
+			case msg[0] >= 'A' && msg[0] <= 'Z':
+				return "The " + msg
 			}
-			return msg
+			return "The request is invalid: " + msg
 		}
 		reason := string(st.Reason)
 		if reason == "" {

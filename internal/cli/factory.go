@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -71,6 +72,7 @@ type factory struct {
 	mapper   *restmapper.Mapper
 	client   *dynamic.DynamicClient
 	warnOnce sync.Map
+	stale    *staleDiscovery
 }
 
 func newFactory(flags *globalFlags, streams IOStreams) *factory {
@@ -160,6 +162,19 @@ func (f *factory) init() error {
 		}
 		if f.flags.burst != 0 {
 			cfg.Burst = f.flags.burst
+		}
+		f.stale = &staleDiscovery{onHit: func() {
+			if f.dc != nil {
+				f.dc.MarkStale()
+			}
+		}}
+		userWrap := cfg.WrapTransport
+		cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+			if userWrap != nil {
+				rt = userWrap(rt)
+			}
+			f.stale.next = rt
+			return f.stale
 		}
 		cfg.WarningHandler = rest.NewDeduplicatingWarningHandler(rest.WarningHandlerFunc(func(_ int, _ string, text string) {
 			fmt.Fprintf(f.streams.ErrOut, "Warning: %s\n", text)

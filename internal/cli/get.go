@@ -282,6 +282,21 @@ func (g *getter) reportError(err error) {
 	printError(g.f.streams.ErrOut, err)
 }
 
+// reportTargetError is reportError for a request about target t: when the
+// server says it does not serve the resource at all (the cached discovery
+// was stale, e.g. a deleted CRD), discovery is asked again and the error is
+// worded as the resource type's absence, with suggestions.
+func (g *getter) reportTargetError(ctx context.Context, t getTarget, err error) {
+	if isTypeNotFound(err) && t.match.Arg != "" {
+		if m, merr := g.f.restMapper(); merr == nil && m.Refresh(ctx) == nil {
+			if _, rerr := m.ResolveTypes(ctx, t.match.Arg); rerr != nil {
+				err = rerr
+			}
+		}
+	}
+	g.reportError(err)
+}
+
 func kindPrefix(m restmapper.Match) string {
 	gk := m.GVK.GroupKind()
 	return strings.ToLower(gk.String())
@@ -320,7 +335,7 @@ func (g *getter) runTables(ctx context.Context, targets []getTarget) error {
 			for _, name := range t.names {
 				part, err := tr.Get(ctx, name, metav1.GetOptions{}, topts)
 				if err != nil {
-					g.reportError(err)
+					g.reportTargetError(ctx, t, err)
 					continue
 				}
 				add(part)
@@ -331,7 +346,7 @@ func (g *getter) runTables(ctx context.Context, targets []getTarget) error {
 			for {
 				part, err := tr.List(ctx, opts, topts)
 				if err != nil {
-					g.reportError(err)
+					g.reportTargetError(ctx, t, err)
 					break
 				}
 				add(part)
@@ -410,7 +425,7 @@ func (g *getter) runObjects(ctx context.Context, targets []getTarget) error {
 			for _, name := range t.names {
 				raw, err := g.getRaw(ctx, rc, t, name)
 				if err != nil {
-					g.reportError(err)
+					g.reportTargetError(ctx, t, err)
 					continue
 				}
 				if err := emit(printers.ItemFromRaw(raw)); err != nil {
@@ -424,7 +439,7 @@ func (g *getter) runObjects(ctx context.Context, targets []getTarget) error {
 		for {
 			page, err := listRaw(ctx, rc, t.match.GVR, g.nsFor(t.match), opts)
 			if err != nil {
-				g.reportError(err)
+				g.reportTargetError(ctx, t, err)
 				break
 			}
 			var itemErr error
