@@ -265,4 +265,3 @@ func churn(t *testing.T, c dynamic.Interface, ns string, n int, prefix string) i
 	}
 	return deleted
 }
-
