@@ -65,7 +65,7 @@ type factoryEntry struct {
 	key      factoryKey
 	run      func(context.Context) error
 	synced   func() bool
-	lastErr  func() error
+	givenUp  func() error // the permanent error WaitForSync returns, or nil
 	informer any
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -132,7 +132,7 @@ func (f *Factory) ForResource(gvr schema.GroupVersionResource, opts InformerOpti
 		io.storage = newCompactStorage()
 	}
 	inf := New[*unstructured.Unstructured](NewSource(f.rc, gvr, k.ns), io)
-	f.addLocked(k, inf, inf.Run, inf.HasSynced, inf.LastError)
+	f.addLocked(k, inf, inf.Run, inf.HasSynced, inf.givenUp)
 	return inf
 }
 
@@ -160,7 +160,7 @@ func (f *Factory) ForResourceMetadata(gvr schema.GroupVersionResource, opts Info
 		}
 	}
 	inf := New[*metav1.PartialObjectMetadata](NewMetadataSource(f.rc, gvr, k.ns), io)
-	f.addLocked(k, inf, inf.Run, inf.HasSynced, inf.LastError)
+	f.addLocked(k, inf, inf.Run, inf.HasSynced, inf.givenUp)
 	return inf
 }
 
@@ -180,8 +180,8 @@ func composeTransforms(strip bool, user func(*unstructured.Unstructured) (*unstr
 	}
 }
 
-func (f *Factory) addLocked(k factoryKey, inf any, run func(context.Context) error, synced func() bool, lastErr func() error) {
-	e := &factoryEntry{key: k, informer: inf, run: run, synced: synced, lastErr: lastErr}
+func (f *Factory) addLocked(k factoryKey, inf any, run func(context.Context) error, synced func() bool, givenUp func() error) {
+	e := &factoryEntry{key: k, informer: inf, run: run, synced: synced, givenUp: givenUp}
 	f.entries[k] = e
 	if f.ctx != nil && !f.closed {
 		f.startLocked(e)
@@ -283,12 +283,12 @@ func waitEntry(ctx context.Context, e *factoryEntry) error {
 		if e.synced() {
 			return nil
 		}
-		if err := e.lastErr(); err != nil && IsPermanent(err) {
+		if err := e.givenUp(); err != nil {
 			return err
 		}
 		select {
 		case <-ctx.Done():
-			if err := e.lastErr(); err != nil {
+			if err := e.givenUp(); err != nil {
 				return fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
 			}
 			return ctx.Err()

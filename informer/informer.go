@@ -72,6 +72,7 @@ type Informer[T Object] struct {
 	synced     atomic.Bool
 	lastSyncRV atomic.Value
 	lastErr    atomic.Value
+	permFails  atomic.Int32 // consecutive permanent (403/404) failures
 	copies     map[string]T
 	mutation   error
 
@@ -221,6 +222,11 @@ func (i *Informer[T]) Run(ctx context.Context) error {
 
 func (i *Informer[T]) recordError(err error) {
 	i.lastErr.Store(errBox{err})
+	if IsPermanent(err) {
+		i.permFails.Add(1)
+	} else {
+		i.permFails.Store(0)
+	}
 	if i.opts.OnWatchError != nil {
 		i.opts.OnWatchError(err)
 	}
@@ -233,9 +239,23 @@ func IsPermanent(err error) bool {
 	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err)
 }
 
+// givenUp reports the permanent error WaitForSync returns: forbidden or
+// unauthorized at once; not found once it repeated (a CRD established a
+// moment ago may answer 404 for an instant).
+func (i *Informer[T]) givenUp() error {
+	err := i.LastError()
+	if err == nil || !IsPermanent(err) || i.HasSynced() {
+		return nil
+	}
+	if apierrors.IsNotFound(err) && i.permFails.Load() < 2 {
+		return nil
+	}
+	return err
+}
+
 // WaitForSync waits until the informer has synced. It returns an error
-// when ctx ends first, or at once when the last list/watch error is
-// permanent (forbidden, not found) rather than hanging.
+// when ctx ends first, or as soon as listing is forbidden (or the
+// resource is repeatedly not found) rather than hanging.
 func (i *Informer[T]) WaitForSync(ctx context.Context) error {
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
@@ -243,7 +263,7 @@ func (i *Informer[T]) WaitForSync(ctx context.Context) error {
 		if i.HasSynced() {
 			return nil
 		}
-		if err := i.LastError(); err != nil && IsPermanent(err) {
+		if err := i.givenUp(); err != nil {
 			return err
 		}
 		select {
@@ -387,6 +407,7 @@ func (i *Informer[T]) endSync(rv string) {
 	i.seen = nil
 	i.syncing = false
 	i.lastSyncRV.Store(rv)
+	i.permFails.Store(0)
 	if i.firstSync {
 		i.firstSync = false
 		i.synced.Store(true)

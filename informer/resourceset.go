@@ -30,6 +30,9 @@ type Event struct {
 	Type watch.EventType
 	// GVR is the resource the object belongs to.
 	GVR schema.GroupVersionResource
+	// Resource is what discovery said about it: kind, scope, verbs, …
+	// (shared; read-only).
+	Resource *discovery.Resource
 	// Object is the object (for Deleted, as deleted or as last seen):
 	// *metav1.PartialObjectMetadata by default, *unstructured.Unstructured
 	// with ResourceSetOptions.FullObjects. Read-only.
@@ -38,8 +41,13 @@ type Event struct {
 	Old metav1.Object
 	// InInitialList marks Added events of an informer's first list.
 	InInitialList bool
-	// FinalStateUnknown marks Deleted events inferred from a relist.
+	// FinalStateUnknown marks Deleted events inferred from a relist, or
+	// sent because the resource itself left the set (ResourceGone).
 	FinalStateUnknown bool
+	// ResourceGone marks the Deleted events sent for every cached object of
+	// a resource that left the set (its CRD was deleted, or it no longer
+	// matches Keep), just before its informer is released.
+	ResourceGone bool
 }
 
 // ResourceSetOptions configure a ResourceSet.
@@ -87,7 +95,10 @@ type ResourceSet struct {
 type member struct {
 	synced  func() bool
 	lastErr func() error
+	givenUp func() error
 	remove  func()
+	// drain delivers a Deleted event for every cached object.
+	drain func()
 }
 
 // NewResourceSet returns a set that creates its informers with f and
@@ -204,7 +215,7 @@ func (s *ResourceSet) WaitForSync(ctx context.Context) error {
 				continue
 			}
 			all = false
-			if err := m.lastErr(); err != nil && IsPermanent(err) {
+			if err := m.givenUp(); err != nil {
 				errs = append(errs, &SyncError{GVR: gvr, Err: err})
 			}
 		}
@@ -226,10 +237,15 @@ func (s *ResourceSet) WaitForSync(ctx context.Context) error {
 // sync reconciles members with discovery.
 func (s *ResourceSet) sync(ctx context.Context) {
 	if err := s.mapper.Refresh(ctx); err != nil {
-		s.reportDiscovery(err)
+		if ctx.Err() == nil {
+			s.reportDiscovery(err)
+		}
 		return
 	}
 	resources, err := s.mapper.Resources(ctx, s.opts.Keep)
+	if ctx.Err() != nil {
+		return
+	}
 	failedGroups := map[string]bool{}
 	if err != nil {
 		s.reportDiscovery(err)
@@ -260,7 +276,7 @@ func (s *ResourceSet) sync(ctx context.Context) {
 	}
 	s.mu.Unlock()
 	for _, gvr := range gone {
-		s.release(gvr)
+		s.release(gvr, true)
 	}
 	for _, r := range added {
 		s.start(r)
@@ -297,37 +313,49 @@ func (s *ResourceSet) start(r *discovery.Resource) {
 		inf := s.f.ForResource(gvr, opts)
 		reg, err := inf.AddEventHandler(HandlerFuncs[*unstructured.Unstructured]{
 			AddFunc: func(o *unstructured.Unstructured, initial bool) {
-				h(Event{Type: watch.Added, GVR: gvr, Object: o, InInitialList: initial})
+				h(Event{Type: watch.Added, GVR: gvr, Resource: r, Object: o, InInitialList: initial})
 			},
-			UpdateFunc: func(old, o *unstructured.Unstructured) { h(Event{Type: watch.Modified, GVR: gvr, Object: o, Old: old}) },
+			UpdateFunc: func(old, o *unstructured.Unstructured) {
+				h(Event{Type: watch.Modified, GVR: gvr, Resource: r, Object: o, Old: old})
+			},
 			DeleteFunc: func(d Deleted[*unstructured.Unstructured]) {
-				h(Event{Type: watch.Deleted, GVR: gvr, Object: d.Obj, FinalStateUnknown: d.FinalStateUnknown})
+				h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: d.Obj, FinalStateUnknown: d.FinalStateUnknown})
 			},
 		})
 		if err != nil {
 			return
 		}
-		m = &member{synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.LastError, remove: func() {
+		m = &member{synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.LastError, givenUp: inf.givenUp, remove: func() {
 			reg.Remove()
 			s.f.Release(gvr, opts)
+		}, drain: func() {
+			for _, o := range inf.Store().List() {
+				h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: o, FinalStateUnknown: true, ResourceGone: true})
+			}
 		}}
 	} else {
 		inf := s.f.ForResourceMetadata(gvr, opts)
 		reg, err := inf.AddEventHandler(HandlerFuncs[*metav1.PartialObjectMetadata]{
 			AddFunc: func(o *metav1.PartialObjectMetadata, initial bool) {
-				h(Event{Type: watch.Added, GVR: gvr, Object: o, InInitialList: initial})
+				h(Event{Type: watch.Added, GVR: gvr, Resource: r, Object: o, InInitialList: initial})
 			},
-			UpdateFunc: func(old, o *metav1.PartialObjectMetadata) { h(Event{Type: watch.Modified, GVR: gvr, Object: o, Old: old}) },
+			UpdateFunc: func(old, o *metav1.PartialObjectMetadata) {
+				h(Event{Type: watch.Modified, GVR: gvr, Resource: r, Object: o, Old: old})
+			},
 			DeleteFunc: func(d Deleted[*metav1.PartialObjectMetadata]) {
-				h(Event{Type: watch.Deleted, GVR: gvr, Object: d.Obj, FinalStateUnknown: d.FinalStateUnknown})
+				h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: d.Obj, FinalStateUnknown: d.FinalStateUnknown})
 			},
 		})
 		if err != nil {
 			return
 		}
-		m = &member{synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.LastError, remove: func() {
+		m = &member{synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.LastError, givenUp: inf.givenUp, remove: func() {
 			reg.Remove()
 			s.f.ReleaseMetadata(gvr, opts)
+		}, drain: func() {
+			for _, o := range inf.Store().List() {
+				h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: o, FinalStateUnknown: true, ResourceGone: true})
+			}
 		}}
 	}
 	s.mu.Lock()
@@ -335,19 +363,27 @@ func (s *ResourceSet) start(r *discovery.Resource) {
 	s.mu.Unlock()
 }
 
-func (s *ResourceSet) release(gvr schema.GroupVersionResource) {
+// release stops a member whose resource left the set, after delivering a
+// Deleted event (ResourceGone) for each object it had cached.
+func (s *ResourceSet) release(gvr schema.GroupVersionResource, drain bool) {
 	s.mu.Lock()
 	m, ok := s.members[gvr]
 	delete(s.members, gvr)
 	s.mu.Unlock()
-	if ok {
-		m.remove()
+	if !ok {
+		return
+	}
+	m.remove()
+	if drain {
+		m.drain()
 	}
 }
 
+// releaseAll stops every member at shutdown (no events: the objects did
+// not go anywhere).
 func (s *ResourceSet) releaseAll() {
 	for _, gvr := range s.Resources() {
-		s.release(gvr)
+		s.release(gvr, false)
 	}
 }
 
