@@ -58,7 +58,7 @@ func checkRedirect(host string) func(*http.Request, []*http.Request) error {
 		if len(via) >= 10 {
 			return errors.New("rest: stopped after 10 redirects")
 		}
-		if !strings.EqualFold(req.URL.Host, host) {
+		if !strings.EqualFold(req.URL.Host, host) || (req.URL.Scheme == "http" && len(via) > 0 && via[0].URL.Scheme == "https") {
 			stripCredentials(req.Header)
 		}
 		return nil
@@ -112,7 +112,7 @@ func TransportFor(cfg *Config) (http.RoundTripper, error) {
 	if cfg.Logger != nil && cfg.LogVerbosity >= verbosityCurl {
 		rt = &debugRoundTripper{next: rt, log: cfg.Logger}
 	}
-	rt = wrapAuth(cfg, base.Host, rt, exec)
+	rt = wrapAuth(cfg, base, rt, exec)
 	if cfg.WrapTransport != nil {
 		rt = cfg.WrapTransport(rt)
 	}
@@ -174,6 +174,9 @@ func serverURL(cfg *Config) (*url.URL, error) {
 	}
 	if u.Host == "" {
 		return nil, fmt.Errorf("rest: Config.Host %q has no host", cfg.Host)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("rest: Config.Host %q carries credentials in the URL; set Config.Username and Config.Password instead", u.Redacted())
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("rest: Config.Host %q must not have a query or fragment", cfg.Host)
@@ -277,14 +280,15 @@ func tlsConfigFor(cfg *Config, exec *execAuthenticator) (*tls.Config, error) {
 // wrapAuth adds the user agent, impersonation and authentication headers.
 // Credentials are only attached to requests for the configured host, so a
 // redirect elsewhere never carries them.
-func wrapAuth(cfg *Config, host string, rt http.RoundTripper, exec *execAuthenticator) http.RoundTripper {
+func wrapAuth(cfg *Config, base *url.URL, rt http.RoundTripper, exec *execAuthenticator) http.RoundTripper {
 	ua := cfg.UserAgent
 	if ua == "" {
 		ua = DefaultUserAgent()
 	}
 	a := &authRoundTripper{
 		next:        rt,
-		host:        host,
+		host:        base.Host,
+		scheme:      base.Scheme,
 		userAgent:   ua,
 		impersonate: cfg.Impersonate,
 		username:    cfg.Username,
@@ -303,6 +307,7 @@ func wrapAuth(cfg *Config, host string, rt http.RoundTripper, exec *execAuthenti
 type authRoundTripper struct {
 	next        http.RoundTripper
 	host        string
+	scheme      string
 	userAgent   string
 	impersonate ImpersonationConfig
 	username    string
@@ -316,7 +321,9 @@ func (a *authRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) 
 	if req.Header.Get("User-Agent") == "" {
 		req.Header.Set("User-Agent", a.userAgent)
 	}
-	if !strings.EqualFold(req.URL.Host, a.host) {
+	if !strings.EqualFold(req.URL.Host, a.host) || req.URL.Scheme != a.scheme {
+		// Another host, or the configured host over another scheme (an
+		// https→http redirect): never attach credentials.
 		stripCredentials(req.Header)
 		return a.next.RoundTrip(req)
 	}
@@ -403,4 +410,13 @@ func (t *tokenFile) get() (string, error) {
 	}
 	t.token, t.modTime, t.size = tok, fi.ModTime(), fi.Size()
 	return tok, nil
+}
+
+// CloseIdleConnections passes through to the wrapped transport, so that
+// http.Client.CloseIdleConnections (and a refreshed exec client
+// certificate) reaches the connection pool.
+func (a *authRoundTripper) CloseIdleConnections() {
+	if c, ok := a.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
