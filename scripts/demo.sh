@@ -52,8 +52,8 @@ k diff -f scripts/demo/widgets-changed.yaml || true
 step "Server-side apply notices that 'kdyn patch' owns those fields now" bash -c "'$KDYN' --cache-dir '$KDYN_CACHE' apply -f scripts/demo/widgets-changed.yaml || true"
 echo
 echo "### Watching widgets as JSON events while they change (the watch resumes on disconnects)"
-echo "\$ kdyn get widgets -w --watch-only -o jsonl --output-watch-events"
-"$KDYN" --cache-dir "$KDYN_CACHE" get widgets -w --watch-only -o jsonl --output-watch-events >"$work/watch.out" 2>&1 &
+echo "\$ kdyn get widgets -w --watch-only -o jsonl --output-watch-events --neat"
+"$KDYN" --cache-dir "$KDYN_CACHE" get widgets -w --watch-only -o jsonl --output-watch-events --neat >"$work/watch.out" 2>&1 &
 watch_pid=$!
 sleep 1
 k patch widget sprocket -p '{"spec":{"color":"blue"}}' >/dev/null
@@ -61,7 +61,7 @@ k apply --force-conflicts -f scripts/demo/widgets-changed.yaml >/dev/null
 sleep 1
 kill "$watch_pid" 2>/dev/null || true
 wait "$watch_pid" 2>/dev/null || true
-cut -c1-160 "$work/watch.out"
+cat "$work/watch.out"
 owner_uid=$(k get widget sprocket -o jsonpath='{.metadata.uid}')
 cat >"$work/owned.yaml" <<YAML
 apiVersion: v1
