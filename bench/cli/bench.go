@@ -34,6 +34,11 @@ type Options struct {
 	// (a profiling build, see BuildProfilingKdyn), kubectl's own --profile
 	// output and GODEBUG=gctrace=1 logs, with `go tool pprof -top` texts.
 	ProfileDir string
+	// QuietIdle and QuietWait: before each repetition, wait up to
+	// QuietWait for the machine's CPU to be at least QuietIdle idle over a
+	// second (the machine is shared). Zero QuietWait means no wait.
+	QuietIdle float64
+	QuietWait time.Duration
 	// Log receives progress; Verbose adds a line per execution.
 	Log     io.Writer
 	Verbose bool
@@ -66,12 +71,22 @@ type Results struct {
 	// both CLIs request it for the default output; TableBytes its size.
 	FloorTable Stats
 	TableBytes int
+	// FloorIdentity is FloorPaged without compression (both CLIs, like Go's
+	// transport, ask for gzip; the server then compresses every page).
+	FloorIdentity Stats
 	// Requests are keyed like Stats, from -v 6 logs of extra runs.
 	Requests map[string]Requests
 	// Output comparisons. JSONDiffManaged compares kdyn's -o json with
 	// kubectl's -o json --show-managed-fields.
 	JSONDiff, JSONDiffManaged, TableDiff, APIResourcesDiff Diff
 	JSONLLines                                             int
+	// LauncherRSS is the peak RSS measured for /bin/true: the floor of the
+	// method (the launcher's own RSS is folded into its child's).
+	LauncherRSS int64
+	// Load: the load average when measuring started and ended, and the
+	// idle fraction of the machine's CPU seen before each repetition.
+	LoadStart, LoadEnd string
+	IdleBefore         []float64
 	// Profiles lists the files written under Options.ProfileDir.
 	Profiles []string
 }
@@ -131,7 +146,15 @@ func Run(ctx context.Context, opts Options) (res *Results, err error) {
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return nil, err
 	}
-	b.r = newRunner(home)
+	tmp := filepath.Join(b.work, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	launcher, err := BuildLauncher(ctx, b.work)
+	if err != nil {
+		return nil, err
+	}
+	b.r = newRunner(launcher, tmp, home)
 	if opts.Verbose {
 		b.r.verbose = opts.Log
 	}
@@ -172,6 +195,9 @@ func Run(ctx context.Context, opts Options) (res *Results, err error) {
 		}
 	}()
 	b.kubecfg = env.KubeconfigPath(testenv.Admin)
+	if s, _, err := b.r.exec(ctx, b.devnull, "/bin/true"); err == nil {
+		b.res.LauncherRSS = s.MaxRSS
+	}
 
 	if err := b.seed(ctx, env); err != nil {
 		return nil, err
@@ -235,13 +261,16 @@ func (b *bench) seed(ctx context.Context, env *testenv.Env) error {
 func (b *bench) floor(ctx context.Context, env *testenv.Env) error {
 	hc := env.HTTPClient(testenv.Admin)
 	base := env.Host() + "/api/v1/namespaces/" + Namespace + "/configmaps"
-	accept := "application/json"
+	accept, identity := "application/json", false
 	get := func(u string) ([]byte, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
 			return nil, err
 		}
 		req.Header.Set("Accept", accept)
+		if identity { // an explicit Accept-Encoding turns off Go's transparent gzip
+			req.Header.Set("Accept-Encoding", "identity")
+		}
 		resp, err := hc.Do(req)
 		if err != nil {
 			return nil, err
@@ -295,6 +324,17 @@ func (b *bench) floor(ctx context.Context, env *testenv.Env) error {
 		pg = append(pg, Sample{Wall: time.Since(start)})
 	}
 	b.res.FloorFull, b.res.FloorPaged = summarize(full), summarize(pg)
+	identity = true
+	var id []Sample
+	for range max(5, 2*b.opts.Reps) {
+		start := time.Now()
+		if _, err := paged(); err != nil {
+			return err
+		}
+		id = append(id, Sample{Wall: time.Since(start)})
+	}
+	identity = false
+	b.res.FloorIdentity = summarize(id)
 	// The same pages as a Table, with the Accept header both CLIs send.
 	accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
 	var tb []Sample
@@ -308,8 +348,8 @@ func (b *bench) floor(ctx context.Context, env *testenv.Env) error {
 		b.res.TableBytes = n
 	}
 	b.res.FloorTable = summarize(tb)
-	b.logf("floor: one GET %.0f ms, paged (500) %.0f ms, %.1f MB; Table paged %.0f ms, %.1f MB",
-		ms(b.res.FloorFull.Wall), ms(b.res.FloorPaged.Wall), mb(int64(len(body))), ms(b.res.FloorTable.Wall), mb(int64(b.res.TableBytes)))
+	b.logf("floor: one GET %.0f ms, paged (500) %.0f ms (%.0f ms without gzip), %.1f MB; Table paged %.0f ms, %.1f MB",
+		ms(b.res.FloorFull.Wall), ms(b.res.FloorPaged.Wall), ms(b.res.FloorIdentity.Wall), mb(int64(len(body))), ms(b.res.FloorTable.Wall), mb(int64(b.res.TableBytes)))
 	return nil
 }
 
@@ -387,8 +427,18 @@ func (b *bench) measure(ctx context.Context) error {
 	if _, _, err := b.r.exec(ctx, b.devnull, b.bin.Kdyn, b.args(jsonlCache, apiResources...)...); err != nil {
 		return err
 	}
+	b.res.LoadStart = loadAvg()
+	defer func() { b.res.LoadEnd = loadAvg() }()
 	for rep := range b.opts.Reps {
-		b.logf("repetition %d/%d", rep+1, b.opts.Reps)
+		idle := -1.0
+		if b.opts.QuietWait > 0 {
+			var err error
+			if idle, err = waitQuiet(ctx, b.opts.QuietIdle, b.opts.QuietWait); err != nil {
+				return err
+			}
+			b.res.IdleBefore = append(b.res.IdleBefore, idle)
+		}
+		b.logf("repetition %d/%d (machine %.0f%% idle, load %s)", rep+1, b.opts.Reps, 100*idle, loadAvg())
 		order := tools
 		if rep%2 == 1 { // alternate which tool goes first
 			order = []string{Kubectl, Kdyn}

@@ -166,3 +166,16 @@ func BuildProfilingKdyn(ctx context.Context, dir string) (string, error) {
 	}
 	return out, nil
 }
+
+// BuildLauncher builds bench/cli/launcher into dir.
+func BuildLauncher(ctx context.Context, dir string) (string, error) {
+	_, bench, err := Modules()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "launcher")
+	if err := goBuild(ctx, bench, out, "./cli/launcher", BuildFlags...); err != nil {
+		return "", err
+	}
+	return out, nil
+}

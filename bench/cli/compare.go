@@ -125,7 +125,10 @@ func CompareText(kdyn, kubectl []byte) Diff {
 	return compareLines(kdyn, kubectl, func(s string) string { return strings.TrimRight(s, " \t") }, "trailing blanks")
 }
 
-var urlRE = regexp.MustCompile(`https?://[^\s"'\\]+`)
+var (
+	urlRE    = regexp.MustCompile(`https?://[^\s"'\\]+`)
+	statusRE = regexp.MustCompile(`status"?[=:]\s*"?(\d{3})`) // zap: "status": 304; klog: status="304 Not Modified"
+)
 
 // Requests counts the HTTP requests in a -v 6 log (kdyn's zap lines or
 // kubectl's klog "Response" lines): one per line that has both a URL and a
@@ -133,7 +136,9 @@ var urlRE = regexp.MustCompile(`https?://[^\s"'\\]+`)
 type Requests struct {
 	Discovery int // GET /api, /api/v1, /apis, /apis/GROUP/VERSION
 	Other     int
-	Paths     []string // every path, in order
+	// DiscoveryNotModified counts the discovery requests answered 304.
+	DiscoveryNotModified int
+	Paths                []string // every path, in order
 }
 
 func (r Requests) Total() int { return r.Discovery + r.Other }
@@ -176,6 +181,9 @@ func CountRequests(log []byte) Requests {
 		r.Paths = append(r.Paths, path)
 		if isDiscoveryPath(u.Path) {
 			r.Discovery++
+			if m := statusRE.FindStringSubmatch(line); m != nil && m[1] == "304" {
+				r.DiscoveryNotModified++
+			}
 		} else {
 			r.Other++
 		}

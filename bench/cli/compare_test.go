@@ -7,11 +7,12 @@ func TestCountRequests(t *testing.T) {
 		"DEBUG\tHTTP request\t{\"verb\": \"GET\", \"url\": \"https://127.0.0.1:1234/apis\", \"status\": 304, \"latency\": \"1ms\"}\n" +
 		"DEBUG\tHTTP request\t{\"verb\": \"GET\", \"url\": \"https://127.0.0.1:1234/api/v1/namespaces/x/configmaps?limit=500\", \"status\": 200}\n")
 	kubectl := []byte(`I1202 10:00:00.000000   1 round_trippers.go:632] "Response" verb="GET" url="https://127.0.0.1:1234/apis/apps/v1?timeout=32s" status="200 OK" milliseconds=2` + "\n" +
+		`I1202 10:00:00.000000   1 round_trippers.go:632] "Response" verb="GET" url="https://127.0.0.1:1234/api/v1/namespaces/x/configmaps?limit=500" status="200 OK" milliseconds=2` + "\n" +
 		`I1202 10:00:00.000000   1 loader.go:402] Config loaded from file:  /tmp/kubeconfig` + "\n")
-	if r := CountRequests(kdyn); r.Discovery != 2 || r.Other != 1 {
+	if r := CountRequests(kdyn); r.Discovery != 2 || r.Other != 1 || r.DiscoveryNotModified != 2 {
 		t.Errorf("kdyn: %+v", r)
 	}
-	if r := CountRequests(kubectl); r.Discovery != 1 || r.Other != 0 {
+	if r := CountRequests(kubectl); r.Discovery != 1 || r.Other != 1 || r.DiscoveryNotModified != 0 {
 		t.Errorf("kubectl: %+v", r)
 	}
 }

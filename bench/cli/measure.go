@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"time"
 )
@@ -61,17 +62,21 @@ func median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// runner executes the benchmarked binaries with a fixed, minimal
-// environment: HOME is an empty directory (no ~/.kube/config, no .kuberc),
-// KUBECONFIG is unset, and no GOGC/GOMEMLIMIT/GODEBUG is inherited.
+// runner executes the benchmarked binaries through the launcher (see
+// bench/cli/launcher), with a fixed, minimal environment: HOME is an empty
+// directory (no ~/.kube/config, no .kuberc), KUBECONFIG is unset, and no
+// GOGC/GOMEMLIMIT/GODEBUG is inherited.
 type runner struct {
-	env     []string
-	verbose io.Writer // per-run lines when not nil
+	launcher string
+	tmp      string // for the launcher's result files
+	env      []string
+	verbose  io.Writer // per-run lines when not nil
+	n        int
 }
 
-func newRunner(home string, extra ...string) *runner {
+func newRunner(launcher, tmp, home string, extra ...string) *runner {
 	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "LANG=C", "TZ=UTC"}
-	return &runner{env: append(env, extra...)}
+	return &runner{launcher: launcher, tmp: tmp, env: append(env, extra...)}
 }
 
 // exec runs bin with args, stdout to out (an *os.File, so that the child
@@ -82,24 +87,39 @@ func (r *runner) exec(ctx context.Context, out *os.File, bin string, args ...str
 }
 
 func (r *runner) execEnv(ctx context.Context, out *os.File, env []string, bin string, args ...string) (Sample, []byte, error) {
-	cmd := exec.CommandContext(ctx, bin, args...)
+	r.n++
+	result := filepath.Join(r.tmp, fmt.Sprintf("run-%d", r.n))
+	defer os.Remove(result)
+	cmd := exec.CommandContext(ctx, r.launcher, append([]string{result, bin}, args...)...)
 	cmd.Env = append(append([]string(nil), r.env...), env...)
 	cmd.Stdout = out
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
-	if err != nil {
+	if err := cmd.Run(); err != nil {
 		return Sample{}, stderr.Bytes(), fmt.Errorf("%s %q: %w\n%s", bin, args, err, lastLines(stderr.Bytes(), 20))
 	}
-	ps := cmd.ProcessState
-	s := Sample{Wall: wall, CPU: ps.UserTime() + ps.SystemTime(), MaxRSS: maxRSS(ps)}
+	s, err := readResult(result)
+	if err != nil {
+		return Sample{}, stderr.Bytes(), fmt.Errorf("%s %q: %w", bin, args, err)
+	}
 	if r.verbose != nil {
 		fmt.Fprintf(r.verbose, "  %-8s %-60s wall %7.1f ms  cpu %7.1f ms  rss %6.1f MB\n",
 			baseName(bin), trimArgs(args), ms(s.Wall), ms(s.CPU), mb(s.MaxRSS))
 	}
 	return s, stderr.Bytes(), nil
+}
+
+func readResult(p string) (Sample, error) {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return Sample{}, fmt.Errorf("launcher result: %w", err)
+	}
+	var wall, cpu, rss int64
+	var code int
+	if _, err := fmt.Sscan(string(data), &wall, &cpu, &rss, &code); err != nil {
+		return Sample{}, fmt.Errorf("launcher result %q: %w", data, err)
+	}
+	return Sample{Wall: time.Duration(wall), CPU: time.Duration(cpu), MaxRSS: rss}, nil
 }
 
 func lastLines(b []byte, n int) []byte {

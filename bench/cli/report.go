@@ -79,8 +79,15 @@ func (r *Results) Rows() []Row {
 	n := fmt.Sprintf("%d", r.Objects)
 	cmp("get cm -o json ("+n+", cold cache)", "get-json-cold", targetJSONWall, targetJSONRSS)
 	cmp("get cm -o json ("+n+", warm cache)", "get-json-warm", targetJSONWall, targetJSONRSS)
+	best := func(label, c string) {
+		kd, kc := st(Kdyn, c), st(Kubectl, c)
+		_, rs := ratio(float64(kd.MinWall), float64(kc.MinWall))
+		rows = append(rows, Row{label + fmt.Sprintf(": wall, best of %d", kd.N), fmtDur(kd.MinWall), fmtDur(kc.MinWall), rs, "—", ""})
+	}
+	best("get cm -o json ("+n+", warm cache)", "get-json-warm")
 	cmp("get cm table ("+n+", cold cache)", "get-table-cold", targetTableWall, 0)
 	cmp("get cm table ("+n+", warm cache)", "get-table-warm", targetTableWall, 0)
+	best("get cm table ("+n+", warm cache)", "get-table-warm")
 	cmp("api-resources (cold cache)", "api-resources-cold", 0, 0)
 
 	// Warm api-resources: faster than kubectl's and no discovery request.
@@ -136,6 +143,7 @@ func (r *Results) Rows() []Row {
 	rows = append(rows,
 		Row{fmt.Sprintf("floor: server sends the list, one GET (%.1f MB)", mb(int64(r.ListBytes))), fmtDur(r.FloorFull.Wall), "", "—", "—", ""},
 		Row{"floor: the same in pages of 500", fmtDur(r.FloorPaged.Wall), "", "—", "—", ""},
+		Row{"floor: pages of 500 without gzip (Accept-Encoding: identity)", fmtDur(r.FloorIdentity.Wall), "", "—", "—", ""},
 		Row{"get -o json (warm) ÷ paged floor", rkd, rkc, "—", "—", ""},
 		Row{fmt.Sprintf("floor: server sends the Table, pages of 500 (%.1f MB)", mb(int64(r.TableBytes))), fmtDur(r.FloorTable.Wall), "", "—", "—", ""},
 		Row{"get table (warm) ÷ Table floor", rtd, rtc, "—", "—", ""},
@@ -144,13 +152,14 @@ func (r *Results) Rows() []Row {
 }
 
 func reqString(q Requests) string {
-	if q.Paths == nil && q.Discovery == 0 && q.Other == 0 {
-		return "0"
+	s := fmt.Sprintf("%d", q.Discovery)
+	if q.DiscoveryNotModified > 0 {
+		s += fmt.Sprintf(" (%d× 304)", q.DiscoveryNotModified)
 	}
-	if q.Other == 0 {
-		return fmt.Sprintf("%d", q.Discovery)
+	if q.Other > 0 {
+		s += fmt.Sprintf(" +%d other", q.Other)
 	}
-	return fmt.Sprintf("%d (+%d other)", q.Discovery, q.Other)
+	return s
 }
 
 // Print writes the table (Markdown) and the comparisons to w.
@@ -194,7 +203,17 @@ func (r *Results) Print(w io.Writer) {
 		fmtDur(r.Stats[Kubectl+"/get-json-warm"].MinWall), fmtDur(r.Stats[Kubectl+"/get-json-warm"].MaxWall),
 		fmtDur(r.Stats[Kdyn+"/get-table-warm"].MinWall), fmtDur(r.Stats[Kdyn+"/get-table-warm"].MaxWall),
 		fmtDur(r.Stats[Kubectl+"/get-table-warm"].MinWall), fmtDur(r.Stats[Kubectl+"/get-table-warm"].MaxWall))
-	fmt.Fprintf(w, "seeding %d+%d ConfigMaps took %s\n\n", r.Objects, r.Small, r.Seed.Round(100*time.Millisecond))
+	fmt.Fprintf(w, "seeding %d+%d ConfigMaps took %s\n", r.Objects, r.Small, r.Seed.Round(100*time.Millisecond))
+	fmt.Fprintf(w, "RSS floor of the method (/bin/true through the launcher): %s\n", fmtMB(r.LauncherRSS))
+	fmt.Fprintf(w, "shared machine: load average %s at the start of the measurements, %s at the end", r.LoadStart, r.LoadEnd)
+	if len(r.IdleBefore) > 0 {
+		var parts []string
+		for _, x := range r.IdleBefore {
+			parts = append(parts, fmt.Sprintf("%.0f%%", 100*x))
+		}
+		fmt.Fprintf(w, "; CPU idle before each repetition: %s", strings.Join(parts, " "))
+	}
+	fmt.Fprint(w, "\n\n")
 	fmt.Fprintln(w, "Output agreement (warm caches):")
 	fmt.Fprintf(w, "  get cm -o json, byte for byte: %s\n", r.JSONDiff)
 	fmt.Fprintf(w, "  get cm -o json vs kubectl -o json --show-managed-fields, byte for byte: %s\n", r.JSONDiffManaged)
@@ -209,7 +228,7 @@ func (r *Results) Print(w io.Writer) {
 	for _, k := range []string{"api-resources-cold", "api-resources-warm", "api-resources-cached", "get-json-cold", "get-json-warm", "get-table-warm"} {
 		for _, tool := range []string{Kdyn, Kubectl} {
 			q := r.Requests[tool+"/"+k]
-			fmt.Fprintf(w, "  %-8s %-22s %2d discovery, %2d other: %s\n", tool, k, q.Discovery, q.Other, summarizePaths(q.Paths))
+			fmt.Fprintf(w, "  %-8s %-22s %2d discovery (%d answered 304), %2d other: %s\n", tool, k, q.Discovery, q.DiscoveryNotModified, q.Other, summarizePaths(q.Paths))
 		}
 	}
 	if len(r.Profiles) > 0 {

@@ -32,6 +32,8 @@ func main() {
 	flag.BoolVar(&o.Keep, "keep", false, "Keep the temporary work directory.")
 	flag.StringVar(&o.ProfileDir, "profile", "", "Also write CPU and allocation profiles of both tools to this directory.")
 	flag.BoolVar(&o.Verbose, "v", false, "Log every execution.")
+	flag.Float64Var(&o.QuietIdle, "quiet-idle", 0.5, "Before each repetition, wait for the machine's CPU to be this idle (over 1 s)...")
+	flag.DurationVar(&o.QuietWait, "quiet-wait", 15*time.Second, "...for at most this long (0 = do not wait).")
 	timeout := flag.Duration("timeout", 30*time.Minute, "Give up after this long.")
 	flag.Parse()
 	if *quick {
