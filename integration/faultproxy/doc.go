@@ -44,7 +44,9 @@
 //     request: clients see a reset or an unexpected EOF.
 //   - Stall(true) holds every response byte (headers and body) of the
 //     exchanges in flight and of new ones; connections stay open, no FIN is
-//     sent. Stall(false) delivers what was held and carries on.
+//     sent. Stall(false) delivers what was held and carries on. StallOpen
+//     holds only the exchanges in flight, as a connection that went dead
+//     would, while new requests go through.
 //   - Delay(d) waits d before forwarding each request.
 //   - Respond429 and Respond5xx answer the next n matching requests
 //     themselves, with a metav1.Status body (n < 0: every one until Reset).

@@ -136,6 +136,35 @@ func (p *Proxy) Stall(on bool) {
 		p.stalled = false
 		close(p.resume)
 	}
+	if !on {
+		p.releaseHeldLocked()
+	}
+}
+
+// StallOpen stalls the exchanges in flight only, as a connection that went
+// dead would: their response bytes are held (connections open, no FIN)
+// while new requests go through. Stall(false) releases them. It returns
+// the number of exchanges stalled.
+func (p *Proxy) StallOpen() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for ex := range p.exchanges {
+		if ex.release == nil {
+			ex.release = make(chan struct{})
+			n++
+		}
+	}
+	return n
+}
+
+func (p *Proxy) releaseHeldLocked() {
+	for ex := range p.exchanges {
+		if ex.release != nil {
+			close(ex.release)
+			ex.release = nil
+		}
+	}
 }
 
 // CutAll closes every client connection (idle ones too) and cancels every

@@ -186,6 +186,7 @@ func (p *Proxy) Close() error {
 		p.stalled = false
 		close(p.resume)
 	}
+	p.releaseHeldLocked()
 	p.mu.Unlock()
 	p.stop()
 	err := p.srv.Close()
@@ -218,7 +219,8 @@ type exchange struct {
 	wake   chan struct{}      // a control action is pending (capacity 1)
 
 	// Guarded by Proxy.mu.
-	cut      bool // the proxy cut the exchange
+	cut      bool          // the proxy cut the exchange
+	release  chan struct{} // non-nil while StallOpen holds the exchange
 	inject   int  // malformed frames to write
 	midFrame bool // cut inside the next frame
 }
@@ -415,19 +417,25 @@ func (p *Proxy) wait(ctx context.Context, d time.Duration) bool {
 // waitStall blocks while the proxy is stalled; it reports whether ctx is
 // still live.
 func (p *Proxy) waitStall(ctx context.Context, ex *exchange) bool {
-	p.mu.Lock()
-	if !p.stalled {
+	for {
+		p.mu.Lock()
+		var ch chan struct{}
+		switch {
+		case p.stalled:
+			ch = p.resume
+		case ex.release != nil:
+			ch = ex.release
+		default:
+			p.mu.Unlock()
+			return ctx.Err() == nil
+		}
+		p.records[ex.rec].Stalled = true
 		p.mu.Unlock()
-		return ctx.Err() == nil
-	}
-	ch := p.resume
-	p.records[ex.rec].Stalled = true
-	p.mu.Unlock()
-	select {
-	case <-ch:
-		return ctx.Err() == nil
-	case <-ctx.Done():
-		return false
+		select {
+		case <-ch: // look again: the other kind of stall may hold it still
+		case <-ctx.Done():
+			return false
+		}
 	}
 }
 

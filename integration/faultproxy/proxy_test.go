@@ -304,6 +304,28 @@ func TestStallHoldsBytesWithoutClosing(t *testing.T) {
 	}
 }
 
+func TestStallOpenHoldsOnlyExchangesInFlight(t *testing.T) {
+	b := newBackend(t)
+	p := newProxy(t, b)
+	c := client(t, p)
+	_, lines := openWatch(t, c, p)
+	waitFor(t, func() bool { return p.OpenWatches() == 1 })
+	if n := p.StallOpen(); n != 1 {
+		t.Fatalf("StallOpen held %d exchanges, want 1", n)
+	}
+	b.frames <- "{\"n\":1}\n"
+	if l, ok := next(t, lines, 300*time.Millisecond); ok {
+		t.Fatalf("held stream delivered %+v", l)
+	}
+	if resp, _, err := get(t, c, p.URL()+"/echo"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("a new request during StallOpen: %v %v", resp, err)
+	}
+	p.Stall(false)
+	if l, ok := next(t, lines, 5*time.Second); !ok || l.s != "{\"n\":1}\n" {
+		t.Fatalf("after release: %+v", l)
+	}
+}
+
 func TestCloseWatchMidFrame(t *testing.T) {
 	b := newBackend(t)
 	p := newProxy(t, b)

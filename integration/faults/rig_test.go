@@ -121,6 +121,7 @@ type model struct {
 	objs       state
 	lastRV     map[string]uint64          // highest resourceVersion seen per key, deletes included
 	seen       map[string]map[string]bool // key → resourceVersions delivered by add/update
+	inferred   map[string]bool            // keys delivered as deletes with FinalStateUnknown
 	adds       int
 	updates    int
 	deletes    int
@@ -129,7 +130,7 @@ type model struct {
 }
 
 func newModel() *model {
-	return &model{objs: state{}, lastRV: map[string]uint64{}, seen: map[string]map[string]bool{}}
+	return &model{objs: state{}, lastRV: map[string]uint64{}, seen: map[string]map[string]bool{}, inferred: map[string]bool{}}
 }
 
 func (m *model) problem(format string, args ...any) {
@@ -189,6 +190,7 @@ func (m *model) handler() informer.HandlerFuncs[*unstructured.Unstructured] {
 			m.deletes++
 			if d.FinalStateUnknown {
 				m.tombstones++
+				m.inferred[key] = true
 			}
 			cur, ok := m.objs[key]
 			if !ok {
@@ -202,6 +204,14 @@ func (m *model) handler() informer.HandlerFuncs[*unstructured.Unstructured] {
 			}
 		},
 	}
+}
+
+// tombstoned reports whether key was delivered as a delete inferred from a
+// relist.
+func (m *model) tombstoned(key string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.inferred[key]
 }
 
 func (m *model) snapshot() (state, []string) {
