@@ -221,8 +221,8 @@ type exchange struct {
 	// Guarded by Proxy.mu.
 	cut      bool          // the proxy cut the exchange
 	release  chan struct{} // non-nil while StallOpen holds the exchange
-	inject   int  // malformed frames to write
-	midFrame bool // cut inside the next frame
+	inject   int           // malformed frames to write
+	midFrame bool          // cut inside the next frame
 }
 
 // cutConn closes the client's connection and ends the exchange.
