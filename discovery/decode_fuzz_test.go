@@ -15,10 +15,14 @@ import (
 	"github.com/kdyn/kdyn/rest"
 )
 
-// fuzzMaxBody bounds one fuzzed discovery document. A legacy /apis lists
-// the group-versions fetched next, so this also bounds the requests a
-// Snapshot makes.
-const fuzzMaxBody = 16 << 10
+// fuzzMaxBody bounds one fuzzed discovery document of FuzzSnapshot. A
+// legacy /apis lists the group-versions fetched next, so this also bounds
+// the requests a Snapshot makes. fuzzMaxDecode bounds the documents of
+// FuzzDecoders, large enough for the captured ones.
+const (
+	fuzzMaxBody   = 16 << 10
+	fuzzMaxDecode = 128 << 10
+)
 
 // FuzzDecoders gives arbitrary bytes to every discovery decoder: the
 // aggregated one and the three legacy ones. They must return a value or an
@@ -36,7 +40,7 @@ func FuzzDecoders(f *testing.F) {
 		f.Add([]byte(s), "apps", "v1")
 	}
 	f.Fuzz(func(t *testing.T, body []byte, group, version string) {
-		if len(body) > fuzzMaxBody {
+		if len(body) > fuzzMaxDecode {
 			t.Skip("document larger than the fuzz bound")
 		}
 		failed := map[schema.GroupVersion]error{}

@@ -1,0 +1,197 @@
+package discovery
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/kdyn/kdyn/rest"
+)
+
+// TestDefaultDocumentBoundAgainstA65MiBAnswer streams a 65 MiB /apis (a
+// JSON document that never finishes being valid) to a Client with the
+// default bound (DefaultMaxDocumentBytes, 64 MiB). Discovery fails with a
+// size-limit error, the client stops reading at the bound, and memory
+// does not balloon: the allocations stay within a small multiple of the
+// bound and nothing of the answer is retained afterwards. A second server
+// that never stops sending shows that reading stops at the bound rather
+// than at the end of the answer.
+func TestDefaultDocumentBoundAgainstA65MiBAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams 65 MiB")
+	}
+	api, err := os.ReadFile(filepath.Join("testdata", "aggregated", "api.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mib = 1 << 20
+	for _, tt := range []struct {
+		name  string
+		total int64 // bytes the server offers; -1: no end
+	}{
+		{"65 MiB", 65 * mib},
+		{"endless", -1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var written atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
+				if r.URL.Path == "/api" {
+					_, _ = w.Write(api)
+					return
+				}
+				// `{"items":[` then `{},` forever: a valid prefix of an
+				// APIGroupDiscoveryList, so only the size can stop it.
+				chunk := []byte(strings.Repeat("{},", 64<<10/3))
+				n, _ := w.Write([]byte(`{"kind":"APIGroupDiscoveryList","items":[`))
+				written.Add(int64(n))
+				for tt.total < 0 || written.Load() < tt.total {
+					n, err := w.Write(chunk)
+					written.Add(int64(n))
+					if err != nil || r.Context().Err() != nil {
+						return
+					}
+					if written.Load() > 2<<30 {
+						return // a safety net: never stream more than 2 GiB
+					}
+				}
+			}))
+			defer srv.Close()
+			rc, err := rest.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := New(rc, Options{}) // the default bound
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			// Sample the heap while discovery reads, for its peak.
+			var peak atomic.Uint64
+			stop := make(chan struct{})
+			sampled := make(chan struct{})
+			go func() {
+				defer close(sampled)
+				for {
+					var m runtime.MemStats
+					runtime.ReadMemStats(&m)
+					if m.HeapAlloc > peak.Load() {
+						peak.Store(m.HeapAlloc)
+					}
+					select {
+					case <-stop:
+						return
+					case <-time.After(5 * time.Millisecond):
+					}
+				}
+			}()
+			_, err = c.Snapshot(context.Background())
+			close(stop)
+			<-sampled
+			runtime.ReadMemStats(&after)
+			if err == nil || !strings.Contains(err.Error(), "limit") || !strings.Contains(err.Error(), "67108864") {
+				t.Fatalf("Snapshot = %v, want an error naming the 64 MiB (67108864-byte) limit", err)
+			}
+			srv.CloseClientConnections()
+			allocated := after.TotalAlloc - before.TotalAlloc
+			grew := peak.Load() - min(peak.Load(), before.HeapAlloc)
+			t.Logf("the server wrote %d MiB; the client allocated %d MiB in all, the heap grew by at most %d MiB", written.Load()/mib, allocated/mib, grew/mib)
+			// Reading 64 MiB+1 into a doubling bytes.Buffer allocates
+			// 512 B + … + 64 MiB + 128 MiB ≈ 256 MiB in all, with up to
+			// 64+128 MiB live during the last copy (about twice that under
+			// -race). An unbounded read of the endless answer would reach
+			// the server's 2 GiB safety net and allocate several GiB.
+			if allocated > 10*DefaultMaxDocumentBytes {
+				t.Errorf("discovery allocated %d MiB for a %d MiB bound", allocated/mib, DefaultMaxDocumentBytes/mib)
+			}
+			if grew > 6*DefaultMaxDocumentBytes {
+				t.Errorf("the heap grew by %d MiB for a %d MiB bound", grew/mib, DefaultMaxDocumentBytes/mib)
+			}
+			if tt.total < 0 && written.Load() > DefaultMaxDocumentBytes+16*mib {
+				t.Errorf("the client read %d MiB of an endless answer, past the %d MiB bound", written.Load()/mib, DefaultMaxDocumentBytes/mib)
+			}
+			runtime.GC()
+			var idle runtime.MemStats
+			runtime.ReadMemStats(&idle)
+			if idle.HeapAlloc > before.HeapAlloc+16*mib {
+				t.Errorf("after the refused answer the heap holds %d MiB more than before", (idle.HeapAlloc-before.HeapAlloc)/mib)
+			}
+		})
+	}
+}
+
+// TestCacheDirOwnedByAnotherUserIsRefused: a cache directory that another
+// user owns (made with os.Chown; the tests run as root) is not used, even
+// with perfect permissions, and a poisoned document planted in it is not
+// read: discovery asks the server, logs one warning, and writes nothing
+// there. (TestUnsafeCacheDirIsRefused covers a world-writable directory.)
+func TestCacheDirOwnedByAnotherUserIsRefused(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to give a directory to another user")
+	}
+	dir := filepath.Join(t.TempDir(), "cache")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f := newFakeServer(t, true)
+	// Plant a poisoned /apis in the cache: a group that the server does
+	// not serve.
+	seed, _ := newTestClient(t, f, Options{CacheDir: dir})
+	if _, err := seed.Snapshot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	poison := &document{Path: "/apis", ContentType: "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+		Body: json.RawMessage(`{"kind":"APIGroupDiscoveryList","items":[{"metadata":{"name":"poisoned.example"},"versions":[{"version":"v1","resources":[{"resource":"traps","scope":"Cluster","responseKind":{"kind":"Trap"},"verbs":["get"]}]}]}]}`)}
+	(&docCache{dir: dir, mem: map[string]*document{}, log: zap.NewNop()}).put(poison)
+	before, _ := os.ReadDir(dir)
+	for _, e := range append(before, nil) {
+		p := dir
+		if e != nil {
+			p = filepath.Join(dir, e.Name())
+		}
+		if err := os.Chown(p, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	core, logs := observer.New(zapcore.WarnLevel)
+	c, ct := newTestClient(t, f, Options{CacheDir: dir, Logger: zap.New(core)})
+	s, err := c.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := s.find(metricsGV); g != nil {
+		t.Fatal("the snapshot has a group that failed discovery")
+	}
+	for _, g := range s.Groups {
+		if g.Name == "poisoned.example" {
+			t.Fatal("discovery read the poisoned document from a directory owned by another user")
+		}
+	}
+	if ct.n.Load() != 2 {
+		t.Errorf("discovery made %d requests, want 2: the cache must not answer", ct.n.Load())
+	}
+	warns := logs.FilterMessage("discovery disk cache disabled").All()
+	if len(warns) != 1 || !strings.Contains(warns[0].ContextMap()["error"].(string), "owned by uid 65534") {
+		t.Fatalf("warnings = %v, want one naming the owner", logs.All())
+	}
+	after, _ := os.ReadDir(dir)
+	if len(after) != len(before) {
+		t.Errorf("discovery wrote into a directory owned by another user: %d files before, %d after", len(before), len(after))
+	}
+}
