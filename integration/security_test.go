@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -157,9 +158,29 @@ type mainResult struct {
 
 // kdynMain runs the kdyn command line in this process.
 func kdynMain(args ...string) mainResult {
-	var out, errb bytes.Buffer
+	var out, errb lockedBuffer
 	code := cli.Main(args, strings.NewReader(""), &out, &errb)
 	return mainResult{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// lockedBuffer is a bytes.Buffer for kdyn's output streams: its logger
+// writes to stderr from several goroutines (discovery fetches /api and
+// /apis at once), with no lock of its own.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // TestCLINeverPrintsCredentials runs kdyn get secrets at every -v level

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,9 +64,29 @@ type runResult struct {
 }
 
 func runKdyn(args ...string) runResult {
-	var out, errb bytes.Buffer
+	var out, errb lockedBuffer
 	code := Main(args, strings.NewReader(""), &out, &errb)
 	return runResult{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// lockedBuffer is a bytes.Buffer for kdyn's output streams: its logger
+// writes to stderr from several goroutines (discovery fetches /api and
+// /apis at once), with no lock of its own.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // listed reports whether api-resources printed the served resources: the
