@@ -11,6 +11,7 @@ import (
 // Diff describes how two outputs differ; the zero value means identical.
 type Diff struct {
 	Identical  bool
+	Exact      bool // byte for byte, whatever normalization was allowed
 	LinesA     int // line counts
 	LinesB     int
 	DiffLines  int      // lines that differ, position by position
@@ -24,8 +25,8 @@ type Diff struct {
 
 func (d Diff) String() string {
 	if d.Identical {
-		s := fmt.Sprintf("identical (%d lines, %d bytes)", d.LinesA, d.SizeA)
-		if d.Normalized != "" {
+		s := fmt.Sprintf("byte-identical (%d lines, %d bytes)", d.LinesA, d.SizeA)
+		if d.Normalized != "" && !d.Exact {
 			s = fmt.Sprintf("identical except %s (%d lines)", d.Normalized, d.LinesA)
 		}
 		return s
@@ -53,6 +54,7 @@ func compareLines(a, b []byte, norm func(string) string, normalized string) Diff
 	la, lb := splitLines(a), splitLines(b)
 	d := Diff{LinesA: len(la), LinesB: len(lb), SizeA: len(a), SizeB: len(b), FirstByte: -1, Normalized: normalized}
 	exact := norm == nil
+	d.Exact = bytes.Equal(a, b)
 	if exact {
 		norm = func(s string) string { return s }
 		if bytes.Equal(a, b) {

@@ -31,7 +31,7 @@ func TestDiscoveryPath(t *testing.T) {
 func TestCompareTables(t *testing.T) {
 	a := []byte("NAME       DATA   AGE\ncm-00000   4      5s\n")
 	b := []byte("NAME       DATA   AGE\ncm-00000   4      7s\n")
-	if d := CompareTables(a, b); !d.Identical {
+	if d := CompareTables(a, b); !d.Identical || d.Exact {
 		t.Errorf("tables: %s", d)
 	}
 	c := []byte("NAME       DATA   AGE\ncm-00000   3      7s\n")
@@ -41,7 +41,7 @@ func TestCompareTables(t *testing.T) {
 }
 
 func TestCompareBytes(t *testing.T) {
-	if d := CompareBytes([]byte("a\nb\n"), []byte("a\nb\n")); !d.Identical {
+	if d := CompareBytes([]byte("a\nb\n"), []byte("a\nb\n")); !d.Identical || !d.Exact || d.String() != "byte-identical (2 lines, 4 bytes)" {
 		t.Error(d)
 	}
 	d := CompareBytes([]byte("a\nb\n"), []byte("a\nc\n"))
