@@ -12,7 +12,7 @@ import (
 type Diff struct {
 	Identical  bool
 	Exact      bool // byte for byte, whatever normalization was allowed
-	LinesA     int // line counts
+	LinesA     int  // line counts
 	LinesB     int
 	DiffLines  int      // lines that differ, position by position
 	FirstLine  int      // 1-based line of the first difference (0 if none)
