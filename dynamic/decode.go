@@ -2,7 +2,6 @@ package dynamic
 
 import (
 	"strings"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -10,21 +9,12 @@ import (
 	"github.com/kdyn/kdyn/internal/fastjson"
 )
 
-// interner is shared by every decoder of the package, so objects decoded at
-// different times share their keys and short common values ("apiVersion",
-// label keys, "v1", namespaces).
-var interner = fastjson.NewInterner(1<<14, 64)
-
-var decoders = sync.Pool{New: func() any {
-	return fastjson.NewDecoder(fastjson.Options{InternKeys: true, InternValues: true, Interner: interner})
-}}
-
 // DecodeObject decodes one object from JSON in a single pass, with
-// apimachinery's number rule (integers as int64, others as float64).
+// apimachinery's number rule (integers as int64, others as float64). Keys
+// and short values are interned process-wide, so decoded objects share
+// them ("apiVersion", label keys, "v1", namespaces).
 func DecodeObject(data []byte) (*unstructured.Unstructured, error) {
-	d := decoders.Get().(*fastjson.Decoder)
-	m, err := d.DecodeObject(data)
-	decoders.Put(d)
+	m, err := fastjson.DecodeObjectShared(data)
 	if err != nil {
 		return nil, errorf("decode object: %w", err)
 	}
@@ -66,10 +56,8 @@ func DecodeListFunc(data []byte, meta func(metav1.ListMeta), each func(*unstruct
 }
 
 func decodeList(data []byte, fields func(map[string]any), item func(map[string]any) error) error {
-	d := decoders.Get().(*fastjson.Decoder)
-	defer decoders.Put(d)
 	var items []map[string]any
-	list, err := d.DecodeList(data, func(i int, obj map[string]any) error {
+	list, err := fastjson.DecodeListShared(data, func(i int, obj map[string]any) error {
 		items = append(items, obj)
 		return nil
 	})

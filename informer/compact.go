@@ -16,7 +16,8 @@ import (
 // resourceVersion, and decodes it on every read. For memory-bound
 // controllers that cache many large objects; reads cost a decode.
 type compactStorage struct {
-	m map[string]compactEntry
+	m       map[string]compactEntry
+	scratch []byte // encoding buffer, reused under the store's write lock
 }
 
 type compactEntry struct {
@@ -60,11 +61,14 @@ func RawJSON(inf *Informer[*unstructured.Unstructured], key string) ([]byte, boo
 }
 
 func (c *compactStorage) put(key string, obj *unstructured.Unstructured) error {
-	b, err := appendJSON(make([]byte, 0, 512), obj.Object)
+	b, err := appendJSON(c.scratch[:0], obj.Object)
 	if err != nil {
 		return fmt.Errorf("informer: encode %s for the compact store: %w", key, err)
 	}
-	c.m[key] = compactEntry{raw: b[:len(b):len(b)], rv: obj.GetResourceVersion()}
+	c.scratch = b
+	raw := make([]byte, len(b)) // exactly sized: the cache holds many
+	copy(raw, b)
+	c.m[key] = compactEntry{raw: raw, rv: obj.GetResourceVersion()}
 	return nil
 }
 

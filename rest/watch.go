@@ -182,7 +182,7 @@ func checkEventType(t watch.EventType) error {
 // mapEvent decodes a whole frame in one pass into maps; the object becomes
 // an *unstructured.Unstructured without a second parse.
 func mapEvent(frame []byte) (watch.Event, error) {
-	m, err := fastjson.DecodeObject(frame)
+	m, err := fastjson.DecodeObjectShared(frame)
 	if err != nil {
 		return watch.Event{}, fmt.Errorf("unable to decode an event from the watch stream: %w", err)
 	}

@@ -503,3 +503,29 @@ func (d *Decoder) array(i int) (any, int, error) {
 	d.depth--
 	return a, i, nil
 }
+
+// Shared is the process-wide intern pool used by DecodeObjectShared, so
+// that objects decoded anywhere in the process (list pages, watch events,
+// informer caches) share their keys and short common values.
+var Shared = NewInterner(1<<14, 64)
+
+var sharedPool = sync.Pool{New: func() any {
+	return NewDecoder(Options{InternKeys: true, InternValues: true, Interner: Shared})
+}}
+
+// DecodeObjectShared is DecodeObject with keys and short values interned
+// in Shared. It is safe for concurrent use.
+func DecodeObjectShared(data []byte) (map[string]any, error) {
+	d := sharedPool.Get().(*Decoder)
+	m, err := d.DecodeObject(data)
+	sharedPool.Put(d)
+	return m, err
+}
+
+// DecodeListShared is Decoder.DecodeList with a pooled decoder interning
+// in Shared. It is safe for concurrent use.
+func DecodeListShared(data []byte, item func(i int, obj map[string]any) error) (map[string]any, error) {
+	d := sharedPool.Get().(*Decoder)
+	defer sharedPool.Put(d)
+	return d.DecodeList(data, item)
+}
