@@ -16,6 +16,7 @@ import (
 
 	"github.com/kdyn/kdyn/discovery"
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/integration/faultproxy"
 	"github.com/kdyn/kdyn/integration/testenv"
 	"github.com/kdyn/kdyn/rest"
@@ -59,6 +60,16 @@ func TestAggregatedAPIUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.proxy.Respond5xx(http.StatusServiceUnavailable, -1, faultproxy.PathPrefix(metricsPathBase))
+	inf := startInformer(t, r, informer.Options[*unstructured.Unstructured]{})
+	w := newWrites()
+	defer func() {
+		churn(t, r, churnOptions{workers: 2, updates: 10, names: 3, prefix: "d"}, w)
+		converge(t, r, inf, 30*time.Second)
+		if n, sample := w.missing(inf.model.delivered); n > 0 {
+			t.Errorf("the informer never delivered %d versions, e.g. %s", n, strings.Join(sample, ", "))
+		}
+		t.Logf("meanwhile %s; informer delivered %s", w, inf.model.counts())
+	}()
 
 	t.Run("aggregated", func(t *testing.T) {
 		rc := restClient(t, r.proxied())

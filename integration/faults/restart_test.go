@@ -174,3 +174,46 @@ func deleteSome(t *testing.T, r *rig, names ...string) []string {
 	}
 	return keys
 }
+
+// TestRestartWithWatchCache restarts a control plane that has its watch
+// cache on, as real clusters do, while an informer and "kdyn get -w" are
+// cut off and objects change. The new watch cache starts at the current
+// revision, so resuming from an older resourceVersion may be refused
+// (410) at once; either way both must end equal to the server.
+func TestRestartWithWatchCache(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	r := newRig(t, env)
+	churn(t, r, churnOptions{workers: 8, updates: 1, names: 6, prefix: "wc"}, newWrites())
+	inf := startInformer(t, r, informer.Options[*unstructured.Unstructured]{})
+	cli := startCLIWatch(t, r)
+	converge(t, r, inf, 30*time.Second)
+	convergeCLI(t, r, cli, 30*time.Second)
+	syncRV := inf.inf.LastSyncResourceVersion()
+	before := len(r.proxy.Records())
+
+	r.proxy.Down(5 * time.Minute)
+	w := newWrites()
+	churn(t, r, churnOptions{workers: 8, updates: 10, names: 6, prefix: "wc"}, w)
+	gone := deleteSome(t, r, "wc-06-5", "wc-07-5") // workers 6 and 7 do not churn again
+	if err := env.Restart(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	churn(t, r, churnOptions{workers: 4, updates: 5, names: 6, prefix: "wc"}, w)
+	r.proxy.Up()
+	converge(t, r, inf, 60*time.Second)
+	convergeCLI(t, r, cli, 60*time.Second)
+	recs := r.proxy.Records()[before:]
+	relisted := inf.inf.LastSyncResourceVersion() != syncRV
+	t.Logf("while cut off: %s, %d deleted for good, restart; %d HTTP 410 answers; informer relisted: %v, delivered %s; kdyn get -w: %d resume notices",
+		w, len(gone), countStatus(recs, http.StatusGone), relisted, inf.model.counts(), cli.interruptions())
+	if relisted {
+		for _, key := range gone {
+			if !inf.model.tombstoned(key) {
+				t.Errorf("%s, deleted while the informer was away, was not delivered as a delete inferred from the relist", key)
+			}
+		}
+	}
+	if err := cli.stop(t); err != nil {
+		t.Errorf("kdyn get -w: %v\nstderr:\n%s", err, cli.stderr.String())
+	}
+}

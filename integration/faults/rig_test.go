@@ -297,6 +297,36 @@ func startInformer(t *testing.T, r *rig, opts informer.Options[*unstructured.Uns
 	return w
 }
 
+// startFactoryInformer is startInformer through an informer.Factory (which
+// strips managedFields and shares informers by resource).
+func startFactoryInformer(t *testing.T, r *rig) *watched {
+	t.Helper()
+	core, logs := observer.New(zapcore.DebugLevel)
+	w := &watched{model: newModel(), logs: logs, log: zap.New(core), errs: &errorLog{}}
+	cfg := r.proxied()
+	cfg.Logger = w.log
+	rc, err := rest.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := informer.NewFactory(rc, informer.FactoryOptions{Namespace: r.ns, Logger: w.log})
+	w.inf = f.ForResource(cmGVR, informer.InformerOptions{})
+	if _, err := w.inf.AddEventHandler(w.model.handler()); err != nil {
+		t.Fatal(err)
+	}
+	f.Start(context.Background())
+	t.Cleanup(func() {
+		f.Shutdown()
+		rc.HTTPClient().CloseIdleConnections()
+	})
+	sctx, scancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer scancel()
+	if err := f.WaitForSync(sctx); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 func (w *watched) cacheState() state {
 	out := state{}
 	for _, o := range w.inf.Store().List() {
