@@ -159,8 +159,6 @@ func countStatus(recs []faultproxy.Record, code int) int {
 	return n
 }
 
-func answered(recs []faultproxy.Record, code int) bool { return countStatus(recs, code) > 0 }
-
 // deleteSome deletes these ConfigMaps straight on the server and returns
 // their keys.
 func deleteSome(t *testing.T, r *rig, names ...string) []string {
