@@ -37,6 +37,8 @@ type ChildArgs struct {
 	Workers int     `json:"workers,omitempty"`
 	QPS     float32 `json:"qps,omitempty"`
 	Burst   int     `json:"burst,omitempty"`
+	// ProfileDir, when set, receives CPU and heap profiles.
+	ProfileDir string `json:"profileDir,omitempty"`
 }
 
 // childIO is how a child talks to its parent: lines on stdout (READY/RESULT

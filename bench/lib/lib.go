@@ -21,7 +21,9 @@ type Options struct {
 	Scenario string // "all" or one of Scenarios
 	Quick    bool
 	Runs     int // timing repetitions (median reported); 0 means 5 (3 with Quick)
-	Out      io.Writer
+	// ProfileDir, when set, receives CPU and heap profiles of the children.
+	ProfileDir string
+	Out        io.Writer
 }
 
 // Bench is one run: the control plane, the connection and the sizes.
@@ -83,12 +85,13 @@ func Run(ctx context.Context, opts Options) error {
 	}
 
 	b.logf("starting the control plane")
-	env, err := testenv.Start(ctx, testenv.Options{})
+	env, err := testenv.Start(ctx, testenv.Options{KeepDir: os.Getenv("LIBBENCH_KEEP") != ""})
 	if err != nil {
 		return err
 	}
 	defer env.Stop()
 	b.Env = env
+	b.logf("control plane directory %s", env.Dir())
 	kc := env.RESTConfig(testenv.Admin)
 	b.Conn = Conn{Host: kc.Host, Token: env.AdminToken(), CA: env.CAData()}
 	b.logf("control plane at %s; seeding %d ConfigMaps, %d widgets, %d discovery CRDs, %d load ConfigMaps",
@@ -102,6 +105,7 @@ func Run(ctx context.Context, opts Options) error {
 
 	for _, s := range want {
 		b.logf("scenario %s", s)
+		load0 := loadAvg()
 		var t *Table
 		var err error
 		switch s {
@@ -121,6 +125,7 @@ func Run(ctx context.Context, opts Options) error {
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", s, err)
 		}
+		t.Note("machine load average (1 min) at the start / end of this scenario: %s / %s (2 CPUs shared with other work)", load0, loadAvg())
 		emit(t)
 	}
 	if len(tables) > 1 {
@@ -130,14 +135,24 @@ func Run(ctx context.Context, opts Options) error {
 				if r.Verdict() == "" {
 					continue
 				}
-				ratio := "—"
-				if q := r.Ratio(); q == q {
-					ratio = ftoa(q, 2) + "×"
-				}
+				ratio := ratioString(r.Ratio())
 				fmt.Fprintf(opts.Out, "| %s | %s | %s | %s | %s |\n", strings.SplitN(t.Title, " ", 2)[0], r.Metric, ratio, r.Target, r.Verdict())
 			}
 		}
 	}
 	b.logf("done")
 	return nil
+}
+
+// loadAvg returns the 1-minute load average, or "?".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "?"
+	}
+	return f[0]
 }

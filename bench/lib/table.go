@@ -80,10 +80,7 @@ func (t *Table) Print(w io.Writer) {
 		if r.Unit != "" {
 			unit = " " + r.Unit
 		}
-		ratio := "—"
-		if q := r.Ratio(); !math.IsNaN(q) {
-			ratio = ftoa(q, 2) + "×"
-		}
+		ratio := ratioString(r.Ratio())
 		m := r.Metric
 		if r.Note != "" {
 			m += " (" + r.Note + ")"
@@ -124,7 +121,7 @@ func num(v float64) string {
 }
 
 func ftoa(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
-func itoa(v int) string              { return strconv.Itoa(v) }
+func itoa(v int) string               { return strconv.Itoa(v) }
 
 // median of a sample (NaN when empty).
 func median(xs []float64) float64 {
@@ -164,3 +161,14 @@ func fmtSample(xs []float64, prec int) string {
 }
 
 const mib = 1 << 20
+
+func ratioString(q float64) string {
+	switch {
+	case math.IsNaN(q) || math.IsInf(q, 0):
+		return "—"
+	case q < 0.1:
+		return strconv.FormatFloat(q, 'g', 2, 64) + "×"
+	default:
+		return ftoa(q, 2) + "×"
+	}
+}

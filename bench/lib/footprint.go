@@ -1,0 +1,163 @@
+package lib
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/kdyn/kdyn/integration/testenv"
+)
+
+const benchModule = "github.com/kdyn/kdyn/bench"
+
+// benchDir finds the bench module's directory: the working directory or a
+// parent of it, its bench/ subdirectory, or this source file's module.
+func benchDir() (string, error) {
+	isBench := func(d string) bool {
+		f, err := os.Open(filepath.Join(d, "go.mod"))
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		s := bufio.NewScanner(f)
+		for s.Scan() {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(s.Text()), "module "); ok {
+				return strings.Trim(strings.TrimSpace(rest), `"`) == benchModule
+			}
+		}
+		return false
+	}
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			if isBench(d) {
+				return d, nil
+			}
+			if isBench(filepath.Join(d, "bench")) {
+				return filepath.Join(d, "bench"), nil
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		if d := filepath.Dir(filepath.Dir(file)); isBench(d) {
+			return d, nil
+		}
+	}
+	return "", fmt.Errorf("cannot find the %s module (run from bench/)", benchModule)
+}
+
+type footprint struct {
+	pkgs, modules       int
+	size, strippedSize  int64
+	build, strippedLink time.Duration
+	ran                 string
+}
+
+func goCmd(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "GOWORK=off", "GOFLAGS="), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out, nil
+}
+
+func measureFootprint(ctx context.Context, dir, pkg, tmp string, env *testenv.Env) (footprint, error) {
+	var fp footprint
+	out, err := goCmd(ctx, dir, nil, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}} {{with .Module}}{{.Path}}{{end}}{{end}}", pkg)
+	if err != nil {
+		return fp, err
+	}
+	mods := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 || f[0] == strings.TrimPrefix(pkg, "./") || strings.HasSuffix(f[0], strings.TrimPrefix(pkg, ".")) {
+			continue // the probe itself
+		}
+		fp.pkgs++
+		if len(f) > 1 {
+			mods[f[1]] = true
+		}
+	}
+	fp.modules = len(mods)
+	cache, err := os.MkdirTemp(tmp, "gocache-")
+	if err != nil {
+		return fp, err
+	}
+	bin := filepath.Join(tmp, filepath.Base(pkg))
+	t0 := time.Now()
+	if _, err := goCmd(ctx, dir, []string{"GOCACHE=" + cache}, "build", "-o", bin, pkg); err != nil {
+		return fp, err
+	}
+	fp.build = time.Since(t0)
+	st, err := os.Stat(bin)
+	if err != nil {
+		return fp, err
+	}
+	fp.size = st.Size()
+	t0 = time.Now()
+	if _, err := goCmd(ctx, dir, []string{"GOCACHE=" + cache}, "build", "-ldflags=-s -w", "-o", bin+"-stripped", pkg); err != nil {
+		return fp, err
+	}
+	fp.strippedLink = time.Since(t0)
+	if st, err = os.Stat(bin + "-stripped"); err != nil {
+		return fp, err
+	}
+	fp.strippedSize = st.Size()
+	os.RemoveAll(cache)
+	if env != nil { // prove the probe works
+		cmd := exec.CommandContext(ctx, bin)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+env.KubeconfigPath(testenv.Admin))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fp, fmt.Errorf("running %s: %w\n%s", pkg, err, out)
+		}
+		fp.ran = strings.TrimSpace(string(out))
+	}
+	return fp, nil
+}
+
+// Footprint builds the two probe programs with clean build caches.
+func (b *Bench) Footprint(ctx context.Context) (*Table, error) {
+	t := &Table{Title: "footprint (minimal program: kubeconfig + dynamic client + REST mapper + informer factory)"}
+	dir, err := benchDir()
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "libbench-footprint-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	var fps [2]footprint
+	for i, pkg := range []string{"./lib/footprint/kdyn", "./lib/footprint/clientgo"} {
+		b.logf("footprint: clean-cache build of %s", pkg)
+		fp, err := measureFootprint(ctx, dir, pkg, tmp, b.Env)
+		if err != nil {
+			return nil, err
+		}
+		fps[i] = fp
+		t.RawLine("%-26s build %.1fs, %d B (stripped %d B), %d non-std packages in %d modules; ran: %s", pkg, fp.build.Seconds(), fp.size, fp.strippedSize, fp.pkgs, fp.modules, fp.ran)
+	}
+	k, c := fps[0], fps[1]
+	t.Add(Row{Metric: "binary size", Unit: "MB", Kdyn: float64(k.size) / mib, ClientGo: float64(c.size) / mib, Target: "≤ 0.4×", Check: ratioAtMost(0.4)})
+	t.Add(Row{Metric: "binary size, -ldflags=-s -w", Unit: "MB", Kdyn: float64(k.strippedSize) / mib, ClientGo: float64(c.strippedSize) / mib, Target: "—"})
+	t.Add(Row{Metric: "non-std packages (go list -deps)", Kdyn: float64(k.pkgs), ClientGo: float64(c.pkgs), Target: "≤ 0.5×", Check: ratioAtMost(0.5)})
+	t.Add(Row{Metric: "modules providing them", Kdyn: float64(k.modules), ClientGo: float64(c.modules), Target: "—"})
+	t.Add(Row{Metric: "clean-cache build time", Unit: "s", Kdyn: k.build.Seconds(), ClientGo: c.build.Seconds(), Target: "≤ 0.5×", Check: ratioAtMost(0.5)})
+	t.Note("probes: bench/lib/footprint/kdyn and bench/lib/footprint/clientgo (both resolve ConfigMap through the mapper, sync an informer, list); built one after the other with GOCACHE=$(mktemp -d) go build (std rebuilt too; modules already in GOMODCACHE), %s/%s, %d CPUs (shared), one build each", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	return t, nil
+}

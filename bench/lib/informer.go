@@ -1,0 +1,322 @@
+package lib
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kdyn/kdyn/dynamic"
+	krest "github.com/kdyn/kdyn/rest"
+)
+
+// rawListBytes returns the size of one unpaged JSON list (full objects, or
+// PartialObjectMetadataList when metadataOnly).
+func rawListBytes(ctx context.Context, rc *krest.Client, gvr string, ns string, metadataOnly bool) (int, error) {
+	g := gvrFor(gvr)
+	r := rc.Get().Group(g.Group).Version(g.Version).Namespace(ns).Resource(g.Resource)
+	if metadataOnly {
+		r = r.SetHeader("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+	} else {
+		r = r.SetHeader("Accept", "application/json")
+	}
+	b, err := r.DoRaw(ctx)
+	return len(b), err
+}
+
+type infKey struct{ who, resource, mode string }
+
+func nsFor(resource string) string {
+	if resource == "widgets" {
+		return NSWidgets
+	}
+	return NSConfigMaps
+}
+
+func (b *Bench) informerArgs(resource string, streaming bool) (ChildArgs, []string) {
+	args := ChildArgs{Conn: b.Conn, Namespace: nsFor(resource), Resource: resource, Count: b.Sizes.Objects, Streaming: streaming, ProfileDir: b.Opts.ProfileDir}
+	env := []string{"KUBE_FEATURE_WatchListClient=" + strconv.FormatBool(streaming)}
+	return args, env
+}
+
+// Informer runs every informer contender in its own process.
+func (b *Bench) Informer(ctx context.Context) (*Table, error) {
+	t := &Table{Title: fmt.Sprintf("informer (%d ConfigMaps, %d widgets; each contender in its own process)", b.Sizes.Objects, b.Sizes.Objects)}
+	rc, err := krest.NewForConfig(b.Conn.Kdyn(Unlimited, nil))
+	if err != nil {
+		return nil, err
+	}
+	raw := map[string]float64{}
+	rawMeta := map[string]float64{}
+	for _, res := range []string{"configmaps", "widgets"} {
+		n, err := rawListBytes(ctx, rc, res, nsFor(res), false)
+		if err != nil {
+			return nil, err
+		}
+		raw[res] = float64(n) / float64(b.Sizes.Objects)
+		n, err = rawListBytes(ctx, rc, res, nsFor(res), true)
+		if err != nil {
+			return nil, err
+		}
+		rawMeta[res] = float64(n) / float64(b.Sizes.Objects)
+	}
+
+	runs := 3
+	if b.Opts.Quick {
+		runs = 1
+	}
+	if b.Opts.Runs > 0 {
+		runs = b.Opts.Runs
+	}
+	results := map[infKey][]informerResult{}
+	modes := []string{"stream", "listwatch"}
+	for _, res := range []string{"configmaps", "widgets"} {
+		for _, mode := range modes {
+			for run := range runs {
+				for _, who := range informerContenders {
+					args, env := b.informerArgs(res, mode == "stream")
+					var r informerResult
+					if err := runChild(ctx, "informer-"+who, args, &r, env...); err != nil {
+						return nil, err
+					}
+					if r.Streaming != (mode == "stream") {
+						return nil, fmt.Errorf("%s: child streaming=%v in mode %s", who, r.Streaming, mode)
+					}
+					k := infKey{who, res, mode}
+					results[k] = append(results[k], r)
+					b.logf("informer %s %s %s run %d: sync %.0f ms, heap %.1f MB, requests %+v", who, res, mode, run+1, r.SyncMs, float64(r.HeapBytes)/mib, r.Requests)
+				}
+			}
+		}
+	}
+
+	// Relist: one child per contender (ConfigMaps, streaming), all through
+	// the same restart. Watch throughput: one child per contender, in turn.
+	phase := map[string]informerResult{}
+	rel, err := b.relistAll(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("relist: %w", err)
+	}
+	for _, who := range informerContenders {
+		r, err := b.watchInformer(ctx, who)
+		if err != nil {
+			return nil, fmt.Errorf("%s watch: %w", who, err)
+		}
+		r.Relist = rel[who].Relist
+		phase[who] = r
+	}
+
+	med := func(k infKey, f func(informerResult) float64) float64 { return median(vals(results[k], f)) }
+	heapPer := func(r informerResult) float64 { return float64(r.HeapBytes) / float64(r.Objects) }
+	syncMs := func(r informerResult) float64 { return r.SyncMs }
+	allocPer := func(r informerResult) float64 { return float64(r.SyncMallocs) / float64(r.Objects) }
+	allocMB := func(r informerResult) float64 { return r.SyncAllocMB }
+	n := float64(b.Sizes.Objects)
+	for _, res := range []string{"configmaps", "widgets"} {
+		for _, mode := range modes {
+			k := func(who string) infKey { return infKey{who, res, mode} }
+			label := res + ", " + map[string]string{"stream": "streaming list", "listwatch": "list+watch"}[mode]
+			t.Add(Row{Metric: label + ": heap/obj kdyn default vs client-go + strip transform", Unit: "B", Kdyn: med(k("kdyn-default"), heapPer), ClientGo: med(k("clientgo-strip"), heapPer), Target: "≤ 0.9×", Check: ratioAtMost(0.9)})
+			t.Add(Row{Metric: label + ": heap/obj kdyn default vs client-go plain", Unit: "B", Kdyn: med(k("kdyn-default"), heapPer), ClientGo: med(k("clientgo-plain"), heapPer), Target: "≤ 0.5×", Check: ratioAtMost(0.5)})
+			t.Add(Row{Metric: label + ": heap/obj kdyn compact vs client-go plain", Unit: "B", Kdyn: med(k("kdyn-compact"), heapPer), ClientGo: med(k("clientgo-plain"), heapPer), Target: "≤ 0.3×", Check: ratioAtMost(0.3)})
+			t.Add(Row{Metric: label + ": heap/obj kdyn compact vs raw JSON of the list (client-go column)", Unit: "B", Kdyn: med(k("kdyn-compact"), heapPer), ClientGo: raw[res], Target: "≤ 1.0×", Check: ratioAtMost(1.0)})
+			t.Add(Row{Metric: label + ": heap/obj metadata-only (kdyn ForResourceMetadata vs client-go metadatainformer)", Unit: "B", Kdyn: med(k("kdyn-metadata"), heapPer), ClientGo: med(k("clientgo-metadata"), heapPer), Target: "≤ 1.0×", Check: ratioAtMost(1.0)})
+			t.Add(Row{Metric: label + ": sync time kdyn default vs client-go plain", Unit: "ms", Kdyn: med(k("kdyn-default"), syncMs), ClientGo: med(k("clientgo-plain"), syncMs), Target: "≤ 0.7×", Check: ratioAtMost(0.7)})
+			t.Add(Row{Metric: label + ": sync time kdyn compact vs client-go plain", Unit: "ms", Kdyn: med(k("kdyn-compact"), syncMs), ClientGo: med(k("clientgo-plain"), syncMs), Target: "≤ 0.5×", Check: ratioAtMost(0.5)})
+			t.Add(Row{Metric: label + ": sync time metadata-only", Unit: "ms", Kdyn: med(k("kdyn-metadata"), syncMs), ClientGo: med(k("clientgo-metadata"), syncMs), Target: "≤ 1.0×", Check: ratioAtMost(1.0)})
+			t.Add(Row{Metric: label + ": allocations during sync, kdyn default vs client-go plain", Unit: "allocs/obj", Kdyn: med(k("kdyn-default"), allocPer), ClientGo: med(k("clientgo-plain"), allocPer), Target: "—"})
+			t.Add(Row{Metric: label + ": bytes allocated during sync, kdyn default vs client-go plain", Unit: "MB", Kdyn: med(k("kdyn-default"), allocMB), ClientGo: med(k("clientgo-plain"), allocMB), Target: "—"})
+			for _, who := range informerContenders {
+				rs := results[k(who)]
+				t.RawLine("%-7s %-10s %-17s heap MB=%s B/obj=%s sync ms=%s sync CPU ms=%s alloc MB=%s allocs/obj=%s requests=%+v",
+					res, mode, who, fmtSample(vals(rs, func(r informerResult) float64 { return float64(r.HeapBytes) / mib }), 1),
+					fmtSample(vals(rs, heapPer), 0), fmtSample(vals(rs, syncMs), 0), fmtSample(vals(rs, func(r informerResult) float64 { return r.SyncCPUMs }), 0),
+					fmtSample(vals(rs, allocMB), 0), fmtSample(vals(rs, allocPer), 0), rs[0].Requests)
+			}
+		}
+		t.RawLine("raw JSON of one unpaged GET of %s: %.0f B/obj (%.1f MB); as PartialObjectMetadataList: %.0f B/obj", res, raw[res], raw[res]*n/mib, rawMeta[res])
+	}
+
+	// Relist rows.
+	relPeak := func(who string) float64 {
+		r := phase[who].Relist
+		if r == nil || !r.Observed {
+			return math.NaN()
+		}
+		return float64(r.PeakHeapAlloc) / float64(r.SteadyHeap)
+	}
+	relLive := func(who string) float64 {
+		r := phase[who].Relist
+		if r == nil || !r.Observed {
+			return math.NaN()
+		}
+		return float64(r.PeakLive) / float64(r.SteadyHeap)
+	}
+	for _, p := range [][2]string{{"kdyn-default", "clientgo-plain"}, {"kdyn-compact", "clientgo-strip"}, {"kdyn-metadata", "clientgo-metadata"}} {
+		t.Add(Row{Metric: fmt.Sprintf("relist after a restart: peak HeapAlloc / steady heap, %s vs %s", p[0], p[1]), Unit: "×", Kdyn: relPeak(p[0]), ClientGo: relPeak(p[1]), Target: "kdyn ≤ 1.3", Check: kdynAtMost(1.3)})
+		t.Add(Row{Metric: fmt.Sprintf("relist after a restart: peak live heap (post-GC) / steady heap, %s vs %s", p[0], p[1]), Unit: "×", Kdyn: relLive(p[0]), ClientGo: relLive(p[1]), Target: "kdyn ≤ 1.3", Check: kdynAtMost(1.3)})
+	}
+	// Watch rows.
+	w := func(who string, f func(*watchResult) float64) float64 {
+		r := phase[who].Watch
+		if r == nil || r.Events == 0 {
+			return math.NaN()
+		}
+		return f(r)
+	}
+	per1000 := func(r *watchResult) float64 { return r.CPUPer1000 }
+	for _, p := range [][2]string{{"kdyn-default", "clientgo-plain"}, {"kdyn-default", "clientgo-strip"}, {"kdyn-compact", "clientgo-plain"}, {"kdyn-metadata", "clientgo-metadata"}} {
+		t.Add(Row{Metric: fmt.Sprintf("watch: informer CPU per 1,000 events, %s vs %s", p[0], p[1]), Unit: "ms", Kdyn: w(p[0], per1000), ClientGo: w(p[1], per1000), Target: "≤ 0.6×", Check: ratioAtMost(0.6)})
+	}
+	for _, p := range [][2]string{{"kdyn-default", "clientgo-plain"}, {"kdyn-metadata", "clientgo-metadata"}} {
+		t.Add(Row{Metric: fmt.Sprintf("watch: events delivered per second, %s vs %s", p[0], p[1]), Unit: "ev/s", Kdyn: w(p[0], func(r *watchResult) float64 { return r.PerSecond }), ClientGo: w(p[1], func(r *watchResult) float64 { return r.PerSecond }), Target: "— (server-bound)"})
+		t.Add(Row{Metric: fmt.Sprintf("watch: lag p50 (patch sent → handler), %s vs %s", p[0], p[1]), Unit: "ms", Kdyn: w(p[0], func(r *watchResult) float64 { return r.LagP50Ms }), ClientGo: w(p[1], func(r *watchResult) float64 { return r.LagP50Ms }), Target: "—"})
+		t.Add(Row{Metric: fmt.Sprintf("watch: lag p99, %s vs %s", p[0], p[1]), Unit: "ms", Kdyn: w(p[0], func(r *watchResult) float64 { return r.LagP99Ms }), ClientGo: w(p[1], func(r *watchResult) float64 { return r.LagP99Ms }), Target: "—"})
+	}
+	for _, who := range informerContenders {
+		r := phase[who]
+		if rr := r.Relist; rr != nil {
+			t.RawLine("relist %-17s observed=%v after %.1fs, relist requests=%d (failed while down: %d), steady %.1f MB, peak HeapAlloc %.1f MB, peak live %.1f MB, after %.1f MB, %d samples",
+				who, rr.Observed, rr.SecondsToSeen, rr.RelistRequests, rr.FailedRequests, float64(rr.SteadyHeap)/mib, float64(rr.PeakHeapAlloc)/mib, float64(rr.PeakLive)/mib, float64(rr.AfterHeap)/mib, rr.Samples)
+		}
+		if wr := r.Watch; wr != nil {
+			t.RawLine("watch  %-17s patches=%d events=%d in %.1fs = %.0f ev/s, lag p50 %.1f ms p99 %.1f ms, CPU %.0f ms (idle %.0f ms) = %.1f ms/1000 events, heap after %.1f MB",
+				who, wr.Patches, wr.Events, wr.Seconds, wr.PerSecond, wr.LagP50Ms, wr.LagP99Ms, wr.CPUMs, wr.IdleCPUMs, wr.CPUPer1000, wr.HeapAfterMB)
+		}
+	}
+	t.Note("contenders: kdyn informer.NewFactory default (managedFields stripped), compact (InformerOptions.Compact), metadata-only (ForResourceMetadata); client-go dynamicinformer.NewFilteredDynamicSharedInformerFactory plain, the same with SetTransform stripping managedFields, and metadatainformer (protobuf); each with one counting event handler; %s", Unlimited)
+	t.Note("each measurement is a fresh child process; heap = HeapAlloc after 2× runtime.GC() once synced (and the handler has seen every add) minus the same taken before the informer was created; sync = informer created → HasSynced (polled every 1 ms, both); allocations = MemStats deltas over the sync; %d run(s) per cell, median", runs)
+	t.Note("modes: streaming list = kdyn default (sendInitialEvents) / client-go with KUBE_FEATURE_WatchListClient=true (its default in v0.37.2: beta, on since 1.35); list+watch = kdyn FactoryOptions{DisableStreaming: true} / client-go KUBE_FEATURE_WatchListClient=false; the requests each child made are in the raw lines (lists, streams = watches with sendInitialEvents, watches)")
+	t.Note("relist: one extra child per contender (ConfigMaps, streaming), all six running through the same restart: once all are steady, the parent writes one object elsewhere and restarts the control plane (env.Restart; the fresh watch cache answers 410), each child samples runtime.ReadMemStats HeapAlloc and /gc/heap/live:bytes every 10 ms from before the restart until 5 s after its relist request. Peak HeapAlloc includes garbage not yet collected, so with GOGC=100 it can reach ~2× the live heap for any library that allocates more than the live heap while relisting; the live-heap row is what \"a relist does not double memory\" means")
+	t.Note("watch: one more child per contender, one at a time (ConfigMaps, streaming): once synced, %d workers in the parent merge-patch an annotation (the send time, Unix ns) of random ConfigMaps for %s with a kdyn rest client (no client-side limit); the handler counts updates and the lag from that time; CPU = getrusage(self) user+sys over the phase minus the idle rate measured for 3 s before it", patchWorkers, b.watchDuration())
+	return t, nil
+}
+
+const patchWorkers = 16
+
+func (b *Bench) watchDuration() time.Duration {
+	if b.Opts.Quick {
+		return 5 * time.Second
+	}
+	return 20 * time.Second
+}
+
+// relistAll starts one relist child per contender, restarts the control
+// plane once they are all steady, and collects their results.
+func (b *Bench) relistAll(ctx context.Context) (map[string]informerResult, error) {
+	children := map[string]*child{}
+	defer func() {
+		for _, c := range children {
+			c.cmd.Process.Kill()
+		}
+	}()
+	for _, who := range informerContenders {
+		args, env := b.informerArgs("configmaps", true)
+		args.Relist = true
+		c, err := startChild(ctx, "informer-"+who, args, env...)
+		if err != nil {
+			return nil, err
+		}
+		children[who] = c
+		if err := c.ready(ctx, nil); err != nil { // steady; sampling
+			return nil, err
+		}
+	}
+	// Move the etcd revision past the informers', then restart.
+	dc, err := dynamic.NewForConfig(b.Conn.Kdyn(Unlimited, nil))
+	if err != nil {
+		return nil, err
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"generateName": "bump-", "namespace": NSScratch}}}
+	if _, err := dc.Resource(GVRConfigMaps).Namespace(NSScratch).Create(ctx, obj, createOpts); err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	if err := b.Env.Restart(ctx); err != nil {
+		return nil, err
+	}
+	b.logf("informer relist: control plane restarted in %s", time.Since(t0).Round(time.Millisecond))
+	for _, c := range children {
+		if err := c.tell("RESTARTED"); err != nil {
+			return nil, err
+		}
+	}
+	out := map[string]informerResult{}
+	for who, c := range children {
+		var r informerResult
+		if err := c.finish(ctx, &r); err != nil {
+			return nil, err
+		}
+		out[who] = r
+		delete(children, who)
+	}
+	return out, nil
+}
+
+// watchInformer runs the watch-throughput phase of one contender.
+func (b *Bench) watchInformer(ctx context.Context, who string) (informerResult, error) {
+	args, env := b.informerArgs("configmaps", true)
+	args.Watch = true
+	c, err := startChild(ctx, "informer-"+who, args, env...)
+	if err != nil {
+		return informerResult{}, err
+	}
+	if err := c.ready(ctx, nil); err != nil { // watch phase
+		c.cmd.Process.Kill()
+		return informerResult{}, err
+	}
+	patches, err := b.patchStorm(ctx, b.watchDuration())
+	if err != nil {
+		c.cmd.Process.Kill()
+		return informerResult{}, err
+	}
+	if err := c.tell("PATCHES " + strconv.FormatInt(patches, 10)); err != nil {
+		return informerResult{}, err
+	}
+	var r informerResult
+	if err := c.finish(ctx, &r); err != nil {
+		return informerResult{}, err
+	}
+	return r, nil
+}
+
+// patchStorm merge-patches the ts annotation of random ConfigMaps with
+// patchWorkers workers for d, and returns the number of successful patches.
+func (b *Bench) patchStorm(ctx context.Context, d time.Duration) (int64, error) {
+	rc, err := krest.NewForConfig(b.Conn.Kdyn(Unlimited, nil))
+	if err != nil {
+		return 0, err
+	}
+	var ok, failed atomic.Int64
+	var firstErr atomic.Value
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for w := range patchWorkers {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 99))
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				name := fmt.Sprintf("cm-%05d", r.IntN(b.Sizes.Objects))
+				body := `{"metadata":{"annotations":{"` + TSAnnotation + `":"` + strconv.FormatInt(time.Now().UnixNano(), 10) + `"}}}`
+				_, err := rc.Patch(krest.ContentTypeMergePatch).Version("v1").Namespace(NSConfigMaps).Resource("configmaps").Name(name).Body([]byte(body)).DoRaw(ctx)
+				if err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+					continue
+				}
+				ok.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if f := failed.Load(); f > 0 {
+		b.logf("patch storm: %d patches failed (first: %v)", f, firstErr.Load())
+	}
+	return ok.Load(), nil
+}
