@@ -466,6 +466,7 @@ type restartInfo struct {
 	caughtUp        time.Time
 	caughtUpTimeout bool
 	afterWrites     bool // the write phase ended before the handler caught up
+	killed          bool // testenv had to SIGKILL the old process
 }
 
 // restartDuring restarts the control plane after delay (unless ctx ends
@@ -491,6 +492,9 @@ func restartDuring(ctx context.Context, env *testenv.Env, tr *tracker, delay, ca
 	ri.err = env.Restart(rctx)
 	cancel()
 	ri.ready = time.Now()
+	if log, err := os.ReadFile(env.LogPath()); err == nil {
+		ri.killed = bytes.Contains(log, []byte("testenv: killed"))
+	}
 	if ri.err != nil {
 		logf("restart failed: %v", ri.err)
 		tr.restartEnds(ri.ready)
@@ -747,6 +751,15 @@ func judge(out *outcome, c config, samples []resourceSample, intervals []interva
 	out.row("writes", "%d ok in %s (%.1f/s of %.0f/s asked): %d creates, %d patches, %d deletes; %d waited for a free worker",
 		done, writeTook.Round(100*time.Millisecond), float64(done)/writeTook.Seconds(), c.rate, ws.creates.Load(), ws.patches.Load(), ws.deletes.Load(), ws.behind.Load())
 	out.row("write errors", "%d: %s", nerr, formatCounts(errs))
+	ex := ws.examples()
+	kinds := make([]string, 0, len(ex))
+	for k := range ex {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		out.row("  e.g. "+k, "%s", ex[k])
+	}
 	up := writeTook
 	if ri.attempted && ri.err == nil {
 		up -= ri.ready.Sub(ri.begin)
@@ -772,8 +785,12 @@ func judge(out *outcome, c config, samples []resourceSample, intervals []interva
 		case ri.caughtUpTimeout:
 			catch = fmt.Sprintf("handler NOT caught up %s after ready", ri.caughtUp.Sub(ri.ready).Round(100*time.Millisecond))
 		}
-		out.row("restart", "at %s, control plane down→ready %s, %s", ri.at.Round(time.Second),
-			ri.ready.Sub(ri.begin).Round(100*time.Millisecond), catch)
+		killed := ""
+		if ri.killed {
+			killed = " (the old apiserver did not exit within testenv's 20 s of SIGTERM and was killed)"
+		}
+		out.row("restart", "at %s, control plane down→ready %s%s, %s", ri.at.Round(time.Second),
+			ri.ready.Sub(ri.begin).Round(100*time.Millisecond), killed, catch)
 	}
 
 	// Lag.

@@ -97,6 +97,17 @@ func (s *writeStats) errCounts() map[string]int64 {
 	return out
 }
 
+// examples returns the first message of each error kind.
+func (s *writeStats) examples() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]string, len(s.example))
+	for k, v := range s.example {
+		out[k] = v
+	}
+	return out
+}
+
 func (s *writeStats) takeLatency() []time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
