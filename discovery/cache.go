@@ -55,26 +55,56 @@ func newDocCache(dir string, log *zap.Logger) *docCache {
 }
 
 // prepareCacheDir creates dir with mode 0700 and refuses a directory that
-// another user owns or that others may write, since a poisoned discovery
-// cache would redirect requests.
+// is not safely ours: the directory or any ancestor owned by another user
+// (other than root), the directory writable by group or others, or an
+// ancestor writable by everyone without the sticky bit (as /tmp has). A poisoned discovery cache would redirect requests, so no
+// cache is better than one someone else can write.
 func prepareCacheDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	// Check what exists before creating anything inside it.
+	for p := abs; ; p = filepath.Dir(p) {
+		if fi, err := os.Stat(p); err == nil {
+			if err := checkCacheAncestor(p, fi, p == abs); err != nil {
+				return err
+			}
+		}
+		if parent := filepath.Dir(p); parent == p {
+			break
+		}
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return fmt.Errorf("create cache directory: %w", err)
 	}
-	// Check the directory and its parents up to the first one we did not
-	// create with MkdirAll's mode, the same way for each.
-	fi, err := os.Stat(dir)
+	fi, err := os.Stat(abs)
 	if err != nil {
 		return err
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory", dir)
+		return fmt.Errorf("%s is not a directory", abs)
 	}
-	if fi.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("cache directory %s is writable by group or others (mode %v); fix it with chmod 700", dir, fi.Mode().Perm())
+	return checkCacheAncestor(abs, fi, true)
+}
+
+// checkCacheAncestor applies prepareCacheDir's rule to one directory.
+func checkCacheAncestor(p string, fi os.FileInfo, leaf bool) error {
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", p)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return fmt.Errorf("cache directory %s is owned by uid %d, not by the current user (uid %d)", dir, st.Uid, os.Getuid())
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() && st.Uid != 0 {
+		return fmt.Errorf("cache directory %s is owned by uid %d, not by the current user (uid %d)", p, st.Uid, os.Getuid())
+	}
+	perm := fi.Mode()
+	switch {
+	case leaf && perm.Perm()&0o022 != 0:
+		return fmt.Errorf("cache directory %s is writable by group or others (mode %v); fix it with chmod 700", p, perm.Perm())
+	case !leaf && perm.Perm()&0o002 != 0 && perm&os.ModeSticky == 0:
+		// Group-writable ancestors are common (user private groups); a
+		// world-writable one without the sticky bit lets anyone swap the
+		// cache underneath.
+		return fmt.Errorf("directory %s above the cache is writable by everyone without the sticky bit (mode %v)", p, perm.Perm())
 	}
 	return nil
 }

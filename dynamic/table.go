@@ -4,9 +4,10 @@ import (
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 
+	"github.com/kdyn/kdyn/internal/fastjson"
 	"github.com/kdyn/kdyn/rest"
 )
 
@@ -73,12 +74,66 @@ func doTable(ctx context.Context, r *rest.Request, topts TableOptions) (*metav1.
 	if err != nil {
 		return nil, err
 	}
-	var tbl metav1.Table
-	if err := utiljson.Unmarshal(body, &tbl); err != nil {
+	return DecodeTable(body)
+}
+
+// DecodeTable decodes a metav1.Table in one pass without reflection: cells
+// keep apimachinery's number rule (int64 for integers), and each row's
+// object becomes an *unstructured.Unstructured (its metadata, unless the
+// Table was asked for with IncludeObject=Object).
+func DecodeTable(body []byte) (*metav1.Table, error) {
+	m, err := fastjson.DecodeObjectShared(body)
+	if err != nil {
 		return nil, errorf("decode table: %w", err)
 	}
-	if tbl.Kind != "Table" {
-		return nil, errorf("the server answered with %q, not a Table; it cannot print this resource", tbl.Kind)
+	kind, _ := m["kind"].(string)
+	if kind != "Table" {
+		return nil, errorf("the server answered with %q, not a Table; it cannot print this resource", kind)
 	}
-	return &tbl, nil
+	tbl := &metav1.Table{TypeMeta: metav1.TypeMeta{Kind: kind}}
+	tbl.APIVersion, _ = m["apiVersion"].(string)
+	if md, ok := m["metadata"].(map[string]any); ok {
+		tbl.ResourceVersion, _ = md["resourceVersion"].(string)
+		tbl.Continue, _ = md["continue"].(string)
+		if n, ok := md["remainingItemCount"].(int64); ok {
+			tbl.RemainingItemCount = &n
+		}
+	}
+	cols, _ := m["columnDefinitions"].([]any)
+	for _, c := range cols {
+		cm, _ := c.(map[string]any)
+		var d metav1.TableColumnDefinition
+		d.Name, _ = cm["name"].(string)
+		d.Type, _ = cm["type"].(string)
+		d.Format, _ = cm["format"].(string)
+		d.Description, _ = cm["description"].(string)
+		if p, ok := cm["priority"].(int64); ok {
+			d.Priority = int32(p)
+		}
+		tbl.ColumnDefinitions = append(tbl.ColumnDefinitions, d)
+	}
+	rows, _ := m["rows"].([]any)
+	tbl.Rows = make([]metav1.TableRow, 0, len(rows))
+	for _, r := range rows {
+		rm, _ := r.(map[string]any)
+		row := metav1.TableRow{}
+		row.Cells, _ = rm["cells"].([]any)
+		if obj, ok := rm["object"].(map[string]any); ok {
+			row.Object.Object = &unstructured.Unstructured{Object: obj}
+		}
+		if conds, ok := rm["conditions"].([]any); ok {
+			for _, c := range conds {
+				cm, _ := c.(map[string]any)
+				var rc metav1.TableRowCondition
+				t, _ := cm["type"].(string)
+				st, _ := cm["status"].(string)
+				rc.Type, rc.Status = metav1.RowConditionType(t), metav1.ConditionStatus(st)
+				rc.Reason, _ = cm["reason"].(string)
+				rc.Message, _ = cm["message"].(string)
+				row.Conditions = append(row.Conditions, rc)
+			}
+		}
+		tbl.Rows = append(tbl.Rows, row)
+	}
+	return tbl, nil
 }

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -40,6 +38,7 @@ type getOptions struct {
 	watchOnly         bool
 	outputWatchEvents bool
 	neat              bool
+	showManagedFields bool
 	failIfEmpty       bool
 	allTypes          bool
 	parallel          int
@@ -97,6 +96,7 @@ resource versions, printing each change once.`,
 	fl.BoolVarP(&o.watch, "watch", "w", false, "After listing, watch for changes (resumes across disconnects).")
 	fl.BoolVar(&o.watchOnly, "watch-only", false, "Watch for changes without listing first.")
 	fl.BoolVar(&o.outputWatchEvents, "output-watch-events", false, "Print the watch event type (ADDED, MODIFIED, DELETED) with each object.")
+	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in json, yaml and jsonl output (kubectl hides them).")
 	fl.BoolVar(&o.neat, "neat", false, "Drop managedFields, status, resourceVersion, uid, creationTimestamp, generation and last-applied-configuration.")
 	fl.BoolVar(&o.failIfEmpty, "fail-if-empty", false, "Exit non-zero when nothing was found (code 3 with --exit-codes).")
 	fl.BoolVar(&o.allTypes, "all-types", false, "Get every listable type (same as 'get all-resources').")
@@ -428,6 +428,9 @@ func (g *getter) runObjects(ctx context.Context, targets []getTarget) error {
 					g.reportTargetError(ctx, t, err)
 					continue
 				}
+				if !g.keepManagedFields() {
+					raw = stripManagedFieldsJSON(raw)
+				}
 				if err := emit(printers.ItemFromRaw(raw)); err != nil {
 					return err
 				}
@@ -436,27 +439,8 @@ func (g *getter) runObjects(ctx context.Context, targets []getTarget) error {
 		}
 		opts := g.listOptions()
 		opts.Limit = g.o.chunkSize
-		for {
-			page, err := listRaw(ctx, rc, t.match.GVR, g.nsFor(t.match), opts)
-			if err != nil {
-				g.reportTargetError(ctx, t, err)
-				break
-			}
-			var itemErr error
-			next, err := eachListItem(page, func(raw []byte) bool {
-				itemErr = emit(printers.ItemFromRaw(raw))
-				return itemErr == nil
-			})
-			if err != nil {
-				return err
-			}
-			if itemErr != nil {
-				return itemErr
-			}
-			if next == "" || g.o.chunkSize <= 0 {
-				break
-			}
-			opts.Continue = next
+		if err := g.printPages(ctx, rc, t, opts, emit); err != nil {
+			return err
 		}
 	}
 	if sortKey != nil {
@@ -482,44 +466,52 @@ func (g *getter) runObjects(ctx context.Context, targets []getTarget) error {
 	return p.Finish()
 }
 
+// printPages streams one target's pages (fetched ahead, see fetchPages)
+// through emit.
+func (g *getter) printPages(ctx context.Context, rc restClient, t getTarget, opts metav1.ListOptions, emit func(*printers.Item) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for p := range fetchPages(ctx, rc, t.match.GVR, g.nsFor(t.match), opts, g.o.chunkSize > 0) {
+		if p.err != nil {
+			g.reportTargetError(ctx, t, p.err)
+			return nil
+		}
+		var itemErr error
+		if _, err := eachListItem(p.body, g.keepManagedFields(), func(raw []byte) bool {
+			itemErr = emit(printers.ItemFromRaw(raw))
+			return itemErr == nil
+		}); err != nil {
+			return err
+		}
+		if itemErr != nil {
+			return itemErr
+		}
+	}
+	return nil
+}
+
+// keepManagedFields reports whether printed objects keep
+// metadata.managedFields: kubectl hides them in json and yaml output
+// unless --show-managed-fields; kdyn does the same for jsonl and name
+// output, and keeps them for queries (jsonpath, gjson, custom-columns,
+// --sort-by), which may ask for them.
+func (g *getter) keepManagedFields() bool {
+	if g.o.showManagedFields {
+		return true
+	}
+	switch g.out.kind {
+	case outJSON, outYAML, outJSONL, outName:
+		return g.o.sortBy != ""
+	}
+	return true
+}
+
 func (g *getter) getRaw(ctx context.Context, rc restClient, t getTarget, name string) ([]byte, error) {
 	req := rc.Get().Group(t.match.GVR.Group).Version(t.match.GVR.Version).Namespace(g.nsFor(t.match)).Resource(t.match.GVR.Resource).Name(name)
 	if g.o.subresource != "" {
 		req = req.SubResource(g.o.subresource)
 	}
 	return req.DoRaw(ctx)
-}
-
-// eachListItem calls fn with the JSON of each item of a list page, adding
-// apiVersion and kind (from the list) to items that lack them, and returns
-// the page's continue token. It reads the raw bytes with gjson, so items are
-// never decoded into maps on this path.
-func eachListItem(page []byte, fn func(raw []byte) bool) (string, error) {
-	if !gjson.ValidBytes(page) {
-		return "", errors.New("the server sent a list that is not valid JSON")
-	}
-	res := gjson.GetManyBytes(page, "apiVersion", "kind", "metadata.continue")
-	apiVersion, listKind, cont := res[0].String(), res[1].String(), res[2].String()
-	kind := strings.TrimSuffix(listKind, "List")
-	prefix := []byte(fmt.Sprintf(`{"apiVersion":%q,"kind":%q,`, apiVersion, kind))
-	var buf bytes.Buffer
-	gjson.GetBytes(page, "items").ForEach(func(_, item gjson.Result) bool {
-		raw := []byte(item.Raw)
-		if !item.Get("kind").Exists() && !item.Get("apiVersion").Exists() {
-			buf.Reset()
-			buf.Write(prefix)
-			trimmed := bytes.TrimSpace(raw)
-			if len(trimmed) > 2 {
-				buf.Write(trimmed[1:])
-			} else {
-				buf.Truncate(buf.Len() - 1)
-				buf.WriteString("}")
-			}
-			raw = bytes.Clone(buf.Bytes())
-		}
-		return fn(raw)
-	})
-	return cont, nil
 }
 
 // runGetAllTypes lists every listable type in parallel (bounded),

@@ -280,7 +280,7 @@ func conditionMet(obj *unstructured.Unstructured, name, want string) bool {
 // printers.ColumnValue, which cannot tell "found nothing" from "<none>" or
 // one value from several joined by commas.
 func (c waitCond) jsonPathMet(obj *unstructured.Unstructured) (bool, error) {
-	results, err := c.path.FindResults(obj.Object)
+	results, err := printers.SafeFindResults(c.path, obj.Object)
 	if err != nil {
 		return false, fmt.Errorf("--for=%s: %v", c.text, err)
 	}

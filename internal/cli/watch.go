@@ -452,6 +452,8 @@ func (tw *targetWatch) emit(ev watch.EventType, it *tracked) error {
 	obj := it.obj
 	if s.o.neat {
 		obj = kunstructured.Neat(obj, kunstructured.NeatOptions{})
+	} else if !(&getter{o: s.o, out: s.out}).keepManagedFields() && len(obj.GetManagedFields()) > 0 {
+		obj = kunstructured.StripManagedFields(obj)
 	}
 	item := printers.ItemFromObject(obj)
 	if s.o.outputWatchEvents {

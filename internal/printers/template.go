@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -93,7 +94,7 @@ func (p *JSONPathPrinter) Finish() error {
 
 func (p *JSONPathPrinter) exec(v any) error {
 	var buf bytes.Buffer
-	if err := p.j.Execute(&buf, v); err != nil {
+	if err := safeExecute(p.j, &buf, v); err != nil {
 		return fmt.Errorf("error executing jsonpath: %v", err)
 	}
 	_, err := p.w.Write(buf.Bytes())
@@ -266,7 +267,7 @@ func (p *CustomColumnsPrinter) Print(it *Item) error {
 // columns do: every result formatted with %v, joined by commas; nothing
 // found is "<none>".
 func ColumnValue(j *jsonpath.JSONPath, v any) string {
-	results, err := j.FindResults(v)
+	results, err := SafeFindResults(j, v)
 	if err != nil || len(results) == 0 || len(results[0]) == 0 {
 		return "<none>"
 	}
@@ -284,3 +285,26 @@ func (p *CustomColumnsPrinter) Flush() error { return p.flush() }
 
 // Finish flushes.
 func (p *CustomColumnsPrinter) Finish() error { return p.flush() }
+
+// safeExecute and safeFindResults run the reference JSONPath evaluator and
+// turn a panic inside it (some expressions over some data make it panic)
+// into an error: no template may crash kdyn.
+func safeExecute(j *jsonpath.JSONPath, w io.Writer, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the template cannot be evaluated on this object: %v", r)
+		}
+	}()
+	return j.Execute(w, v)
+}
+
+// SafeFindResults is j.FindResults(v) with a panic inside the evaluator
+// returned as an error.
+func SafeFindResults(j *jsonpath.JSONPath, v any) (res [][]reflect.Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("the template cannot be evaluated on this object: %v", r)
+		}
+	}()
+	return j.FindResults(v)
+}
