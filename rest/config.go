@@ -81,6 +81,11 @@ type Config struct {
 	QPS float32
 	// Burst is the token bucket size. Zero means DefaultBurst.
 	Burst int
+	// DisableCompression turns off gzip for responses (the server compresses
+	// large ones when asked). Compression saves bandwidth on slow links and
+	// costs CPU on both ends; on loopback or fast networks it is often a loss.
+	DisableCompression bool
+
 	// Timeout bounds each non-streaming request (watches and streams are not
 	// bounded by it). Zero means no timeout beyond the caller's context.
 	Timeout time.Duration

@@ -137,6 +137,7 @@ func newHTTPTransport(cfg *Config, tlsConfig *tls.Config) (http.RoundTripper, er
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		ForceAttemptHTTP2:     true,
+		DisableCompression:    cfg.DisableCompression,
 	}
 	t.Protocols = new(http.Protocols)
 	t.Protocols.SetHTTP1(true)

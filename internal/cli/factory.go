@@ -31,29 +31,30 @@ type IOStreams struct {
 
 // globalFlags are kubectl's global flags.
 type globalFlags struct {
-	kubeconfig       string
-	context          string
-	cluster          string
-	user             string
-	namespace        string
-	server           string
-	token            string
-	certAuthority    string
-	clientCert       string
-	clientKey        string
-	insecure         bool
-	tlsServerName    string
-	as               string
-	asGroups         []string
-	asUID            string
-	requestTimeout   string
-	cacheDir         string
-	verbosity        int
-	qps              float32
-	burst            int
-	refreshDiscovery bool
-	exitCodes        bool
-	insecureSet      bool
+	kubeconfig         string
+	context            string
+	cluster            string
+	user               string
+	namespace          string
+	server             string
+	token              string
+	certAuthority      string
+	clientCert         string
+	clientKey          string
+	insecure           bool
+	tlsServerName      string
+	as                 string
+	asGroups           []string
+	asUID              string
+	requestTimeout     string
+	cacheDir           string
+	verbosity          int
+	qps                float32
+	burst              int
+	refreshDiscovery   bool
+	exitCodes          bool
+	disableCompression bool
+	insecureSet        bool
 }
 
 // factory builds, once each and on first use, what commands need:
@@ -163,6 +164,7 @@ func (f *factory) init() error {
 		if f.flags.burst != 0 {
 			cfg.Burst = f.flags.burst
 		}
+		cfg.DisableCompression = cfg.DisableCompression || f.flags.disableCompression
 		f.stale = &staleDiscovery{onHit: func() {
 			if f.dc != nil {
 				f.dc.MarkStale()

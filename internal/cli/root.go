@@ -90,6 +90,7 @@ every-resource listing, neat manifests and a built-in diff.`,
 	pf.Float32Var(&flags.qps, "qps", 0, "Client-side request rate limit (default 50; negative disables).")
 	pf.IntVar(&flags.burst, "burst", 0, "Client-side request burst (default 100).")
 	pf.BoolVar(&flags.refreshDiscovery, "refresh-discovery", false, "Ask the server again what it serves, ignoring the discovery cache.")
+	pf.BoolVar(&flags.disableCompression, "disable-compression", false, "Do not ask the server to compress responses (faster on fast networks).")
 	pf.BoolVar(&flags.exitCodes, "exit-codes", false, "Exit with a code that names the failure (see 'kdyn help exit-codes').")
 
 	root.AddCommand(
