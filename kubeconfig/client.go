@@ -217,8 +217,9 @@ func build(clusterName string, cluster Cluster, userName string, user AuthInfo, 
 		return nil, fmt.Errorf("kubeconfig: %s sets insecure-skip-tls-verify together with a certificate-authority; remove one of them", cdesc)
 	}
 	cfg := &rest.Config{
-		Host:    cluster.Server,
-		Timeout: o.Timeout,
+		Host:               cluster.Server,
+		Timeout:            o.Timeout,
+		DisableCompression: cluster.DisableCompression,
 		TLSClientConfig: rest.TLSClientConfig{
 			Insecure:   cluster.InsecureSkipTLSVerify,
 			ServerName: cluster.TLSServerName,

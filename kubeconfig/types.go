@@ -60,8 +60,8 @@ type Cluster struct {
 	// ProxyURL is an http, https or socks5 proxy for all requests to the
 	// cluster.
 	ProxyURL string
-	// DisableCompression asks for uncompressed responses. kdyn keeps it for
-	// round trips; its transport does not use it.
+	// DisableCompression asks for uncompressed responses
+	// (rest.Config.DisableCompression).
 	DisableCompression bool
 	// Extensions holds cluster extensions, by name, as JSON. The
 	// "client.authentication.k8s.io/exec" extension is passed to exec
