@@ -239,15 +239,16 @@ func build(clusterName string, cluster Cluster, userName string, user AuthInfo, 
 	if cluster.ProxyURL != "" {
 		u, err := url.Parse(cluster.ProxyURL)
 		if err != nil {
-			return nil, fmt.Errorf("kubeconfig: %s: proxy-url %q is not a valid URL: %v", cdesc, cluster.ProxyURL, err)
+			// The parse error quotes the URL, which may hold a password.
+			return nil, fmt.Errorf("kubeconfig: %s: proxy-url %q is not a valid URL", cdesc, redactURL(cluster.ProxyURL))
 		}
 		switch u.Scheme {
 		case "http", "https", "socks5", "socks5h":
 		default:
-			return nil, fmt.Errorf("kubeconfig: %s: proxy-url %q has scheme %q; use http, https or socks5", cdesc, cluster.ProxyURL, u.Scheme)
+			return nil, fmt.Errorf("kubeconfig: %s: proxy-url %q has scheme %q; use http, https or socks5", cdesc, u.Redacted(), u.Scheme)
 		}
 		if u.Host == "" {
-			return nil, fmt.Errorf("kubeconfig: %s: proxy-url %q has no host", cdesc, cluster.ProxyURL)
+			return nil, fmt.Errorf("kubeconfig: %s: proxy-url %q has no host", cdesc, u.Redacted())
 		}
 		cfg.Proxy = http.ProxyURL(u)
 	}
@@ -447,4 +448,23 @@ func noConfigError(rules *LoadingRules, c *Config) error {
 	}
 	return fmt.Errorf("%w: %s, and this is not a pod in a cluster (KUBERNETES_SERVICE_HOST is not set); set %s, pass --kubeconfig, or pass --server",
 		ErrNoConfig, looked, EnvVar)
+}
+
+// redactURL hides the password of a URL that does not parse: everything
+// between "://" and the last "@" before the path.
+func redactURL(s string) string {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return s
+	}
+	host := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		host = rest[:i]
+	}
+	at := strings.LastIndex(host, "@")
+	if at < 0 {
+		return s
+	}
+	user, _, _ := strings.Cut(host[:at], ":")
+	return scheme + "://" + user + ":xxxxx" + rest[at:]
 }
