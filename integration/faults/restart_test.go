@@ -22,6 +22,7 @@ import (
 // restart with etcd compacted past that resourceVersion must end in 410
 // and a relist that delivers the deletes the watchers missed.
 func TestRestartAndCompaction(t *testing.T) {
+	t.Parallel() // its own control plane; runs beside TestRestartWithWatchCache after the others
 	env := testenv.New(t, testenv.Options{ExtraArgs: []string{"--watch-cache=false"}})
 	r := newRig(t, env)
 	churn(t, r, churnOptions{workers: 8, updates: 1, names: 6, prefix: "r"}, newWrites())
@@ -145,7 +146,7 @@ func TestRestartAndCompaction(t *testing.T) {
 				"(watchTarget keeps the \"\" that the failed relist returned and watches from it), "+
 				"so objects deleted during the gap are never printed as DELETED: ?%s", next.Query)
 		}
-		convergeCLI(t, r, fresh, 20*time.Second)
+		convergeCLI(t, r, fresh, 10*time.Second)
 	})
 }
 
@@ -179,6 +180,7 @@ func deleteSome(t *testing.T, r *rig, names ...string) []string {
 // revision, so resuming from an older resourceVersion may be refused
 // (410) at once; either way both must end equal to the server.
 func TestRestartWithWatchCache(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t, testenv.Options{})
 	r := newRig(t, env)
 	churn(t, r, churnOptions{workers: 8, updates: 1, names: 6, prefix: "wc"}, newWrites())

@@ -107,7 +107,7 @@ func TestStalledWatchReplacedByIdleDeadline(t *testing.T) {
 }
 
 // TestStalledWatchOpenIsAbandoned stalls every connection, new ones too
-// (a black hole that keeps accepting: no bytes, no FIN), for four idle
+// (a black hole that keeps accepting: no bytes, no FIN), for three idle
 // deadlines. The informer notices the first stalled watch after one idle
 // deadline; the watch it opens instead gets no answer either. That request
 // must not wait forever: the informer is expected to give up on it and try
@@ -127,7 +127,7 @@ func TestStalledWatchOpenIsAbandoned(t *testing.T) {
 	stalled := openInformerWatch(t, r.proxy)
 	stallAt := time.Now()
 	r.proxy.Stall(true)
-	time.Sleep(4 * idleTimeout)
+	time.Sleep(3 * idleTimeout)
 	recs := r.proxy.Records()
 	r.proxy.Stall(false)
 
@@ -148,12 +148,12 @@ func TestStalledWatchOpenIsAbandoned(t *testing.T) {
 	}
 	wait()
 	converge(t, r, inf, 30*time.Second)
-	t.Logf("in %v of stall: %d informer watches given up by the informer, %d still waiting for an answer", 4*idleTimeout, abandoned, pending)
+	t.Logf("in %v of stall: %d informer watches given up by the informer, %d still waiting for an answer", 3*idleTimeout, abandoned, pending)
 	if abandoned < 2 {
 		t.Errorf("bug: the informer gave up %d watches in %v of stall (IdleTimeout %v), want at least 2: "+
 			"the watch it opened after the first stall waits for its response headers with no deadline "+
 			"(IdleTimeout is armed only once the watch is open; rest.Request.Watch has no header timeout), "+
-			"so on an HTTP/1.1 connection that accepts bytes but answers nothing the informer hangs until the connection dies", abandoned, 4*idleTimeout, idleTimeout)
+			"so on an HTTP/1.1 connection that accepts bytes but answers nothing the informer hangs until the connection dies", abandoned, 3*idleTimeout, idleTimeout)
 	}
 }
 
