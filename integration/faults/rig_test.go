@@ -126,6 +126,7 @@ type model struct {
 	updates    int
 	deletes    int
 	tombstones int
+	uidChanges int // updates whose old and new objects have different UIDs (deleted and recreated)
 	problems   []string
 }
 
@@ -176,6 +177,9 @@ func (m *model) handler() informer.HandlerFuncs[*unstructured.Unstructured] {
 				m.problem("UPDATE of %s@%s, which is not cached", key, o.GetResourceVersion())
 			case cur.RV != old.GetResourceVersion():
 				m.problem("UPDATE of %s: old is @%s, the last delivered was @%s", key, old.GetResourceVersion(), cur.RV)
+			}
+			if old.GetUID() != o.GetUID() {
+				m.uidChanges++
 			}
 			if rvNum(o.GetResourceVersion()) <= rvNum(old.GetResourceVersion()) {
 				m.problem("UPDATE of %s from @%s to the older or equal @%s", key, old.GetResourceVersion(), o.GetResourceVersion())
@@ -228,7 +232,11 @@ func (m *model) snapshot() (state, []string) {
 func (m *model) counts() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return fmt.Sprintf("%d adds, %d updates, %d deletes (%d inferred from a relist)", m.adds, m.updates, m.deletes, m.tombstones)
+	s := fmt.Sprintf("%d adds, %d updates, %d deletes (%d inferred from a relist)", m.adds, m.updates, m.deletes, m.tombstones)
+	if m.uidChanges > 0 {
+		s += fmt.Sprintf(", %d updates between different UIDs (recreated during a gap)", m.uidChanges)
+	}
+	return s
 }
 
 // watched is an informer under test, running through the proxy.
