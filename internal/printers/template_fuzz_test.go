@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sort"
 	"testing"
 	"time"
@@ -66,6 +67,13 @@ func FuzzOutputExpressions(f *testing.F) {
 		// aside and fail the input if it takes far too long.
 		done := make(chan error, 1)
 		go func() {
+			// A panic here would kill the fuzzing process without naming
+			// the input: report it as a failure of the input instead.
+			defer func() {
+				if r := recover(); r != nil {
+					done <- fmt.Errorf("output expression %q panicked: %v\n%s", expr, r, debug.Stack())
+				}
+			}()
 			done <- errors.Join(fuzzJSONPath(expr, objs), fuzzGJSON(expr, objs), fuzzCustomColumns(expr, objs), fuzzSortKey(expr, objs))
 		}()
 		select {
