@@ -104,7 +104,8 @@ func (p *Proxy) CutBeforeForward(n int, match Match) {
 // CutAfterForward forwards the next n requests that match (n < 0: all
 // until Reset), reads the upstream's answer, then closes the client's
 // connection without delivering it: the upstream acted on the request and
-// the client cannot know.
+// the client cannot know. It is meant for requests with a bounded answer,
+// not watches.
 func (p *Proxy) CutAfterForward(n int, match Match) {
 	p.addRule(&rule{kind: kindCutAfter, n: n, match: match})
 }
