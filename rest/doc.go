@@ -32,7 +32,9 @@
 // A 429 or 5xx answer that carries Retry-After is retried after that delay
 // (capped at 60 s, at most 10 times) for every verb, because the server
 // asked for it. A connection reset or EOF before any answer is retried, with
-// a short backoff, for GET only: other verbs may have been applied. Every
+// a short backoff, for idempotent requests only — GET and server-side apply
+// (a PATCH of type application/apply-patch+yaml gives the same result
+// however often it is applied); other verbs may have been applied. Every
 // wait respects the caller's context.
 //
 // # Errors

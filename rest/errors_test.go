@@ -272,3 +272,21 @@ func TestStatusSuccessOnErrorCodeStillError(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestConnectionResetRetriedForServerSideApply(t *testing.T) {
+	url, conns := resetOnceServer(t)
+	c := newTestClient(t, url)
+	c.sleep = (&recordingSleep{}).sleep
+	if err := c.Patch(ContentTypeApplyPatch).AbsPath("/x").Body([]byte("{}")).Do(context.Background()).Error(); err != nil {
+		t.Fatalf("apply after a connection reset: %v", err)
+	}
+	if conns.Load() < 2 {
+		t.Fatalf("connections = %d, want a retry", conns.Load())
+	}
+	url2, conns2 := resetOnceServer(t)
+	c2 := newTestClient(t, url2)
+	c2.sleep = (&recordingSleep{}).sleep
+	if err := c2.Patch(ContentTypeMergePatch).AbsPath("/x").Body([]byte("{}")).Do(context.Background()).Error(); err == nil || conns2.Load() != 1 {
+		t.Fatalf("a merge patch was retried: %v over %d connections", err, conns2.Load())
+	}
+}

@@ -392,7 +392,7 @@ const (
 // send performs the request with rate limiting (unless limited is false)
 // and the retry rules: 429 and 5xx answers with Retry-After are retried
 // after that delay for every verb; a connection reset or EOF before any
-// answer is retried for GET only.
+// answer is retried for idempotent requests only (GET, server-side apply).
 func (r *Request) send(ctx context.Context, limited bool) (*http.Response, time.Time, error) {
 	for attempt := 0; ; attempt++ {
 		if limited {
@@ -411,9 +411,9 @@ func (r *Request) send(ctx context.Context, limited bool) (*http.Response, time.
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				return nil, start, fmt.Errorf("rest: %s %s: %w", r.verb, r.URL().Redacted(), ctxErr)
 			}
-			if r.verb == http.MethodGet && attempt < maxRetries && isRetryableConnError(err) {
+			if r.idempotent() && attempt < maxRetries && isRetryableConnError(err) {
 				d := connRetryDelay(attempt)
-				r.c.log.Debug("retrying GET after a connection error", zap.String("url", r.URL().Redacted()), zap.Error(err), zap.Duration("delay", d))
+				r.c.log.Debug("retrying an idempotent request after a connection error", zap.String("verb", r.verb), zap.String("url", r.URL().Redacted()), zap.Error(err), zap.Duration("delay", d))
 				if err := r.c.sleep(ctx, d); err != nil {
 					return nil, start, err
 				}
@@ -434,6 +434,20 @@ func (r *Request) send(ctx context.Context, limited bool) (*http.Response, time.
 		r.c.handleWarnings(resp.Header)
 		return resp, start, nil
 	}
+}
+
+// idempotent reports requests that may be sent again when the connection
+// broke before an answer: GET, and server-side apply (PATCH with
+// application/apply-patch+yaml), whose result does not depend on how many
+// times it is applied.
+func (r *Request) idempotent() bool {
+	switch r.verb {
+	case http.MethodGet, http.MethodHead:
+		return true
+	case http.MethodPatch:
+		return r.headers.Get("Content-Type") == ContentTypeApplyPatch
+	}
+	return false
 }
 
 func (r *Request) decodeError(resp *http.Response, body []byte) error {

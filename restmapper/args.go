@@ -128,6 +128,9 @@ func (m *Mapper) ResolveArgs(ctx context.Context, args []string) ([]Match, error
 	var out []Match
 	for _, t := range types {
 		for _, n := range names {
+			if n == "" {
+				return nil, fmt.Errorf("restmapper: resource name may not be empty")
+			}
 			if strings.Contains(n, "/") {
 				return nil, fmt.Errorf("restmapper: %q: there is no need to give a resource type as a separate argument when it is given as TYPE/NAME", n)
 			}

@@ -95,7 +95,7 @@ func (f *factory) logger() *zap.Logger {
 	enc := zap.NewDevelopmentEncoderConfig()
 	enc.TimeKey = ""
 	enc.CallerKey = ""
-	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(f.streams.ErrOut), level)
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(zapcore.AddSync(f.streams.ErrOut)), level)
 	f.log = zap.New(core)
 	return f.log
 }

@@ -126,22 +126,40 @@ func (s *watchSession) watchTarget(ctx context.Context, t getTarget) error {
 		return err
 	}
 	backoff := time.Second
+	needRelist := false
 	for ctx.Err() == nil {
-		next, gone, err := tw.watchOnce(ctx, rv)
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case gone:
-			rv, err = tw.relist(ctx, true)
+		if needRelist {
+			// After a 410 the only way back is a full relist: retry it until
+			// it works, so that what changed (and what was deleted) while the
+			// stream was gone is printed, rather than watching from "now".
+			next, err := tw.relist(ctx, true)
 			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
 				s.warn(t, err)
 				if !s.sleep(ctx, &backoff) {
 					return nil
 				}
+				continue
 			}
+			rv, needRelist = next, false
+		}
+		next, gone, err := tw.watchOnce(ctx, rv)
+		if next != "" {
+			// Keep the last resourceVersion seen, whatever ended the stream:
+			// resuming from an older one makes the server send (and us print)
+			// versions again.
+			rv = next
+		}
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case gone:
+			needRelist = true
 			continue
 		case err != nil:
-			if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) && next == "" && rv == "" {
+			if apierrors.IsForbidden(err) {
 				return err
 			}
 			s.warn(t, err)
@@ -151,9 +169,6 @@ func (s *watchSession) watchTarget(ctx context.Context, t getTarget) error {
 			continue
 		}
 		backoff = time.Second
-		if next != "" {
-			rv = next
-		}
 	}
 	return nil
 }
