@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -261,13 +262,14 @@ func (r *reflector[T]) stream(ctx context.Context) error {
 	opts.ResourceVersion = r.rv
 	opts.AllowWatchBookmarks = true
 	opts.TimeoutSeconds = ptr.To(int64(r.opts.watchTimeout() / time.Second))
-	w, err := r.src.Watch(ctx, opts)
+	w, stop, err := r.openWatch(ctx, opts, r.opts.idleTimeout)
 	if err != nil {
 		if apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) || apierrors.IsMethodNotSupported(err) {
 			return fmt.Errorf("%w: %v", errStreamingUnsupported, err)
 		}
 		return err
 	}
+	w = stopWith(w, stop)
 	r.sink.beginSync()
 	for {
 		t := r.opts.clock.NewTimer(r.opts.initialEventsTimeout)
@@ -322,6 +324,59 @@ func (r *reflector[T]) stream(ctx context.Context) error {
 	}
 }
 
+// openWatch opens a watch whose response must start within d: a server (or
+// a proxy, or a half-dead connection) that accepts the request and never
+// answers would otherwise hold the reflector forever, since the idle
+// deadline only runs once the stream is open. The returned stop must be
+// called when the watch is done with (it releases the request's context).
+func (r *reflector[T]) openWatch(ctx context.Context, opts metav1.ListOptions, d time.Duration) (watch.Interface, context.CancelFunc, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	var mu sync.Mutex
+	opened, timedOut := false, false
+	t := r.opts.clock.NewTimer(d)
+	go func() {
+		select {
+		case <-t.C():
+			mu.Lock()
+			if !opened {
+				timedOut = true
+				cancel()
+			}
+			mu.Unlock()
+		case <-wctx.Done():
+		}
+	}()
+	w, err := r.src.Watch(wctx, opts)
+	mu.Lock()
+	opened = true
+	late := timedOut
+	mu.Unlock()
+	t.Stop()
+	if err != nil {
+		cancel()
+		if late && ctx.Err() == nil {
+			return nil, nil, fmt.Errorf("informer: the server did not answer the watch request within %s", d)
+		}
+		return nil, nil, err
+	}
+	return w, cancel, nil
+}
+
+// stopWith makes Stop also release the watch request's context.
+func stopWith(w watch.Interface, release context.CancelFunc) watch.Interface {
+	return &releasingWatch{Interface: w, release: release}
+}
+
+type releasingWatch struct {
+	watch.Interface
+	release context.CancelFunc
+}
+
+func (w *releasingWatch) Stop() {
+	w.Interface.Stop()
+	w.release()
+}
+
 // errGone marks a 410 Gone during a watch.
 func statusError(obj any) error {
 	if st, ok := obj.(*metav1.Status); ok {
@@ -342,13 +397,15 @@ func (r *reflector[T]) watch(ctx context.Context) (gone bool, err error) {
 		opts.ResourceVersion = r.rv
 		opts.AllowWatchBookmarks = true
 		opts.TimeoutSeconds = ptr.To(int64(r.opts.watchTimeout() / time.Second))
-		w, err = r.src.Watch(ctx, opts)
+		var stop context.CancelFunc
+		w, stop, err = r.openWatch(ctx, opts, r.opts.idleTimeout)
 		if err != nil {
 			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 				return true, nil
 			}
 			return false, err
 		}
+		w = stopWith(w, stop)
 	}
 	defer w.Stop()
 	start := r.opts.clock.Now()

@@ -1,7 +1,10 @@
 package informer
 
 import (
+	"context"
 	"errors"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -319,10 +322,12 @@ func TestIdleDeadlineRewatches(t *testing.T) {
 	src.waitCall(t, "list")
 	src.waitCall(t, "watch")
 	w1.Action(watch.Bookmark, bookmark("11", false))
-	// The bookmark re-arms the idle deadline: a second 90 s timer.
+	// 90 s timers so far: the deadline for the watch's answer (stopped once
+	// it came), the idle deadline, and the idle deadline re-armed by the
+	// bookmark.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if clk.createdTimers(90*time.Second) == 2 && len(clk.activeTimers()) == 1 {
+		if clk.createdTimers(90*time.Second) == 3 && len(clk.activeTimers()) == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -362,5 +367,51 @@ func TestMalformedFrameRewatchesFromLastGood(t *testing.T) {
 	src.waitCall(t, "watch")
 	if o := src.lastWatch(); o.ResourceVersion != "11" {
 		t.Fatalf("re-watch from %q, want 11", o.ResourceVersion)
+	}
+}
+
+// blockingSource never answers a watch until its context ends, like a
+// server that accepted the request and went silent.
+type blockingSource struct {
+	*scriptedSource
+	opened chan struct{}
+}
+
+func (b *blockingSource) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	b.opened <- struct{}{}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestUnansweredWatchIsAbandoned(t *testing.T) {
+	src := &blockingSource{scriptedSource: newScriptedSource(), opened: make(chan struct{}, 10)}
+	src.addList("10", "", nil)
+	opts := listWatch
+	opts.IdleTimeout = 40 * time.Second
+	var errs []error
+	var mu sync.Mutex
+	opts.OnWatchError = func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }
+	_, clk := startInformer(t, src, opts, nil)
+	<-src.opened
+	waitUntil(t, func() bool {
+		for _, d := range clk.activeTimers() {
+			if d == 40*time.Second {
+				return true
+			}
+		}
+		return false
+	})
+	clk.Step(40 * time.Second)
+	waitUntil(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(errs) == 1 })
+	if !strings.Contains(errs[0].Error(), "did not answer the watch request within 40s") {
+		t.Fatalf("error = %v", errs[0])
+	}
+	// After the backoff, a new watch is tried.
+	d := waitBackoffTimer(t, clk)
+	clk.Step(d)
+	select {
+	case <-src.opened:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no new watch after the unanswered one")
 	}
 }
