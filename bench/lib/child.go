@@ -184,6 +184,14 @@ func (c *child) finish(ctx context.Context, out any) error {
 		}
 		return json.Unmarshal([]byte(l), out)
 	case err := <-c.done:
+		// The reader sends the result before done: look again.
+		select {
+		case l := <-c.result:
+			if err == nil {
+				return json.Unmarshal([]byte(l), out)
+			}
+		default:
+		}
 		if err == nil {
 			err = errors.New("no result")
 		}

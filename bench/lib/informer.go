@@ -117,6 +117,7 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 	syncMs := func(r informerResult) float64 { return r.SyncMs }
 	allocPer := func(r informerResult) float64 { return float64(r.SyncMallocs) / float64(r.Objects) }
 	allocMB := func(r informerResult) float64 { return r.SyncAllocMB }
+	syncCPU := func(r informerResult) float64 { return r.SyncCPUMs }
 	n := float64(b.Sizes.Objects)
 	for _, res := range []string{"configmaps", "widgets"} {
 		for _, mode := range modes {
@@ -130,6 +131,8 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 			t.Add(Row{Metric: label + ": sync time kdyn default vs client-go plain", Unit: "ms", Kdyn: med(k("kdyn-default"), syncMs), ClientGo: med(k("clientgo-plain"), syncMs), Target: "≤ 0.7×", Check: ratioAtMost(0.7)})
 			t.Add(Row{Metric: label + ": sync time kdyn compact vs client-go plain", Unit: "ms", Kdyn: med(k("kdyn-compact"), syncMs), ClientGo: med(k("clientgo-plain"), syncMs), Target: "≤ 0.5×", Check: ratioAtMost(0.5)})
 			t.Add(Row{Metric: label + ": sync time metadata-only", Unit: "ms", Kdyn: med(k("kdyn-metadata"), syncMs), ClientGo: med(k("clientgo-metadata"), syncMs), Target: "≤ 1.0×", Check: ratioAtMost(1.0)})
+			t.Add(Row{Metric: label + ": CPU during sync (getrusage), kdyn default vs client-go plain", Unit: "ms", Kdyn: med(k("kdyn-default"), syncCPU), ClientGo: med(k("clientgo-plain"), syncCPU), Target: "—"})
+			t.Add(Row{Metric: label + ": CPU during sync, metadata-only", Unit: "ms", Kdyn: med(k("kdyn-metadata"), syncCPU), ClientGo: med(k("clientgo-metadata"), syncCPU), Target: "—"})
 			t.Add(Row{Metric: label + ": allocations during sync, kdyn default vs client-go plain", Unit: "allocs/obj", Kdyn: med(k("kdyn-default"), allocPer), ClientGo: med(k("clientgo-plain"), allocPer), Target: "—"})
 			t.Add(Row{Metric: label + ": bytes allocated during sync, kdyn default vs client-go plain", Unit: "MB", Kdyn: med(k("kdyn-default"), allocMB), ClientGo: med(k("clientgo-plain"), allocMB), Target: "—"})
 			for _, who := range informerContenders {

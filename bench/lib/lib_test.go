@@ -79,3 +79,25 @@ func BenchmarkListHTTP(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGetHTTP gets one ConfigMap through each dynamic client from a
+// local HTTP server: the per-request client overhead.
+func BenchmarkGetHTTP(b *testing.B) {
+	srv := FakeDiscoveryServer(SyntheticConfigMapObject())
+	defer srv.Close()
+	cs, err := dynamicContenders(fakeConn(srv.URL), Unlimited)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range cs {
+		b.Run(c.name, func(b *testing.B) {
+			ri := c.ri(GVRConfigMaps, NSConfigMaps)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ri.Get(context.Background(), "cm-00000", metav1.GetOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

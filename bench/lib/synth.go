@@ -74,3 +74,21 @@ func FakeDiscoveryServer(list []byte) *httptest.Server {
 		http.NotFound(w, r)
 	}))
 }
+
+// SyntheticConfigMapObject returns the JSON of one seeded ConfigMap as the
+// apiserver sends it.
+func SyntheticConfigMapObject() []byte {
+	var l struct {
+		Items []map[string]any `json:"items"`
+	}
+	if err := json.Unmarshal(SyntheticConfigMapList(1), &l); err != nil {
+		panic(err)
+	}
+	obj := l.Items[0]
+	obj["apiVersion"], obj["kind"] = "v1", "ConfigMap"
+	b, err := json.Marshal(obj)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
