@@ -3,6 +3,10 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
 GO        ?= go
+# Go 1.26.8 (this machine's) has standard-library vulnerabilities that
+# govulncheck reports as reachable (net/http, crypto/tls, crypto/x509);
+# 1.26.10 fixes them. The go command fetches it from the module proxy once.
+export GOTOOLCHAIN ?= go1.26.10
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
 LDFLAGS   := -s -w -X github.com/kdyn/kdyn/rest.Version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2

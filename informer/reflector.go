@@ -97,7 +97,6 @@ type reflector[T Object] struct {
 	streamingOff    bool
 	loggedFallback  bool
 	pending         watch.Interface // a streaming watch that continues as the watch
-	lastSyncRV      func(string)
 	watchHealthyFor time.Duration
 }
 

@@ -212,21 +212,6 @@ func sortedMap(m map[string]string) []string {
 	return out
 }
 
-func runInformer(t *testing.T, inf interface{ Run(context.Context) error }) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- inf.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Error("informer did not stop")
-		}
-	})
-}
-
 // churn makes n random creates, updates and deletes in ns and returns how
 // many objects it deleted.
 func churn(t *testing.T, c dynamic.Interface, ns string, n int, prefix string) int {

@@ -441,6 +441,7 @@ func (r *manifestRun) target(ctx context.Context, e *manifestEntry) (*manifestTa
 			obj = obj.DeepCopy()
 			obj.SetNamespace(r.ns)
 		case r.explicitNS && objNS != r.ns:
+			//lint:ignore ST1005 kubectl's exact wording, which scripts may match
 			return nil, fmt.Errorf("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.", objNS, r.ns, objNS)
 		}
 		t.ri = nri.Namespace(obj.GetNamespace())
