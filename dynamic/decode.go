@@ -82,4 +82,3 @@ func decodeList(data []byte, fields func(map[string]any), item func(map[string]a
 	}
 	return nil
 }
-

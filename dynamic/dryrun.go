@@ -20,7 +20,6 @@ func WithDryRun(c Interface) Interface {
 
 type dryRun struct{ ResourceInterface }
 
-
 func (d *dryRun) Create(ctx context.Context, obj *unstructured.Unstructured, opts metav1.CreateOptions, sub ...string) (*unstructured.Unstructured, error) {
 	opts.DryRun = []string{metav1.DryRunAll}
 	return d.ResourceInterface.Create(ctx, obj, opts, sub...)
