@@ -2,7 +2,6 @@ package dynamic
 
 import (
 	"context"
-	"encoding/json"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -10,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kdyn/kdyn/internal/fastjson"
 	"github.com/kdyn/kdyn/rest"
 )
 
@@ -83,11 +83,7 @@ func (m *metadataResource) Namespace(ns string) MetadataResourceInterface {
 // as=PartialObjectMetadata request (some aggregated APIs do) sends the whole
 // object; only its type and metadata are kept.
 func decodePartial(data []byte) (*metav1.PartialObjectMetadata, error) {
-	var p metav1.PartialObjectMetadata
-	if err := json.Unmarshal(data, &p); err != nil {
-		return nil, errorf("decode object metadata: %w", err)
-	}
-	return &p, nil
+	return DecodePartialObjectMetadata(data, true)
 }
 
 func (m *metadataResource) Get(ctx context.Context, name string, opts metav1.GetOptions, subresources ...string) (*metav1.PartialObjectMetadata, error) {
@@ -106,17 +102,34 @@ func (m *metadataResource) List(ctx context.Context, opts metav1.ListOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	var l metav1.PartialObjectMetadataList
-	if err := json.Unmarshal(body, &l); err != nil {
+	l := &metav1.PartialObjectMetadataList{}
+	list, err := fastjson.DecodeListShared(body, func(_ int, obj map[string]any) error {
+		p, err := PartialObjectMetadataFromMap(obj, true)
+		if err != nil {
+			return err
+		}
+		l.Items = append(l.Items, *p)
+		return nil
+	})
+	if err != nil {
 		return nil, errorf("decode metadata list: %w", err)
 	}
-	return &l, nil
+	l.APIVersion, _ = list["apiVersion"].(string)
+	l.Kind, _ = list["kind"].(string)
+	if md, ok := list["metadata"].(map[string]any); ok {
+		l.ResourceVersion, _ = md["resourceVersion"].(string)
+		l.Continue, _ = md["continue"].(string)
+		if n, ok := md["remainingItemCount"].(int64); ok {
+			l.RemainingItemCount = &n
+		}
+	}
+	return l, nil
 }
 
 func (m *metadataResource) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	opts.Watch = true
 	return m.rc.request(m.rc.client.Get(), "", nil).Accept(AcceptPartialObjectMetadata, rest.ContentTypeJSON).VersionedParams(&opts).
-		Watch(ctx, func(data []byte) (runtime.Object, error) { return decodePartial(data) })
+		WatchMaps(ctx, func(obj map[string]any) (runtime.Object, error) { return PartialObjectMetadataFromMap(obj, true) })
 }
 
 func (m *metadataResource) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*metav1.PartialObjectMetadata, error) {

@@ -159,7 +159,7 @@ func (f *Factory) ForResourceMetadata(gvr schema.GroupVersionResource, opts Info
 			return p, nil
 		}
 	}
-	inf := New[*metav1.PartialObjectMetadata](NewMetadataSource(f.rc, gvr, k.ns), io)
+	inf := New[*metav1.PartialObjectMetadata](NewMetadataSource(f.rc, gvr, k.ns, opts.KeepManagedFields), io)
 	f.addLocked(k, inf, inf.Run, inf.HasSynced, inf.givenUp)
 	return inf
 }

@@ -2,7 +2,6 @@ package informer
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/internal/fastjson"
 	"github.com/kdyn/kdyn/rest"
 )
 
@@ -49,15 +49,17 @@ func (s *unstructuredSource) Watch(ctx context.Context, opts metav1.ListOptions)
 }
 
 // NewMetadataSource returns a Source of object metadata only
-// (PartialObjectMetadata) of one resource.
-func NewMetadataSource(rc *rest.Client, gvr schema.GroupVersionResource, namespace string) Source[*metav1.PartialObjectMetadata] {
-	return &metadataSource{rc: rc, gvr: gvr, ns: namespace}
+// (PartialObjectMetadata) of one resource. Objects are decoded without
+// reflection; managedFields are dropped unless keepManagedFields.
+func NewMetadataSource(rc *rest.Client, gvr schema.GroupVersionResource, namespace string, keepManagedFields bool) Source[*metav1.PartialObjectMetadata] {
+	return &metadataSource{rc: rc, gvr: gvr, ns: namespace, keepMF: keepManagedFields}
 }
 
 type metadataSource struct {
-	rc  *rest.Client
-	gvr schema.GroupVersionResource
-	ns  string
+	rc     *rest.Client
+	gvr    schema.GroupVersionResource
+	ns     string
+	keepMF bool
 }
 
 func (s *metadataSource) List(ctx context.Context, opts metav1.ListOptions, each func(*metav1.PartialObjectMetadata) error) (ListPage, error) {
@@ -65,29 +67,33 @@ func (s *metadataSource) List(ctx context.Context, opts metav1.ListOptions, each
 	if err != nil {
 		return ListPage{}, err
 	}
-	var l metav1.PartialObjectMetadataList
-	if err := json.Unmarshal(body, &l); err != nil {
+	var items []map[string]any
+	list, err := fastjson.DecodeListShared(body, func(_ int, obj map[string]any) error {
+		items = append(items, obj)
+		return nil
+	})
+	if err != nil {
 		return ListPage{}, fmt.Errorf("informer: decode metadata list of %s: %w", s.gvr.Resource, err)
 	}
-	gvk := schema.GroupVersionKind{Group: "meta.k8s.io", Version: "v1", Kind: "PartialObjectMetadata"}
-	for i := range l.Items {
-		p := &l.Items[i]
-		p.SetGroupVersionKind(gvk)
+	for i, obj := range items {
+		p, err := dynamic.PartialObjectMetadataFromMap(obj, s.keepMF)
+		if err != nil {
+			return ListPage{}, err
+		}
+		p.APIVersion, p.Kind = "meta.k8s.io/v1", "PartialObjectMetadata"
+		items[i] = nil
 		if err := each(p); err != nil {
 			return ListPage{}, err
 		}
 	}
-	return ListPage{ResourceVersion: l.ResourceVersion, Continue: l.Continue}, nil
+	l := unstructured.UnstructuredList{Object: list}
+	return ListPage{ResourceVersion: l.GetResourceVersion(), Continue: l.GetContinue()}, nil
 }
 
 func (s *metadataSource) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	opts.Watch = true
 	return request(s.rc, s.gvr, s.ns).Accept(dynamic.AcceptPartialObjectMetadata, rest.ContentTypeJSON).VersionedParams(&opts).
-		Watch(ctx, func(data []byte) (runtime.Object, error) {
-			p := &metav1.PartialObjectMetadata{}
-			if err := json.Unmarshal(data, p); err != nil {
-				return nil, err
-			}
-			return p, nil
+		WatchMaps(ctx, func(obj map[string]any) (runtime.Object, error) {
+			return dynamic.PartialObjectMetadataFromMap(obj, s.keepMF)
 		})
 }

@@ -39,9 +39,10 @@ type streamWatcher struct {
 	body   io.ReadCloser
 	cancel func()
 	// Exactly one of decode (object bytes → object) and decodeMap (the
-	// whole frame decoded once into maps → *unstructured.Unstructured) is set.
+	// whole frame decoded once into maps, then the object's map converted)
+	// is set.
 	decode    ObjectDecoder
-	decodeMap bool
+	decodeMap MapDecoder
 	result    chan watch.Event
 	done      chan struct{}
 	once      sync.Once
@@ -59,11 +60,20 @@ func newStreamWatcher(body io.ReadCloser, cancel func(), decode ObjectDecoder) *
 	return w
 }
 
-func newUnstructuredStreamWatcher(body io.ReadCloser, cancel func()) *streamWatcher {
+// MapDecoder turns the decoded map of a watch event's object into the
+// event's object.
+type MapDecoder func(obj map[string]any) (runtime.Object, error)
+
+// unstructuredMap is the MapDecoder of *unstructured.Unstructured.
+func unstructuredMap(obj map[string]any) (runtime.Object, error) {
+	return &unstructured.Unstructured{Object: obj}, nil
+}
+
+func newMapStreamWatcher(body io.ReadCloser, cancel func(), conv MapDecoder) *streamWatcher {
 	w := &streamWatcher{
 		body:      body,
 		cancel:    cancel,
-		decodeMap: true,
+		decodeMap: conv,
 		result:    make(chan watch.Event),
 		done:      make(chan struct{}),
 	}
@@ -81,7 +91,7 @@ func NewWatchDecoder(body io.ReadCloser, decode ObjectDecoder) WatchInterface {
 // NewUnstructuredWatchDecoder is NewWatchDecoder for objects decoded as
 // *unstructured.Unstructured in one pass (see Request.WatchUnstructured).
 func NewUnstructuredWatchDecoder(body io.ReadCloser) WatchInterface {
-	return newUnstructuredStreamWatcher(body, func() {})
+	return newMapStreamWatcher(body, func() {}, unstructuredMap)
 }
 
 // ResultChan returns the channel of events. It is closed when the stream
@@ -121,8 +131,8 @@ func (w *streamWatcher) run() {
 			return
 		}
 		var ev watch.Event
-		if w.decodeMap {
-			ev, err = mapEvent(frame)
+		if w.decodeMap != nil {
+			ev, err = mapEvent(frame, w.decodeMap)
 		} else {
 			ev, err = w.bytesEvent(frame)
 		}
@@ -181,7 +191,7 @@ func checkEventType(t watch.EventType) error {
 
 // mapEvent decodes a whole frame in one pass into maps; the object becomes
 // an *unstructured.Unstructured without a second parse.
-func mapEvent(frame []byte) (watch.Event, error) {
+func mapEvent(frame []byte, conv MapDecoder) (watch.Event, error) {
 	m, err := fastjson.DecodeObjectShared(frame)
 	if err != nil {
 		return watch.Event{}, fmt.Errorf("unable to decode an event from the watch stream: %w", err)
@@ -205,7 +215,11 @@ func mapEvent(frame []byte) (watch.Event, error) {
 		}
 		return watch.Event{Type: watch.Error, Object: st}, nil
 	}
-	return watch.Event{Type: watch.EventType(typ), Object: &unstructured.Unstructured{Object: obj}}, nil
+	o, err := conv(obj)
+	if err != nil {
+		return watch.Event{}, fmt.Errorf("unable to decode the object of a %s event from the watch stream: %w", typ, err)
+	}
+	return watch.Event{Type: watch.EventType(typ), Object: o}, nil
 }
 
 // maxFrameBytes bounds one watch frame.

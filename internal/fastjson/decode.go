@@ -44,6 +44,7 @@ type Decoder struct {
 	scratch []byte   // unescaped string bytes
 	keyTab  *Interner
 	valTab  *Interner
+	unique  bool // the next value belongs to a uniqueValueKeys key
 }
 
 // NewDecoder returns a Decoder configured by opts.
@@ -329,10 +330,21 @@ func hasLiteral(data []byte, i int, lit string) bool {
 	return len(data)-i >= len(lit) && unsafe.String(unsafe.SliceData(data[i:]), len(lit)) == lit
 }
 
+// uniqueValueKeys name fields whose string values are unique per object or
+// per change (identifiers, versions, timestamps), which value interning
+// skips.
+var uniqueValueKeys = map[string]bool{
+	"uid": true, "resourceVersion": true, "creationTimestamp": true, "deletionTimestamp": true,
+	"time": true, "lastTransitionTime": true, "lastUpdateTime": true, "lastHeartbeatTime": true,
+	"continue": true,
+}
+
 // value parses the JSON value starting at data[i] (whitespace already
 // skipped) and returns it with the offset just past it.
 func (d *Decoder) value(i int) (any, int, error) {
 	data := d.data
+	unique := d.unique
+	d.unique = false
 	if i >= len(data) {
 		return nil, i, syntaxErr("unexpected end of JSON input", i)
 	}
@@ -342,7 +354,7 @@ func (d *Decoder) value(i int) (any, int, error) {
 		if err != nil {
 			return nil, j, err
 		}
-		if d.valTab != nil && len(b) <= d.valTab.maxLen {
+		if d.valTab != nil && len(b) <= d.valTab.maxLen && !unique {
 			return d.valTab.box(b), j, nil
 		}
 		return string(b), j, nil
@@ -433,6 +445,9 @@ func (d *Decoder) object(i int) (map[string]any, int, error) {
 			i++
 		}
 		i = skipWS(data, i)
+		// Values of these keys are different in (almost) every object:
+		// interning them costs a lookup and evicts useful entries.
+		d.unique = d.valTab != nil && uniqueValueKeys[key]
 		v, j, err := d.value(i)
 		if err != nil {
 			return nil, j, err
