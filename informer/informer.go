@@ -306,6 +306,19 @@ func (i *Informer[T]) beginSync() {
 	i.mu.Unlock()
 }
 
+func (i *Informer[T]) known(key, rv string) bool {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	have, ok := i.store.data.resourceVersion(key)
+	if !ok || have != rv || i.seen == nil {
+		return false
+	}
+	i.seen[key] = struct{}{}
+	return true
+}
+
+func (i *Informer[T]) cached() int { return i.store.Len() }
+
 func (i *Informer[T]) abortSync() {
 	i.mu.Lock()
 	i.syncing = false

@@ -33,6 +33,12 @@ const (
 // endSync; objects not seen between them are gone.
 type sink[T Object] interface {
 	beginSync()
+	// known reports whether the cache holds key at resourceVersion rv and,
+	// if so, counts it as seen by the sync in progress (a relist may then
+	// skip decoding it).
+	known(key, rv string) bool
+	// cached reports how many objects the cache holds.
+	cached() int
 	upsert(obj T, syncing bool)
 	remove(obj T)
 	endSync(resourceVersion string)
@@ -213,39 +219,101 @@ func (r *reflector[T]) fail(ctx context.Context, err error, next state) state {
 	return stateBackoff
 }
 
-// list lists every page into the sink.
-func (r *reflector[T]) list(ctx context.Context) error {
-	restarts := 0
-	for {
-		opts := r.opts.listOptions
-		opts.Limit = r.opts.pageSize
-		opts.ResourceVersion = ""
-		r.sink.beginSync()
-		listRV := ""
+// listedPage is one page fetched (and decoded) ahead by fetchPages.
+type listedPage[T Object] struct {
+	items []T
+	page  ListPage
+	err   error
+	cont  string // the continue token the page was asked with
+}
+
+// fetchPages lists page after page in its own goroutine, one page ahead of
+// the consumer: the server works on page N+1 while page N enters the cache.
+func (r *reflector[T]) fetchPages(ctx context.Context, opts metav1.ListOptions) <-chan listedPage[T] {
+	out := make(chan listedPage[T], 1)
+	go func() {
+		defer close(out)
+		skipper, canSkip := r.src.(skippingLister[T])
+		relist := r.sink.cached() > 0
 		for {
-			page, err := r.src.List(ctx, opts, func(obj T) error {
-				r.sink.upsert(obj, true)
+			var items []T
+			collect := func(obj T) error {
+				items = append(items, obj)
 				return nil
-			})
-			if err != nil {
-				r.sink.abortSync()
-				if apierrors.IsResourceExpired(err) && opts.Continue != "" && restarts < 3 {
-					restarts++
-					break // the continue token expired: a fresh, consistent list
-				}
-				return err
 			}
-			if listRV == "" {
-				listRV = page.ResourceVersion
+			var page ListPage
+			var err error
+			if canSkip && relist {
+				page, err = skipper.ListSkipping(ctx, opts, r.sink.known, collect)
+			} else {
+				page, err = r.src.List(ctx, opts, collect)
 			}
-			if page.Continue == "" {
-				r.rv = listRV
-				r.sink.endSync(listRV)
-				return nil
+			select {
+			case out <- listedPage[T]{items: items, page: page, err: err, cont: opts.Continue}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil || page.Continue == "" {
+				return
 			}
 			opts.Continue = page.Continue
 		}
+	}()
+	return out
+}
+
+// list lists every page into the sink.
+func (r *reflector[T]) list(ctx context.Context) error {
+	for restarts := 0; ; restarts++ {
+		opts := r.opts.listOptions
+		opts.Limit = r.opts.pageSize
+		opts.ResourceVersion = ""
+		restart, err := r.listOnce(ctx, opts)
+		if err == nil && !restart {
+			return nil
+		}
+		if restart && restarts < 3 {
+			continue // the continue token expired: a fresh, consistent list
+		}
+		if err == nil {
+			err = errors.New("informer: the list's continue token kept expiring")
+		}
+		return err
 	}
+}
+
+func (r *reflector[T]) listOnce(ctx context.Context, opts metav1.ListOptions) (restart bool, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.sink.beginSync()
+	listRV := ""
+	for p := range r.fetchPages(ctx, opts) {
+		if p.err != nil {
+			r.sink.abortSync()
+			if apierrors.IsResourceExpired(p.err) && p.cont != "" {
+				return true, nil
+			}
+			return false, p.err
+		}
+		for i, obj := range p.items {
+			r.sink.upsert(obj, true)
+			var zero T
+			p.items[i] = zero
+		}
+		if listRV == "" {
+			listRV = p.page.ResourceVersion
+		}
+		if p.page.Continue == "" {
+			r.rv = listRV
+			r.sink.endSync(listRV)
+			return false, nil
+		}
+	}
+	r.sink.abortSync()
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	return false, errors.New("informer: the list ended without its last page")
 }
 
 // errStreamingUnsupported says the server will not stream the initial list.

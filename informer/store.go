@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -39,6 +40,10 @@ type Store[T Object] struct {
 	// name → key → the values it was indexed under (to unindex).
 	indices map[string]map[string]map[string]struct{}
 	values  map[string]map[string][]string
+	// nsIdx is the namespace index, built on first use and kept from then
+	// on: namespace-scoped informers (the common case) never pay for it.
+	// The namespace comes from the key, so it needs no per-object values.
+	nsIdx map[string]map[string]struct{}
 }
 
 func newStore[T Object](data storage[T]) *Store[T] {
@@ -48,9 +53,6 @@ func newStore[T Object](data storage[T]) *Store[T] {
 		indices:  map[string]map[string]map[string]struct{}{},
 		values:   map[string]map[string][]string{},
 	}
-	s.indexers[NamespaceIndex] = func(obj T) ([]string, error) { return []string{obj.GetNamespace()}, nil }
-	s.indices[NamespaceIndex] = map[string]map[string]struct{}{}
-	s.values[NamespaceIndex] = map[string][]string{}
 	return s
 }
 
@@ -64,7 +66,7 @@ func (s *Store[T]) AddIndexer(name string, fn IndexFunc[T]) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.indexers[name]; ok {
+	if _, ok := s.indexers[name]; ok || name == NamespaceIndex {
 		return fmt.Errorf("%w: %q", ErrIndexExists, name)
 	}
 	s.indexers[name] = fn
@@ -127,9 +129,67 @@ func (s *Store[T]) unindex(key string) {
 	}
 }
 
+func namespaceOfKey(key string) string {
+	if i := strings.IndexByte(key, '/'); i >= 0 {
+		return key[:i]
+	}
+	return ""
+}
+
+func (s *Store[T]) nsAdd(key string) {
+	if s.nsIdx == nil {
+		return
+	}
+	ns := namespaceOfKey(key)
+	set := s.nsIdx[ns]
+	if set == nil {
+		set = map[string]struct{}{}
+		s.nsIdx[ns] = set
+	}
+	set[key] = struct{}{}
+}
+
+func (s *Store[T]) nsRemove(key string) {
+	if s.nsIdx == nil {
+		return
+	}
+	ns := namespaceOfKey(key)
+	if set := s.nsIdx[ns]; set != nil {
+		delete(set, key)
+		if len(set) == 0 {
+			delete(s.nsIdx, ns)
+		}
+	}
+}
+
+// namespaceIndex returns the namespace index, building it on first use.
+// The caller holds the read lock; it is upgraded briefly to build.
+func (s *Store[T]) namespaceIndexRLocked() map[string]map[string]struct{} {
+	if s.nsIdx != nil {
+		return s.nsIdx
+	}
+	s.mu.RUnlock()
+	s.mu.Lock()
+	if s.nsIdx == nil {
+		idx := map[string]map[string]struct{}{}
+		for _, k := range s.data.keys() {
+			ns := namespaceOfKey(k)
+			if idx[ns] == nil {
+				idx[ns] = map[string]struct{}{}
+			}
+			idx[ns][k] = struct{}{}
+		}
+		s.nsIdx = idx
+	}
+	s.mu.Unlock()
+	s.mu.RLock()
+	return s.nsIdx
+}
+
 // putLocked stores obj and indexes it; the caller holds the write lock.
 func (s *Store[T]) putLocked(key string, obj T) error {
 	s.unindex(key)
+	s.nsAdd(key)
 	if err := s.data.put(key, obj); err != nil {
 		return err
 	}
@@ -143,6 +203,7 @@ func (s *Store[T]) putLocked(key string, obj T) error {
 
 func (s *Store[T]) removeLocked(key string) {
 	s.unindex(key)
+	s.nsRemove(key)
 	s.data.remove(key)
 }
 
@@ -189,9 +250,14 @@ func (s *Store[T]) Len() int {
 func (s *Store[T]) ByIndex(index, value string) ([]T, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	idx, ok := s.indices[index]
-	if !ok {
-		return nil, fmt.Errorf("informer: no index named %q", index)
+	var idx map[string]map[string]struct{}
+	if index == NamespaceIndex {
+		idx = s.namespaceIndexRLocked()
+	} else {
+		var ok bool
+		if idx, ok = s.indices[index]; !ok {
+			return nil, fmt.Errorf("informer: no index named %q", index)
+		}
 	}
 	set := idx[value]
 	keys := make([]string, 0, len(set))
@@ -212,8 +278,12 @@ func (s *Store[T]) ByIndex(index, value string) ([]T, error) {
 func (s *Store[T]) IndexValues(index string) []string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := make([]string, 0, len(s.indices[index]))
-	for v := range s.indices[index] {
+	idx := s.indices[index]
+	if index == NamespaceIndex {
+		idx = s.namespaceIndexRLocked()
+	}
+	out := make([]string, 0, len(idx))
+	for v := range idx {
 		out = append(out, v)
 	}
 	slices.Sort(out)

@@ -1,0 +1,87 @@
+package informer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/internal/fastjson"
+)
+
+// skippingLister is implemented by sources that can leave items the cache
+// already has (same key, same resourceVersion) undecoded during a relist:
+// they read each item's name, namespace and resourceVersion from the raw
+// page and decode only the others. A relist of a mostly unchanged
+// resource then allocates little beyond the page itself, so peak memory
+// stays near the steady state.
+type skippingLister[T Object] interface {
+	ListSkipping(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, each func(T) error) (ListPage, error)
+}
+
+func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// eachRawItem walks a list page's items with gjson, calling known (from the
+// raw bytes) and decoding with decode only the items known rejects.
+func eachRawItem(body []byte, known func(key, rv string) bool, decode func(m map[string]any) error) (ListPage, error) {
+	if !gjson.ValidBytes(body) {
+		return ListPage{}, fmt.Errorf("informer: the server sent a list that is not valid JSON")
+	}
+	doc := bytesView(body)
+	head := gjson.GetMany(doc, "apiVersion", "kind", "metadata.resourceVersion", "metadata.continue")
+	apiVersion, kind := head[0].String(), strings.TrimSuffix(head[1].String(), "List")
+	page := ListPage{ResourceVersion: head[2].String(), Continue: head[3].String()}
+	var err error
+	gjson.Get(doc, "items").ForEach(func(_, item gjson.Result) bool {
+		md := item.Get("metadata")
+		f := md.Get("namespace").String()
+		name, rv := md.Get("name").String(), md.Get("resourceVersion").String()
+		key := name
+		if f != "" {
+			key = f + "/" + name
+		}
+		if rv != "" && known(key, rv) {
+			return true
+		}
+		var m map[string]any
+		if m, err = fastjson.DecodeObjectShared([]byte(item.Raw)); err != nil {
+			return false
+		}
+		if _, ok := m["kind"]; !ok {
+			if _, ok := m["apiVersion"]; !ok {
+				m["apiVersion"], m["kind"] = apiVersion, kind
+			}
+		}
+		err = decode(m)
+		return err == nil
+	})
+	return page, err
+}
+
+func (s *unstructuredSource) ListSkipping(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, each func(*unstructured.Unstructured) error) (ListPage, error) {
+	body, err := request(s.rc, s.gvr, s.ns).VersionedParams(&opts).DoRaw(ctx)
+	if err != nil {
+		return ListPage{}, err
+	}
+	return eachRawItem(body, known, func(m map[string]any) error { return each(&unstructured.Unstructured{Object: m}) })
+}
+
+func (s *metadataSource) ListSkipping(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, each func(*metav1.PartialObjectMetadata) error) (ListPage, error) {
+	body, err := request(s.rc, s.gvr, s.ns).Accept(dynamic.AcceptPartialObjectMetadataList, "application/json").VersionedParams(&opts).DoRaw(ctx)
+	if err != nil {
+		return ListPage{}, err
+	}
+	return eachRawItem(body, known, func(m map[string]any) error {
+		p, err := dynamic.PartialObjectMetadataFromMap(m, s.keepMF)
+		if err != nil {
+			return err
+		}
+		p.APIVersion, p.Kind = "meta.k8s.io/v1", "PartialObjectMetadata"
+		return each(p)
+	})
+}
