@@ -4,7 +4,6 @@ import (
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -79,32 +78,24 @@ func (m *metadataResource) Namespace(ns string) MetadataResourceInterface {
 	return &out
 }
 
-// decodePartial decodes PartialObjectMetadata. A server that ignored the
-// as=PartialObjectMetadata request (some aggregated APIs do) sends the whole
-// object; only its type and metadata are kept.
-func decodePartial(data []byte) (*metav1.PartialObjectMetadata, error) {
-	return DecodePartialObjectMetadata(data, true)
-}
 
 func (m *metadataResource) Get(ctx context.Context, name string, opts metav1.GetOptions, subresources ...string) (*metav1.PartialObjectMetadata, error) {
 	if name == "" {
 		return nil, errNameRequired
 	}
-	body, err := m.rc.request(m.rc.client.Get(), name, subresources).Accept(AcceptPartialObjectMetadata, rest.ContentTypeJSON).VersionedParams(&opts).DoRaw(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return decodePartial(body)
+	return decodeMetadataAny(m.rc.request(m.rc.client.Get(), name, subresources).Accept(AcceptPartialObjectMetadataProtobuf).VersionedParams(&opts).Do(ctx), true)
 }
 
 func (m *metadataResource) List(ctx context.Context, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
-	body, err := m.rc.request(m.rc.client.Get(), "", nil).Accept(AcceptPartialObjectMetadataList, rest.ContentTypeJSON).VersionedParams(&opts).DoRaw(ctx)
-	if err != nil {
-		return nil, err
-	}
+	return ListMetadata(ctx, m.rc.request(m.rc.client.Get(), "", nil).VersionedParams(&opts), true)
+}
+
+// decodeMetadataListJSON decodes a JSON PartialObjectMetadataList without
+// reflection.
+func decodeMetadataListJSON(body []byte, keepManagedFields bool) (*metav1.PartialObjectMetadataList, error) {
 	l := &metav1.PartialObjectMetadataList{}
 	list, err := fastjson.DecodeListShared(body, func(_ int, obj map[string]any) error {
-		p, err := PartialObjectMetadataFromMap(obj, true)
+		p, err := PartialObjectMetadataFromMap(obj, keepManagedFields)
 		if err != nil {
 			return err
 		}
@@ -128,19 +119,14 @@ func (m *metadataResource) List(ctx context.Context, opts metav1.ListOptions) (*
 
 func (m *metadataResource) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	opts.Watch = true
-	return m.rc.request(m.rc.client.Get(), "", nil).Accept(AcceptPartialObjectMetadata, rest.ContentTypeJSON).VersionedParams(&opts).
-		WatchMaps(ctx, func(obj map[string]any) (runtime.Object, error) { return PartialObjectMetadataFromMap(obj, true) })
+	return WatchMetadata(ctx, m.rc.request(m.rc.client.Get(), "", nil).VersionedParams(&opts), true)
 }
 
 func (m *metadataResource) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*metav1.PartialObjectMetadata, error) {
 	if name == "" {
 		return nil, errNameRequired
 	}
-	body, err := m.rc.request(m.rc.client.Patch(string(pt)), name, subresources).Accept(AcceptPartialObjectMetadata, rest.ContentTypeJSON).Body(data).VersionedParams(&opts).DoRaw(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return decodePartial(body)
+	return decodeMetadataAny(m.rc.request(m.rc.client.Patch(string(pt)), name, subresources).Accept(AcceptPartialObjectMetadataProtobuf).Body(data).VersionedParams(&opts).Do(ctx), true)
 }
 
 func (m *metadataResource) Delete(ctx context.Context, name string, opts metav1.DeleteOptions, subresources ...string) error {

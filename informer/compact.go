@@ -3,7 +3,6 @@ package informer
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"unicode/utf8"
 
@@ -102,9 +101,10 @@ func (c *compactStorage) keys() []string {
 func (c *compactStorage) size() int { return len(c.m) }
 
 // appendJSON appends the JSON of an unstructured value (maps, slices,
-// strings, numbers, booleans, nil) to b. Keys are written in sorted order,
-// as encoding/json does; strings are escaped as encoding/json does,
-// except that <, > and & are not HTML-escaped.
+// strings, numbers, booleans, nil) to b. Keys are written in map order (the
+// bytes are only ever decoded again, so sorting would be wasted work);
+// strings are escaped as encoding/json does, except that <, > and & are not
+// HTML-escaped.
 func appendJSON(b []byte, v any) ([]byte, error) {
 	switch t := v.(type) {
 	case nil:
@@ -125,20 +125,17 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		}
 		return appendFloat(b, t), nil
 	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
+		first := true
+		for k, v := range t {
+			if !first {
 				b = append(b, ',')
 			}
+			first = false
 			b = appendString(b, k)
 			b = append(b, ':')
 			var err error
-			if b, err = appendJSON(b, t[k]); err != nil {
+			if b, err = appendJSON(b, v); err != nil {
 				return nil, err
 			}
 		}

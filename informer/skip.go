@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/internal/fastjson"
 )
 
@@ -69,19 +68,4 @@ func (s *unstructuredSource) ListSkipping(ctx context.Context, opts metav1.ListO
 		return ListPage{}, err
 	}
 	return eachRawItem(body, known, func(m map[string]any) error { return each(&unstructured.Unstructured{Object: m}) })
-}
-
-func (s *metadataSource) ListSkipping(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, each func(*metav1.PartialObjectMetadata) error) (ListPage, error) {
-	body, err := request(s.rc, s.gvr, s.ns).Accept(dynamic.AcceptPartialObjectMetadataList, "application/json").VersionedParams(&opts).DoRaw(ctx)
-	if err != nil {
-		return ListPage{}, err
-	}
-	return eachRawItem(body, known, func(m map[string]any) error {
-		p, err := dynamic.PartialObjectMetadataFromMap(m, s.keepMF)
-		if err != nil {
-			return err
-		}
-		p.APIVersion, p.Kind = "meta.k8s.io/v1", "PartialObjectMetadata"
-		return each(p)
-	})
 }

@@ -2,16 +2,13 @@ package informer
 
 import (
 	"context"
-	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kdyn/kdyn/dynamic"
-	"github.com/kdyn/kdyn/internal/fastjson"
 	"github.com/kdyn/kdyn/rest"
 )
 
@@ -63,37 +60,19 @@ type metadataSource struct {
 }
 
 func (s *metadataSource) List(ctx context.Context, opts metav1.ListOptions, each func(*metav1.PartialObjectMetadata) error) (ListPage, error) {
-	body, err := request(s.rc, s.gvr, s.ns).Accept(dynamic.AcceptPartialObjectMetadataList, rest.ContentTypeJSON).VersionedParams(&opts).DoRaw(ctx)
+	l, err := dynamic.ListMetadata(ctx, request(s.rc, s.gvr, s.ns).VersionedParams(&opts), s.keepMF)
 	if err != nil {
 		return ListPage{}, err
 	}
-	var items []map[string]any
-	list, err := fastjson.DecodeListShared(body, func(_ int, obj map[string]any) error {
-		items = append(items, obj)
-		return nil
-	})
-	if err != nil {
-		return ListPage{}, fmt.Errorf("informer: decode metadata list of %s: %w", s.gvr.Resource, err)
-	}
-	for i, obj := range items {
-		p, err := dynamic.PartialObjectMetadataFromMap(obj, s.keepMF)
-		if err != nil {
-			return ListPage{}, err
-		}
-		p.APIVersion, p.Kind = "meta.k8s.io/v1", "PartialObjectMetadata"
-		items[i] = nil
-		if err := each(p); err != nil {
+	for i := range l.Items {
+		if err := each(&l.Items[i]); err != nil {
 			return ListPage{}, err
 		}
 	}
-	l := unstructured.UnstructuredList{Object: list}
-	return ListPage{ResourceVersion: l.GetResourceVersion(), Continue: l.GetContinue()}, nil
+	return ListPage{ResourceVersion: l.ResourceVersion, Continue: l.Continue}, nil
 }
 
 func (s *metadataSource) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	opts.Watch = true
-	return request(s.rc, s.gvr, s.ns).Accept(dynamic.AcceptPartialObjectMetadata, rest.ContentTypeJSON).VersionedParams(&opts).
-		WatchMaps(ctx, func(obj map[string]any) (runtime.Object, error) {
-			return dynamic.PartialObjectMetadataFromMap(obj, s.keepMF)
-		})
+	return dynamic.WatchMetadata(ctx, request(s.rc, s.gvr, s.ns).VersionedParams(&opts), s.keepMF)
 }

@@ -3,6 +3,7 @@ package integration_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -479,3 +480,57 @@ func (c countingLister) List(ctx context.Context, opts metav1.ListOptions) (*uns
 	*c.pages++
 	return c.ResourceInterface.List(ctx, opts)
 }
+
+func TestMetadataUsesProtobuf(t *testing.T) {
+	env := testenv.Shared(t)
+	c := adminClient(t, env)
+	ns := newNamespace(t, c)
+	if _, err := c.Resource(cmGVR).Namespace(ns).Create(t.Context(), configMap(ns, "pb", nil, map[string]string{"k": "v"}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var ctypes []string
+	cfg := env.RESTConfig(testenv.Admin)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(r)
+			if err == nil {
+				ctypes = append(ctypes, resp.Header.Get("Content-Type"))
+			}
+			return resp, err
+		})
+	}
+	mc, err := dynamic.NewMetadataForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := mc.Resource(cmGVR).Namespace(ns).List(t.Context(), metav1.ListOptions{})
+	if err != nil || len(l.Items) == 0 {
+		t.Fatalf("list: %v %v", l, err)
+	}
+	p, err := mc.Resource(cmGVR).Namespace(ns).Get(t.Context(), "pb", metav1.GetOptions{})
+	if err != nil || p.Name != "pb" || p.UID == "" {
+		t.Fatalf("get: %+v %v", p, err)
+	}
+	w, err := mc.Resource(cmGVR).Namespace(ns).Watch(t.Context(), metav1.ListOptions{ResourceVersion: l.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if _, err := c.Resource(cmGVR).Namespace(ns).Patch(t.Context(), "pb", types.MergePatchType, []byte(`{"data":{"k":"w"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ev := <-w.ResultChan()
+	if pm, ok := ev.Object.(*metav1.PartialObjectMetadata); !ok || ev.Type != watch.Modified || pm.Name != "pb" {
+		t.Fatalf("event %v %#v", ev.Type, ev.Object)
+	}
+	got := append([]string(nil), ctypes...)
+	if _, err := mc.Resource(cmGVR).Namespace(ns).Get(t.Context(), "missing", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("error answer: %v", err)
+	}
+	for _, ct := range got {
+		if !strings.HasPrefix(ct, "application/vnd.kubernetes.protobuf") {
+			t.Fatalf("content types %v: metadata requests should be answered in protobuf", got)
+		}
+	}
+}
+

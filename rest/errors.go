@@ -49,6 +49,13 @@ func decodeStatusError(code int, verb string, gr schema.GroupResource, name stri
 
 // decodeStatus decodes body as a metav1.Status when it is one.
 func decodeStatus(body []byte) (*metav1.Status, bool) {
+	if raw, tm, err := UnwrapProtobuf(body); err == nil {
+		var st metav1.Status
+		if tm.Kind != "Status" || st.Unmarshal(raw) != nil {
+			return nil, false
+		}
+		return &st, true
+	}
 	if len(body) == 0 || body[0] != '{' {
 		return nil, false
 	}

@@ -1,0 +1,179 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// ContentTypeProtobuf is Kubernetes' protobuf encoding. kdyn uses it only
+// for apimachinery's own meta types (PartialObjectMetadata, Status), whose
+// protobuf code lives in apimachinery: no typed API is involved.
+const ContentTypeProtobuf = "application/vnd.kubernetes.protobuf"
+
+// protobufMagic starts every protobuf-encoded Kubernetes object: the bytes
+// "k8s\x00", then a runtime.Unknown envelope whose Raw holds the object.
+var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
+
+// IsProtobuf reports whether a Content-Type is Kubernetes protobuf.
+func IsProtobuf(contentType string) bool {
+	return strings.HasPrefix(strings.TrimSpace(contentType), ContentTypeProtobuf)
+}
+
+// UnwrapProtobuf returns the encoded object inside a protobuf envelope and
+// the envelope's apiVersion and kind.
+func UnwrapProtobuf(data []byte) (raw []byte, tm runtime.TypeMeta, err error) {
+	if !bytes.HasPrefix(data, protobufMagic) {
+		return nil, tm, errors.New("rest: not a Kubernetes protobuf object (no k8s magic prefix)")
+	}
+	var u runtime.Unknown
+	if err := u.Unmarshal(data[len(protobufMagic):]); err != nil {
+		return nil, tm, fmt.Errorf("rest: decode protobuf envelope: %w", err)
+	}
+	if u.ContentEncoding != "" {
+		return nil, tm, fmt.Errorf("rest: protobuf object with content encoding %q is not supported", u.ContentEncoding)
+	}
+	return u.Raw, u.TypeMeta, nil
+}
+
+// WatchNegotiated is Watch for a request that accepts both protobuf and
+// JSON (in its Accept header): the response's Content-Type decides which
+// decoder runs. decodeProtobuf receives each event object's protobuf
+// envelope (see UnwrapProtobuf); decodeJSON its JSON.
+func (r *Request) WatchNegotiated(ctx context.Context, decodeProtobuf, decodeJSON ObjectDecoder) (WatchInterface, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	r.uncompressedStream()
+	ctx, cancel := context.WithCancel(ctx)
+	resp, start, err := r.send(ctx, false)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer cancel()
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		r.logResponse(resp, start, body)
+		return nil, r.decodeError(resp, body)
+	}
+	r.logResponse(resp, start, nil)
+	if IsProtobuf(resp.Header.Get("Content-Type")) {
+		return newProtobufWatcher(resp.Body, cancel, decodeProtobuf), nil
+	}
+	return newStreamWatcher(resp.Body, cancel, decodeJSON), nil
+}
+
+// protobufWatcher decodes a protobuf watch stream: frames of a 4-byte
+// big-endian length and a metav1.WatchEvent.
+type protobufWatcher struct {
+	body   io.ReadCloser
+	cancel func()
+	decode ObjectDecoder
+	result chan watch.Event
+	done   chan struct{}
+	once   sync.Once
+}
+
+func newProtobufWatcher(body io.ReadCloser, cancel func(), decode ObjectDecoder) *protobufWatcher {
+	w := &protobufWatcher{body: body, cancel: cancel, decode: decode, result: make(chan watch.Event), done: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+// NewProtobufWatchDecoder starts a watch.Interface over an open protobuf
+// watch stream (for tests and custom transports).
+func NewProtobufWatchDecoder(body io.ReadCloser, decode ObjectDecoder) WatchInterface {
+	return newProtobufWatcher(body, func() {}, decode)
+}
+
+func (w *protobufWatcher) ResultChan() <-chan watch.Event { return w.result }
+
+func (w *protobufWatcher) Stop() {
+	w.once.Do(func() {
+		close(w.done)
+		w.cancel()
+		w.body.Close()
+	})
+}
+
+func (w *protobufWatcher) send(ev watch.Event) bool {
+	select {
+	case w.result <- ev:
+		return true
+	case <-w.done:
+		return false
+	}
+}
+
+func (w *protobufWatcher) run() {
+	defer close(w.result)
+	defer w.Stop()
+	var lenBuf [4]byte
+	buf := make([]byte, 0, 32<<10)
+	for {
+		if _, err := io.ReadFull(w.body, lenBuf[:]); err != nil {
+			return // the stream ended (or was stopped); the caller re-watches
+		}
+		n := binary.BigEndian.Uint32(lenBuf[:])
+		if n > maxFrameBytes {
+			w.send(decodeErrorEvent(fmt.Errorf("a watch event is larger than %d bytes", maxFrameBytes)))
+			return
+		}
+		if cap(buf) < int(n) {
+			buf = make([]byte, n)
+		}
+		buf = buf[:n]
+		if _, err := io.ReadFull(w.body, buf); err != nil {
+			return
+		}
+		ev, err := w.event(buf)
+		if err != nil {
+			w.send(decodeErrorEvent(err))
+			return
+		}
+		if !w.send(ev) {
+			return
+		}
+	}
+}
+
+func (w *protobufWatcher) event(frame []byte) (watch.Event, error) {
+	var we metav1.WatchEvent
+	if err := we.Unmarshal(frame); err != nil {
+		return watch.Event{}, fmt.Errorf("unable to decode an event from the watch stream: %w", err)
+	}
+	typ := watch.EventType(we.Type)
+	if err := checkEventType(typ); err != nil {
+		return watch.Event{}, err
+	}
+	if typ == watch.Error {
+		raw, _, err := UnwrapProtobuf(we.Object.Raw)
+		if err != nil {
+			return watch.Event{}, fmt.Errorf("unable to decode the ERROR event's Status from the watch stream: %w", err)
+		}
+		st := &metav1.Status{}
+		if err := st.Unmarshal(raw); err != nil {
+			return watch.Event{}, fmt.Errorf("unable to decode the ERROR event's Status from the watch stream: %w", err)
+		}
+		return watch.Event{Type: watch.Error, Object: st}, nil
+	}
+	if len(we.Object.Raw) == 0 {
+		return watch.Event{}, fmt.Errorf("watch stream sent a %s event without an object", typ)
+	}
+	obj, err := w.decode(we.Object.Raw)
+	if err != nil {
+		return watch.Event{}, fmt.Errorf("unable to decode the object of a %s event from the watch stream: %w", typ, err)
+	}
+	return watch.Event{Type: typ, Object: obj}, nil
+}
