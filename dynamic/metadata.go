@@ -78,7 +78,6 @@ func (m *metadataResource) Namespace(ns string) MetadataResourceInterface {
 	return &out
 }
 
-
 func (m *metadataResource) Get(ctx context.Context, name string, opts metav1.GetOptions, subresources ...string) (*metav1.PartialObjectMetadata, error) {
 	if name == "" {
 		return nil, errNameRequired

@@ -96,7 +96,9 @@ func ListMetadata(ctx context.Context, req *rest.Request, keepManagedFields bool
 // carries the list options, watch=true included), asking for protobuf and
 // accepting JSON. Event objects are *metav1.PartialObjectMetadata.
 func WatchMetadata(ctx context.Context, req *rest.Request, keepManagedFields bool) (rest.WatchInterface, error) {
-	pb := func(b []byte) (runtime.Object, error) { return DecodePartialObjectMetadataProtobuf(b, keepManagedFields) }
+	pb := func(b []byte) (runtime.Object, error) {
+		return DecodePartialObjectMetadataProtobuf(b, keepManagedFields)
+	}
 	js := func(b []byte) (runtime.Object, error) { return DecodePartialObjectMetadata(b, keepManagedFields) }
 	return req.Accept(AcceptPartialObjectMetadataProtobuf).WatchNegotiated(ctx, pb, js)
 }

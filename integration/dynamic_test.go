@@ -533,4 +533,3 @@ func TestMetadataUsesProtobuf(t *testing.T) {
 		}
 	}
 }
-
