@@ -306,14 +306,20 @@ func (i *Informer[T]) beginSync() {
 	i.mu.Unlock()
 }
 
+// known reports whether the cache holds key at resourceVersion rv; during a
+// sync it also counts the key as seen.
 func (i *Informer[T]) known(key, rv string) bool {
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	i.store.mu.RLock()
 	have, ok := i.store.data.resourceVersion(key)
-	if !ok || have != rv || i.seen == nil {
+	i.store.mu.RUnlock()
+	if !ok || have != rv {
 		return false
 	}
-	i.seen[key] = struct{}{}
+	if i.seen != nil {
+		i.seen[key] = struct{}{}
+	}
 	return true
 }
 
@@ -339,11 +345,18 @@ func (i *Informer[T]) transform(obj T) (T, bool) {
 }
 
 func (i *Informer[T]) upsert(obj T, syncing bool) {
+	key := Key(obj)
+	if rv := obj.GetResourceVersion(); rv != "" && i.known(key, rv) {
+		// Unchanged (a relist of an object we have, or a stub for one the
+		// source recognized without decoding it): keep the cached one, and
+		// do not run the transform.
+		return
+	}
 	obj, ok := i.transform(obj)
 	if !ok {
 		return
 	}
-	key := Key(obj)
+	key = Key(obj)
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if syncing && i.seen != nil {

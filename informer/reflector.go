@@ -329,7 +329,15 @@ func (r *reflector[T]) stream(ctx context.Context) error {
 	opts.ResourceVersion = r.rv
 	opts.AllowWatchBookmarks = true
 	opts.TimeoutSeconds = ptr.To(int64(r.opts.watchTimeout() / time.Second))
-	w, stop, err := r.openWatch(ctx, opts, r.opts.idleTimeout)
+	open := r.src.Watch
+	if p, ok := r.src.(peekingWatcher[T]); ok && r.sink.cached() > 0 {
+		// A relist: most initial events are objects the cache already has;
+		// answer those from the frame without decoding them.
+		open = func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return p.WatchPeek(ctx, opts, r.sink.known)
+		}
+	}
+	w, stop, err := r.openWatchWith(ctx, opts, r.opts.idleTimeout, open)
 	if err != nil {
 		if apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) || apierrors.IsMethodNotSupported(err) {
 			return fmt.Errorf("%w: %v", errStreamingUnsupported, err)
@@ -397,6 +405,11 @@ func (r *reflector[T]) stream(ctx context.Context) error {
 // deadline only runs once the stream is open. The returned stop must be
 // called when the watch is done with (it releases the request's context).
 func (r *reflector[T]) openWatch(ctx context.Context, opts metav1.ListOptions, d time.Duration) (watch.Interface, context.CancelFunc, error) {
+	return r.openWatchWith(ctx, opts, d, r.src.Watch)
+}
+
+// openWatchWith is openWatch with the watch call given.
+func (r *reflector[T]) openWatchWith(ctx context.Context, opts metav1.ListOptions, d time.Duration, open func(context.Context, metav1.ListOptions) (watch.Interface, error)) (watch.Interface, context.CancelFunc, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	var mu sync.Mutex
 	opened, timedOut := false, false
@@ -413,7 +426,7 @@ func (r *reflector[T]) openWatch(ctx context.Context, opts metav1.ListOptions, d
 		case <-wctx.Done():
 		}
 	}()
-	w, err := r.src.Watch(wctx, opts)
+	w, err := open(wctx, opts)
 	mu.Lock()
 	opened = true
 	late := timedOut

@@ -9,8 +9,11 @@ import (
 	"github.com/tidwall/gjson"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kdyn/kdyn/internal/fastjson"
+	"github.com/kdyn/kdyn/rest"
 )
 
 // skippingLister is implemented by sources that can leave items the cache
@@ -68,4 +71,44 @@ func (s *unstructuredSource) ListSkipping(ctx context.Context, opts metav1.ListO
 		return ListPage{}, err
 	}
 	return eachRawItem(body, known, func(m map[string]any) error { return each(&unstructured.Unstructured{Object: m}) })
+}
+
+// peekingWatcher is implemented by sources whose watches can answer an
+// ADDED event for an object the cache already has at the same
+// resourceVersion without decoding it — what the initial events of a
+// streaming relist mostly are.
+type peekingWatcher[T Object] interface {
+	WatchPeek(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool) (watch.Interface, error)
+}
+
+// knownPeek returns the frame peek of WatchPeek: ADDED frames of known
+// objects become a stub carrying only the name, namespace and
+// resourceVersion.
+func knownPeek(known func(key, rv string) bool) rest.FramePeek {
+	return func(frame []byte) (watch.Event, bool) {
+		r := gjson.GetMany(bytesView(frame), "type", "object.metadata.namespace", "object.metadata.name", "object.metadata.resourceVersion")
+		if r[0].Str != string(watch.Added) || r[3].Str == "" {
+			return watch.Event{}, false
+		}
+		ns, name, rv := strings.Clone(r[1].Str), strings.Clone(r[2].Str), strings.Clone(r[3].Str)
+		key := name
+		if ns != "" {
+			key = ns + "/" + name
+		}
+		if !known(key, rv) {
+			return watch.Event{}, false
+		}
+		md := map[string]any{"name": name, "resourceVersion": rv}
+		if ns != "" {
+			md["namespace"] = ns
+		}
+		return watch.Event{Type: watch.Added, Object: &unstructured.Unstructured{Object: map[string]any{"metadata": md}}}, true
+	}
+}
+
+func (s *unstructuredSource) WatchPeek(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool) (watch.Interface, error) {
+	opts.Watch = true
+	return request(s.rc, s.gvr, s.ns).VersionedParams(&opts).WatchMapsPeek(ctx,
+		func(obj map[string]any) (runtime.Object, error) { return &unstructured.Unstructured{Object: obj}, nil },
+		knownPeek(known))
 }

@@ -30,3 +30,25 @@ func TestEachRawItemSkipsKnown(t *testing.T) {
 		t.Fatal(diff)
 	}
 }
+
+func TestKnownPeekStubsKnownAddedFrames(t *testing.T) {
+	peek := knownPeek(func(key, rv string) bool { return key == "ns/a" && rv == "5" })
+	ev, ok := peek([]byte(`{"type":"ADDED","object":{"kind":"ConfigMap","metadata":{"name":"a","namespace":"ns","resourceVersion":"5"},"data":{"big":"x"}}}`))
+	if !ok || ev.Type != "ADDED" {
+		t.Fatalf("known frame not stubbed: %v %v", ev, ok)
+	}
+	u := ev.Object.(interface{ GetName() string })
+	if u.GetName() != "a" {
+		t.Fatalf("stub %v", ev.Object)
+	}
+	for _, f := range []string{
+		`{"type":"ADDED","object":{"metadata":{"name":"a","namespace":"ns","resourceVersion":"6"}}}`,
+		`{"type":"MODIFIED","object":{"metadata":{"name":"a","namespace":"ns","resourceVersion":"5"}}}`,
+		`{"type":"ADDED","object":{"metadata":{"name":"b","namespace":"ns","resourceVersion":"5"}}}`,
+		`not json`,
+	} {
+		if _, ok := peek([]byte(f)); ok {
+			t.Fatalf("frame %s stubbed", f)
+		}
+	}
+}

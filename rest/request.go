@@ -501,6 +501,12 @@ func (r *Request) WatchUnstructured(ctx context.Context) (WatchInterface, error)
 // turns the object's map into the event's object (for example a
 // PartialObjectMetadata built without reflection).
 func (r *Request) WatchMaps(ctx context.Context, conv MapDecoder) (WatchInterface, error) {
+	return r.WatchMapsPeek(ctx, conv, nil)
+}
+
+// WatchMapsPeek is WatchMaps where peek sees each frame first and may
+// answer it without a decode (see FramePeek).
+func (r *Request) WatchMapsPeek(ctx context.Context, conv MapDecoder, peek FramePeek) (WatchInterface, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -519,5 +525,6 @@ func (r *Request) WatchMaps(ctx context.Context, conv MapDecoder) (WatchInterfac
 		return nil, r.decodeError(resp, body)
 	}
 	r.logResponse(resp, start, nil)
-	return newMapStreamWatcher(resp.Body, cancel, conv), nil
+	w := newMapStreamWatcher(resp.Body, cancel, conv, peek)
+	return w, nil
 }

@@ -43,6 +43,9 @@ type streamWatcher struct {
 	// is set.
 	decode    ObjectDecoder
 	decodeMap MapDecoder
+	// peek, when set, sees each frame first and may answer the event
+	// itself, skipping the decode.
+	peek   FramePeek
 	result    chan watch.Event
 	done      chan struct{}
 	once      sync.Once
@@ -60,6 +63,11 @@ func newStreamWatcher(body io.ReadCloser, cancel func(), decode ObjectDecoder) *
 	return w
 }
 
+// FramePeek looks at a raw watch frame before it is decoded and may return
+// the event for it (typically a stub for an object the caller already
+// has), in which case the frame is not decoded.
+type FramePeek func(frame []byte) (watch.Event, bool)
+
 // MapDecoder turns the decoded map of a watch event's object into the
 // event's object.
 type MapDecoder func(obj map[string]any) (runtime.Object, error)
@@ -69,11 +77,12 @@ func unstructuredMap(obj map[string]any) (runtime.Object, error) {
 	return &unstructured.Unstructured{Object: obj}, nil
 }
 
-func newMapStreamWatcher(body io.ReadCloser, cancel func(), conv MapDecoder) *streamWatcher {
+func newMapStreamWatcher(body io.ReadCloser, cancel func(), conv MapDecoder, peek FramePeek) *streamWatcher {
 	w := &streamWatcher{
 		body:      body,
 		cancel:    cancel,
 		decodeMap: conv,
+		peek:      peek,
 		result:    make(chan watch.Event),
 		done:      make(chan struct{}),
 	}
@@ -91,7 +100,7 @@ func NewWatchDecoder(body io.ReadCloser, decode ObjectDecoder) WatchInterface {
 // NewUnstructuredWatchDecoder is NewWatchDecoder for objects decoded as
 // *unstructured.Unstructured in one pass (see Request.WatchUnstructured).
 func NewUnstructuredWatchDecoder(body io.ReadCloser) WatchInterface {
-	return newMapStreamWatcher(body, func() {}, unstructuredMap)
+	return newMapStreamWatcher(body, func() {}, unstructuredMap, nil)
 }
 
 // ResultChan returns the channel of events. It is closed when the stream
@@ -131,6 +140,14 @@ func (w *streamWatcher) run() {
 			return
 		}
 		var ev watch.Event
+		if w.peek != nil {
+			if pe, ok := w.peek(frame); ok {
+				if !w.send(pe) {
+					return
+				}
+				continue
+			}
+		}
 		if w.decodeMap != nil {
 			ev, err = mapEvent(frame, w.decodeMap)
 		} else {
