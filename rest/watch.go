@@ -46,9 +46,9 @@ type streamWatcher struct {
 	// peek, when set, sees each frame first and may answer the event
 	// itself, skipping the decode.
 	peek   FramePeek
-	result    chan watch.Event
-	done      chan struct{}
-	once      sync.Once
+	result chan watch.Event
+	done   chan struct{}
+	once   sync.Once
 }
 
 func newStreamWatcher(body io.ReadCloser, cancel func(), decode ObjectDecoder) *streamWatcher {
