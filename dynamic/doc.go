@@ -43,9 +43,10 @@
 //     page by default, and on a 410 for an expired token restart or fail as
 //     PageOptions.OnExpired says.
 //   - MetadataClient (DynamicClient.Metadata) gets, lists, watches,
-//     patches and deletes with Accept:
-//     application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, so the
-//     server sends only metadata — what garbage collectors use.
+//     patches and deletes asking for PartialObjectMetadata (as=
+//     PartialObjectMetadata;g=meta.k8s.io;v=v1), so the server sends only
+//     metadata — what garbage collectors use — in protobuf when it can
+//     (apimachinery's codec for these meta types) and JSON otherwise.
 //   - TableClient (DynamicClient.Tables) asks the server to print objects as
 //     a metav1.Table, CRD additionalPrinterColumns included.
 //   - Decorators, each in its own file: WithFieldManager, WithDryRun,

@@ -73,7 +73,14 @@
 // JSON bytes and decoded on every read (RawJSON reads them without
 // decoding): far less memory for controllers that cache many large objects,
 // at the cost of a decode per read. Metadata-only informers
-// (Factory.ForResourceMetadata) cache *metav1.PartialObjectMetadata.
+// (Factory.ForResourceMetadata) cache *metav1.PartialObjectMetadata, asked
+// of the server in protobuf (apimachinery's own codec for these meta types;
+// JSON when a server cannot).
+//
+// Relists are cheap in memory: list pages are fetched one ahead, and items
+// (or streaming-list events) for objects the cache already holds at the same
+// resourceVersion are recognized from their raw bytes and not decoded, so a
+// relist of a mostly unchanged resource allocates little beyond the pages.
 //
 // # Lifecycle
 //
