@@ -28,6 +28,7 @@ controlplane: ## Build (or find in the cache) the kube-apiserver+etcd test contr
 test: controlplane ## Run every test (unit, golden, httptest, real control plane) with -race.
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	cd bench && $(GO) test -count=1 ./wire/   # kdyn's requests equal client-go's, verb by verb
 
 .PHONY: test-short
 test-short: ## Run unit, golden and httptest tests only (no control plane).

@@ -197,9 +197,11 @@ func (c *resourceClient) Apply(ctx context.Context, name string, obj *unstructur
 	if len(obj.GetManagedFields()) > 0 {
 		return nil, ErrManagedFieldsSet
 	}
-	body, err := encodeObject(obj)
+	// client-go marshals the apply configuration with encoding/json (no
+	// trailing newline, unlike the other writes).
+	body, err := json.Marshal(obj.Object)
 	if err != nil {
-		return nil, err
+		return nil, errorf("encode apply configuration: %w", err)
 	}
 	patchOpts := opts.ToPatchOptions()
 	res := c.request(c.client.Patch(string(types.ApplyPatchType)), name, subresources).Body(body).VersionedParams(&patchOpts).Do(ctx)

@@ -73,6 +73,7 @@ type Informer[T Object] struct {
 	lastSyncRV atomic.Value
 	lastErr    atomic.Value
 	permFails  atomic.Int32 // consecutive permanent (403/404) failures
+	relisting  atomic.Bool  // a sync other than the first is in progress
 	copies     map[string]T
 	mutation   error
 
@@ -301,6 +302,7 @@ func (i *Informer[T]) resyncLoop(ctx context.Context) {
 
 func (i *Informer[T]) beginSync() {
 	i.mu.Lock()
+	i.relisting.Store(!i.firstSync)
 	i.syncing = true
 	i.seen = map[string]struct{}{}
 	i.mu.Unlock()
@@ -327,6 +329,7 @@ func (i *Informer[T]) cached() int { return i.store.Len() }
 
 func (i *Informer[T]) abortSync() {
 	i.mu.Lock()
+	i.relisting.Store(false)
 	i.syncing = false
 	i.seen = nil
 	i.mu.Unlock()
@@ -346,7 +349,7 @@ func (i *Informer[T]) transform(obj T) (T, bool) {
 
 func (i *Informer[T]) upsert(obj T, syncing bool) {
 	key := Key(obj)
-	if rv := obj.GetResourceVersion(); rv != "" && i.known(key, rv) {
+	if rv := obj.GetResourceVersion(); rv != "" && i.relisting.Load() && i.known(key, rv) {
 		// Unchanged (a relist of an object we have, or a stub for one the
 		// source recognized without decoding it): keep the cached one, and
 		// do not run the transform.
@@ -432,6 +435,7 @@ func (i *Informer[T]) endSync(rv string) {
 	}
 	i.seen = nil
 	i.syncing = false
+	i.relisting.Store(false)
 	i.lastSyncRV.Store(rv)
 	i.permFails.Store(0)
 	if i.firstSync {
