@@ -50,24 +50,10 @@ func UnwrapProtobuf(data []byte) (raw []byte, tm runtime.TypeMeta, err error) {
 // decoder runs. decodeProtobuf receives each event object's protobuf
 // envelope (see UnwrapProtobuf); decodeJSON its JSON.
 func (r *Request) WatchNegotiated(ctx context.Context, decodeProtobuf, decodeJSON ObjectDecoder) (WatchInterface, error) {
-	if r.err != nil {
-		return nil, r.err
-	}
-	r.uncompressedStream()
-	ctx, cancel := context.WithCancel(ctx)
-	resp, start, err := r.send(ctx, false)
+	resp, cancel, err := r.openWatch(ctx)
 	if err != nil {
-		cancel()
 		return nil, err
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		defer cancel()
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		r.logResponse(resp, start, body)
-		return nil, r.decodeError(resp, body)
-	}
-	r.logResponse(resp, start, nil)
 	if IsProtobuf(resp.Header.Get("Content-Type")) {
 		return newProtobufWatcher(resp.Body, cancel, decodeProtobuf), nil
 	}

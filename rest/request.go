@@ -459,25 +459,37 @@ func (r *Request) decodeError(resp *http.Response, body []byte) error {
 // context and Stop end them. The caller is expected to have set watch=true
 // (for example through VersionedParams with ListOptions{Watch: true}).
 func (r *Request) Watch(ctx context.Context, decode ObjectDecoder) (WatchInterface, error) {
+	resp, cancel, err := r.openWatch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return newStreamWatcher(resp.Body, cancel, decode), nil
+}
+
+// openWatch sends a watch request (not rate limited, not bounded by
+// Config.Timeout, uncompressed) and returns the open response of a 2xx
+// answer with the function that ends it; any other answer is read and
+// returned as an error.
+func (r *Request) openWatch(ctx context.Context) (*http.Response, context.CancelFunc, error) {
 	if r.err != nil {
-		return nil, r.err
+		return nil, nil, r.err
 	}
 	r.uncompressedStream()
 	ctx, cancel := context.WithCancel(ctx)
 	resp, start, err := r.send(ctx, false)
 	if err != nil {
 		cancel()
-		return nil, err
+		return nil, nil, err
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer cancel()
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		r.logResponse(resp, start, body)
-		return nil, r.decodeError(resp, body)
+		return nil, nil, r.decodeError(resp, body)
 	}
 	r.logResponse(resp, start, nil)
-	return newStreamWatcher(resp.Body, cancel, decode), nil
+	return resp, cancel, nil
 }
 
 // uncompressedStream asks for a watch stream without gzip: the server
@@ -507,24 +519,9 @@ func (r *Request) WatchMaps(ctx context.Context, conv MapDecoder) (WatchInterfac
 // WatchMapsPeek is WatchMaps where peek sees each frame first and may
 // answer it without a decode (see FramePeek).
 func (r *Request) WatchMapsPeek(ctx context.Context, conv MapDecoder, peek FramePeek) (WatchInterface, error) {
-	if r.err != nil {
-		return nil, r.err
-	}
-	r.uncompressedStream()
-	ctx, cancel := context.WithCancel(ctx)
-	resp, start, err := r.send(ctx, false)
+	resp, cancel, err := r.openWatch(ctx)
 	if err != nil {
-		cancel()
 		return nil, err
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		defer cancel()
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		r.logResponse(resp, start, body)
-		return nil, r.decodeError(resp, body)
-	}
-	r.logResponse(resp, start, nil)
-	w := newMapStreamWatcher(resp.Body, cancel, conv, peek)
-	return w, nil
+	return newMapStreamWatcher(resp.Body, cancel, conv, peek), nil
 }
