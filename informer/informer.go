@@ -304,7 +304,11 @@ func (i *Informer[T]) beginSync() {
 	i.mu.Lock()
 	i.relisting.Store(!i.firstSync)
 	i.syncing = true
-	i.seen = map[string]struct{}{}
+	i.seen = nil
+	if i.store.Len() > 0 {
+		// Only a cache with objects can have some that vanished.
+		i.seen = map[string]struct{}{}
+	}
 	i.mu.Unlock()
 }
 
