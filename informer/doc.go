@@ -23,8 +23,10 @@
 //
 // # How the cache stays right
 //
-// The first list is paged (500 objects a page) or, against servers that
-// support it (kube-apiserver 1.32+), a streaming list: a watch with
+// The first list asks for 500 objects a page at resourceVersion "0" — served
+// by the server's watch cache, which may answer it whole, as client-go's
+// reflector also asks; a relist after a 410 is a consistent list, paged — or,
+// against servers that support it (kube-apiserver 1.32+), a streaming list: a watch with
 // sendInitialEvents=true and resourceVersionMatch=NotOlderThan, complete when
 // the bookmark annotated k8s.io/initial-events-end arrives. When the server
 // refuses those parameters or the bookmark does not come within

@@ -101,6 +101,7 @@ type reflector[T Object] struct {
 	retryAfter      time.Duration
 	backoff         *backoff
 	streamingOff    bool
+	consistentList  bool // the next list must be consistent (after a 410)
 	loggedFallback  bool
 	pending         watch.Interface // a streaming watch that continues as the watch
 	watchHealthyFor time.Duration
@@ -179,6 +180,7 @@ func (r *reflector[T]) step(ctx context.Context, s state) state {
 		case gone:
 			r.opts.log.Debug("resourceVersion expired; relisting", zap.String("resourceVersion", r.rv))
 			r.rv = ""
+			r.consistentList = true
 			if r.opts.streaming && !r.streamingOff {
 				return stateStreaming
 			}
@@ -268,8 +270,17 @@ func (r *reflector[T]) list(ctx context.Context) error {
 		opts := r.opts.listOptions
 		opts.Limit = r.opts.pageSize
 		opts.ResourceVersion = ""
+		if !r.consistentList && restarts == 0 {
+			// As client-go does: served by the watch cache at any
+			// resourceVersion ("0"), which answers at once (the server may
+			// send it whole despite the limit); the watch that follows
+			// catches up. After a 410, and when a continue token expired,
+			// the list is a consistent one, paged.
+			opts.ResourceVersion = "0"
+		}
 		restart, err := r.listOnce(ctx, opts)
 		if err == nil && !restart {
+			r.consistentList = false
 			return nil
 		}
 		if restart && restarts < 3 {

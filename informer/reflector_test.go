@@ -93,6 +93,14 @@ func TestGoneRelistsWithTombstones(t *testing.T) {
 	if inf.LastSyncResourceVersion() != "60" || inf.Store().Len() != 3 {
 		t.Fatalf("rv %q, %d objects", inf.LastSyncResourceVersion(), inf.Store().Len())
 	}
+	// The first list asks the watch cache (resourceVersion 0, as client-go
+	// does); the relist after a 410 asks for a consistent list.
+	src.mu.Lock()
+	first, relist := src.listCalls[0], src.listCalls[1]
+	src.mu.Unlock()
+	if first.ResourceVersion != "0" || relist.ResourceVersion != "" || first.Limit != 500 || relist.Limit != 500 {
+		t.Fatalf("list options: first %+v, relist %+v", first, relist)
+	}
 }
 
 func TestGoneOnWatchOpenRelists(t *testing.T) {
