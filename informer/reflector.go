@@ -223,14 +223,20 @@ func (r *reflector[T]) fail(ctx context.Context, err error, next state) state {
 
 // listedPage is one page fetched (and decoded) ahead by fetchPages.
 type listedPage[T Object] struct {
-	items []T
-	page  ListPage
-	err   error
-	cont  string // the continue token the page was asked with
+	items   []T
+	page    ListPage
+	err     error
+	cont    string // the continue token the page was asked with
+	partial bool   // more items of the same page follow
 }
+
+// listBatch is how many decoded items fetchPages hands over at a time.
+const listBatch = 128
 
 // fetchPages lists page after page in its own goroutine, one page ahead of
 // the consumer: the server works on page N+1 while page N enters the cache.
+// Items of a page come in batches while the page is still arriving (the
+// sources stream it), so that receiving, decoding and caching overlap.
 func (r *reflector[T]) fetchPages(ctx context.Context, opts metav1.ListOptions) <-chan listedPage[T] {
 	out := make(chan listedPage[T], 1)
 	go func() {
@@ -241,6 +247,15 @@ func (r *reflector[T]) fetchPages(ctx context.Context, opts metav1.ListOptions) 
 			var items []T
 			collect := func(obj T) error {
 				items = append(items, obj)
+				if len(items) < listBatch {
+					return nil
+				}
+				select {
+				case out <- listedPage[T]{items: items, partial: true}:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				items = nil
 				return nil
 			}
 			var page ListPage
@@ -310,6 +325,9 @@ func (r *reflector[T]) listOnce(ctx context.Context, opts metav1.ListOptions) (r
 			r.sink.upsert(obj, true)
 			var zero T
 			p.items[i] = zero
+		}
+		if p.partial {
+			continue
 		}
 		if listRV == "" {
 			listRV = p.page.ResourceVersion

@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"unsafe"
 
@@ -28,49 +29,84 @@ type skippingLister[T Object] interface {
 
 func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// eachRawItem walks a list page's items with gjson, calling known (from the
-// raw bytes) and decoding with decode only the items known rejects.
-func eachRawItem(body []byte, known func(key, rv string) bool, decode func(m map[string]any) error) (ListPage, error) {
-	if !gjson.ValidBytes(body) {
-		return ListPage{}, fmt.Errorf("informer: the server sent a list that is not valid JSON")
-	}
-	doc := bytesView(body)
-	head := gjson.GetMany(doc, "apiVersion", "kind", "metadata.resourceVersion", "metadata.continue")
-	apiVersion, kind := head[0].String(), strings.TrimSuffix(head[1].String(), "List")
-	page := ListPage{ResourceVersion: head[2].String(), Continue: head[3].String()}
-	var err error
-	gjson.Get(doc, "items").ForEach(func(_, item gjson.Result) bool {
-		md := item.Get("metadata")
-		f := md.Get("namespace").String()
-		name, rv := md.Get("name").String(), md.Get("resourceVersion").String()
-		key := name
-		if f != "" {
-			key = f + "/" + name
-		}
-		if rv != "" && known(key, rv) {
-			return true
-		}
-		var m map[string]any
-		if m, err = fastjson.DecodeObjectShared([]byte(item.Raw)); err != nil {
-			return false
-		}
+// streamItems reads a list page from body as it arrives and hands each
+// item to decode as soon as it is complete, so that decoding overlaps the
+// transfer and the page is never held whole. If known is not nil, items it
+// recognizes (from their raw name, namespace and resourceVersion) are not
+// decoded at all. Items without apiVersion and kind get the list's.
+func streamItems(body io.Reader, known func(key, rv string) bool, decode func(m map[string]any) error) (ListPage, error) {
+	s := fastjson.NewListStream(body)
+	var apiVersion, kind string
+	head := false
+	var pending []map[string]any // items that came before the list's kind
+	fill := func(m map[string]any) {
 		if _, ok := m["kind"]; !ok {
 			if _, ok := m["apiVersion"]; !ok {
 				m["apiVersion"], m["kind"] = apiVersion, kind
 			}
 		}
-		err = decode(m)
-		return err == nil
+	}
+	err := s.Items(func(raw []byte) error {
+		if known != nil {
+			md := gjson.GetManyBytes(raw, "metadata.namespace", "metadata.name", "metadata.resourceVersion")
+			key := md[1].String()
+			if ns := md[0].String(); ns != "" {
+				key = ns + "/" + key
+			}
+			if rv := md[2].String(); rv != "" && known(key, rv) {
+				return nil
+			}
+		}
+		m, err := fastjson.DecodeObjectShared(raw)
+		if err != nil {
+			return err
+		}
+		if !head {
+			av, okAV := s.Field("apiVersion")
+			k, okK := s.Field("kind")
+			if okAV && okK {
+				head = true
+				apiVersion, kind = gjson.ParseBytes(av).String(), strings.TrimSuffix(gjson.ParseBytes(k).String(), "List")
+			}
+		}
+		if !head {
+			pending = append(pending, m)
+			return nil
+		}
+		fill(m)
+		return decode(m)
 	})
-	return page, err
+	if err != nil {
+		return ListPage{}, fmt.Errorf("informer: read the list: %w", err)
+	}
+	if !head {
+		av, _ := s.Field("apiVersion")
+		k, _ := s.Field("kind")
+		apiVersion, kind = gjson.ParseBytes(av).String(), strings.TrimSuffix(gjson.ParseBytes(k).String(), "List")
+	}
+	for _, m := range pending {
+		fill(m)
+		if err := decode(m); err != nil {
+			return ListPage{}, err
+		}
+	}
+	md, _ := s.Field("metadata")
+	r := gjson.GetManyBytes(md, "resourceVersion", "continue")
+	return ListPage{ResourceVersion: r[0].String(), Continue: r[1].String()}, nil
 }
 
-func (s *unstructuredSource) ListSkipping(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, each func(*unstructured.Unstructured) error) (ListPage, error) {
-	body, err := request(s.rc, s.gvr, s.ns).VersionedParams(&opts).DoRaw(ctx)
+// listItems sends a list request and streams its items (see streamItems).
+func (s *unstructuredSource) listItems(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, each func(*unstructured.Unstructured) error) (ListPage, error) {
+	body, err := request(s.rc, s.gvr, s.ns).VersionedParams(&opts).Stream(ctx)
 	if err != nil {
 		return ListPage{}, err
 	}
-	return eachRawItem(body, known, func(m map[string]any) error { return each(&unstructured.Unstructured{Object: m}) })
+	defer body.Close()
+	return streamItems(body, known, func(m map[string]any) error { return each(&unstructured.Unstructured{Object: m}) })
+}
+
+func (s *unstructuredSource) ListSkipping(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, each func(*unstructured.Unstructured) error) (ListPage, error) {
+	return s.listItems(ctx, opts, known, each)
 }
 
 // peekingWatcher is implemented by sources whose watches can answer an

@@ -1,7 +1,12 @@
 package informer
 
 import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -12,7 +17,7 @@ func TestEachRawItemSkipsKnown(t *testing.T) {
 		{"metadata":{"name":"b","namespace":"ns","resourceVersion":"6"},"data":{"k":"v"}},
 		{"metadata":{"name":"n1","resourceVersion":"7"}}]}`)
 	var asked, decoded []string
-	page, err := eachRawItem(body, func(key, rv string) bool {
+	page, err := streamItems(iotest.HalfReader(bytes.NewReader(body)), func(key, rv string) bool {
 		asked = append(asked, key+"@"+rv)
 		return key == "ns/a"
 	}, func(m map[string]any) error {
@@ -28,6 +33,38 @@ func TestEachRawItemSkipsKnown(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"b:ConfigMap", "n1:ConfigMap"}, decoded); diff != "" {
 		t.Fatal(diff)
+	}
+}
+
+func TestStreamItemsKindAfterItems(t *testing.T) {
+	body := `{"items":[{"metadata":{"name":"a"}},{"kind":"Other","metadata":{"name":"b"}}],"kind":"WidgetList","apiVersion":"x/v1","metadata":{"resourceVersion":"3"}}`
+	var got []string
+	page, err := streamItems(strings.NewReader(body), nil, func(m map[string]any) error {
+		got = append(got, m["metadata"].(map[string]any)["name"].(string)+":"+m["kind"].(string))
+		return nil
+	})
+	if err != nil || page.ResourceVersion != "3" {
+		t.Fatalf("page %+v, %v", page, err)
+	}
+	if diff := cmp.Diff([]string{"a:Widget", "b:Other"}, got); diff != "" {
+		t.Fatal(diff)
+	}
+}
+
+func TestStreamItemsErrors(t *testing.T) {
+	boom := errors.New("connection reset by peer")
+	n := 0
+	_, err := streamItems(io.MultiReader(strings.NewReader(`{"kind":"ConfigMapList","apiVersion":"v1","items":[{"metadata":{"name":"a"}},{"meta`), iotest.ErrReader(boom)), nil, func(map[string]any) error { n++; return nil })
+	if !errors.Is(err, boom) || n != 1 || !strings.Contains(err.Error(), "informer: read the list") {
+		t.Fatalf("read error: %v after %d items", err, n)
+	}
+	_, err = streamItems(strings.NewReader(`{"kind":"ConfigMapList","apiVersion":"v1","items":[{"metadata":{"name":"a"}}`), nil, func(map[string]any) error { return nil })
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("truncated list: %v", err)
+	}
+	_, err = streamItems(strings.NewReader(`{"kind":"ConfigMapList","apiVersion":"v1","items":[{"a":1e999}]}`), nil, func(map[string]any) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "out of float64 range") {
+		t.Fatalf("bad number: %v", err)
 	}
 }
 

@@ -28,16 +28,10 @@ func request(rc *rest.Client, gvr schema.GroupVersionResource, ns string) *rest.
 	return rc.Get().Group(gvr.Group).Version(gvr.Version).Namespace(ns).Resource(gvr.Resource)
 }
 
+// List streams the page: items are decoded and handed to each as they
+// arrive.
 func (s *unstructuredSource) List(ctx context.Context, opts metav1.ListOptions, each func(*unstructured.Unstructured) error) (ListPage, error) {
-	body, err := request(s.rc, s.gvr, s.ns).VersionedParams(&opts).DoRaw(ctx)
-	if err != nil {
-		return ListPage{}, err
-	}
-	var page ListPage
-	err = dynamic.DecodeListFunc(body, func(meta metav1.ListMeta) {
-		page = ListPage{ResourceVersion: meta.ResourceVersion, Continue: meta.Continue}
-	}, each)
-	return page, err
+	return s.listItems(ctx, opts, nil, each)
 }
 
 func (s *unstructuredSource) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
