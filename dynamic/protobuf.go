@@ -96,9 +96,16 @@ func ListMetadata(ctx context.Context, req *rest.Request, keepManagedFields bool
 // carries the list options, watch=true included), asking for protobuf and
 // accepting JSON. Event objects are *metav1.PartialObjectMetadata.
 func WatchMetadata(ctx context.Context, req *rest.Request, keepManagedFields bool) (rest.WatchInterface, error) {
+	return WatchMetadataPeek(ctx, req, keepManagedFields, nil)
+}
+
+// WatchMetadataPeek is WatchMetadata with peek looking at each protobuf
+// frame (an encoded metav1.WatchEvent) first; see
+// rest.Request.WatchNegotiatedPeek.
+func WatchMetadataPeek(ctx context.Context, req *rest.Request, keepManagedFields bool, peek rest.FramePeek) (rest.WatchInterface, error) {
 	pb := func(b []byte) (runtime.Object, error) {
 		return DecodePartialObjectMetadataProtobuf(b, keepManagedFields)
 	}
 	js := func(b []byte) (runtime.Object, error) { return DecodePartialObjectMetadata(b, keepManagedFields) }
-	return req.Accept(AcceptPartialObjectMetadataProtobuf).WatchNegotiated(ctx, pb, js)
+	return req.Accept(AcceptPartialObjectMetadataProtobuf).WatchNegotiatedPeek(ctx, pb, js, peek)
 }

@@ -12,6 +12,9 @@ type clock interface {
 type timer interface {
 	C() <-chan time.Time
 	Stop() bool
+	// Reset re-arms the timer to fire d from now, dropping a value not yet
+	// received (time.Timer's Go 1.23 semantics).
+	Reset(d time.Duration)
 }
 
 type realClock struct{}
@@ -23,5 +26,6 @@ func (realClock) NewTimer(d time.Duration) timer {
 
 type realTimer struct{ t *time.Timer }
 
-func (t realTimer) C() <-chan time.Time { return t.t.C }
-func (t realTimer) Stop() bool          { return t.t.Stop() }
+func (t realTimer) C() <-chan time.Time   { return t.t.C }
+func (t realTimer) Stop() bool            { return t.t.Stop() }
+func (t realTimer) Reset(d time.Duration) { t.t.Reset(d) }

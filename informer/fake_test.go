@@ -17,11 +17,12 @@ type fakeClock struct {
 	mu     sync.Mutex
 	now    time.Time
 	timers []*fakeTimer
+	armed  map[time.Duration]int // NewTimer and Reset calls by duration
 	added  chan struct{}
 }
 
 func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Unix(1_700_000_000, 0), added: make(chan struct{}, 1000)}
+	return &fakeClock{now: time.Unix(1_700_000_000, 0), armed: map[time.Duration]int{}, added: make(chan struct{}, 1000)}
 }
 
 type fakeTimer struct {
@@ -42,6 +43,19 @@ func (t *fakeTimer) Stop() bool {
 	return was
 }
 
+func (t *fakeTimer) Reset(d time.Duration) {
+	c := t.clock
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-t.c:
+	default:
+	}
+	t.deadline, t.d, t.stopped, t.fired = c.now.Add(d), d, false, false
+	c.armed[d]++
+	c.added <- struct{}{}
+}
+
 func (c *fakeClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -53,6 +67,7 @@ func (c *fakeClock) NewTimer(d time.Duration) timer {
 	defer c.mu.Unlock()
 	t := &fakeTimer{clock: c, c: make(chan time.Time, 1), deadline: c.now.Add(d), d: d}
 	c.timers = append(c.timers, t)
+	c.armed[d]++
 	c.added <- struct{}{}
 	return t
 }
@@ -70,17 +85,11 @@ func (c *fakeClock) Step(d time.Duration) {
 	}
 }
 
-// createdTimers counts the timers of duration d ever created.
-func (c *fakeClock) createdTimers(d time.Duration) int {
+// armedTimers counts the timers of duration d ever created or reset.
+func (c *fakeClock) armedTimers(d time.Duration) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := 0
-	for _, t := range c.timers {
-		if t.d == d {
-			n++
-		}
-	}
-	return n
+	return c.armed[d]
 }
 
 // activeTimers returns the durations of timers not stopped or fired.

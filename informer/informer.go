@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -313,7 +314,8 @@ func (i *Informer[T]) beginSync() {
 }
 
 // known reports whether the cache holds key at resourceVersion rv; during a
-// sync it also counts the key as seen.
+// sync it also counts the key as seen. key and rv may share a buffer that
+// is reused after the call.
 func (i *Informer[T]) known(key, rv string) bool {
 	i.mu.Lock()
 	defer i.mu.Unlock()
@@ -324,7 +326,9 @@ func (i *Informer[T]) known(key, rv string) bool {
 		return false
 	}
 	if i.seen != nil {
-		i.seen[key] = struct{}{}
+		if _, dup := i.seen[key]; !dup {
+			i.seen[strings.Clone(key)] = struct{}{}
+		}
 	}
 	return true
 }

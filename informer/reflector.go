@@ -366,17 +366,21 @@ func (r *reflector[T]) stream(ctx context.Context) error {
 			return p.WatchPeek(ctx, opts, r.sink.known)
 		}
 	}
+	// The sync begins before the watch opens: the peek of a relist counts
+	// known objects as seen from the first frame on.
+	r.sink.beginSync()
 	w, stop, err := r.openWatchWith(ctx, opts, r.opts.idleTimeout, open)
 	if err != nil {
+		r.sink.abortSync()
 		if apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) || apierrors.IsMethodNotSupported(err) {
 			return fmt.Errorf("%w: %v", errStreamingUnsupported, err)
 		}
 		return err
 	}
 	w = stopWith(w, stop)
-	r.sink.beginSync()
+	t := r.opts.clock.NewTimer(r.opts.initialEventsTimeout)
+	defer t.Stop()
 	for {
-		t := r.opts.clock.NewTimer(r.opts.initialEventsTimeout)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -388,7 +392,7 @@ func (r *reflector[T]) stream(ctx context.Context) error {
 			r.sink.abortSync()
 			return fmt.Errorf("%w: no initial-events-end bookmark within %s of silence", errStreamingUnsupported, r.opts.initialEventsTimeout)
 		case ev, ok := <-w.ResultChan():
-			t.Stop()
+			t.Reset(r.opts.initialEventsTimeout)
 			if !ok {
 				r.sink.abortSync()
 				return errors.New("informer: the streaming list ended before its initial-events-end bookmark")
@@ -519,7 +523,7 @@ func (r *reflector[T]) watch(ctx context.Context) (gone bool, err error) {
 	defer w.Stop()
 	start := r.opts.clock.Now()
 	idle := r.opts.clock.NewTimer(r.opts.idleTimeout)
-	defer func() { idle.Stop() }()
+	defer idle.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -534,8 +538,7 @@ func (r *reflector[T]) watch(ctx context.Context) (gone bool, err error) {
 				}
 				return false, nil
 			}
-			idle.Stop()
-			idle = r.opts.clock.NewTimer(r.opts.idleTimeout)
+			idle.Reset(r.opts.idleTimeout)
 			switch ev.Type {
 			case watch.Added, watch.Modified:
 				if obj, ok := ev.Object.(T); ok {

@@ -330,12 +330,12 @@ func TestIdleDeadlineRewatches(t *testing.T) {
 	src.waitCall(t, "list")
 	src.waitCall(t, "watch")
 	w1.Action(watch.Bookmark, bookmark("11", false))
-	// 90 s timers so far: the deadline for the watch's answer (stopped once
-	// it came), the idle deadline, and the idle deadline re-armed by the
-	// bookmark.
+	// 90 s timers armed so far: the deadline for the watch's answer
+	// (stopped once it came), the idle deadline, and the idle deadline
+	// re-armed by the bookmark.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if clk.createdTimers(90*time.Second) == 3 && len(clk.activeTimers()) == 1 {
+		if clk.armedTimers(90*time.Second) == 3 && len(clk.activeTimers()) == 1 {
 			break
 		}
 		if time.Now().After(deadline) {

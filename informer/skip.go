@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,7 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/internal/fastjson"
+	"github.com/kdyn/kdyn/internal/pbwire"
 	"github.com/kdyn/kdyn/rest"
 )
 
@@ -39,6 +42,7 @@ func streamItems(body io.Reader, known func(key, rv string) bool, decode func(m 
 	var apiVersion, kind string
 	head := false
 	var pending []map[string]any // items that came before the list's kind
+	var key []byte               // reused: known's arguments are only valid during the call
 	fill := func(m map[string]any) {
 		if _, ok := m["kind"]; !ok {
 			if _, ok := m["apiVersion"]; !ok {
@@ -48,12 +52,9 @@ func streamItems(body io.Reader, known func(key, rv string) bool, decode func(m 
 	}
 	err := s.Items(func(raw []byte) error {
 		if known != nil {
-			md := gjson.GetManyBytes(raw, "metadata.namespace", "metadata.name", "metadata.resourceVersion")
-			key := md[1].String()
-			if ns := md[0].String(); ns != "" {
-				key = ns + "/" + key
-			}
-			if rv := md[2].String(); rv != "" && known(key, rv) {
+			var rv string
+			var ok bool
+			if key, rv, ok = rawKey(key[:0], gjson.Get(bytesView(raw), "metadata")); ok && known(bytesView(key), rv) {
 				return nil
 			}
 		}
@@ -117,28 +118,51 @@ type peekingWatcher[T Object] interface {
 	WatchPeek(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool) (watch.Interface, error)
 }
 
-// knownPeek returns the frame peek of WatchPeek: ADDED frames of known
-// objects become a stub carrying only the name, namespace and
-// resourceVersion.
+// rawKey appends the cache key (namespace/name) of an object's raw
+// metadata to buf and returns it with the resourceVersion, without
+// allocating; the results point into buf and the raw bytes. ok is false
+// when the metadata has no resourceVersion.
+func rawKey(buf []byte, md gjson.Result) (key []byte, rv string, ok bool) {
+	r := md.Get("resourceVersion")
+	if r.Type != gjson.String || r.Str == "" {
+		return buf, "", false
+	}
+	if ns := md.Get("namespace").Str; ns != "" {
+		buf = append(append(buf, ns...), '/')
+	}
+	return append(buf, md.Get("name").Str...), r.Str, true
+}
+
+// knownFrame is the object of the event knownPeek answers for a frame of
+// an object the cache already has. It is not a T, so the reflector only
+// takes its arrival as a sign of life; the frame's key was counted as seen
+// by known itself.
+type knownFrame struct{ metav1.TypeMeta }
+
+func (k *knownFrame) DeepCopyObject() runtime.Object { return k }
+
+var knownFrameEvent = watch.Event{Type: watch.Added, Object: &knownFrame{}}
+
+// knownPeek returns the frame peek of WatchPeek: ADDED frames of objects
+// the cache has at the same resourceVersion are answered with
+// knownFrameEvent, allocating nothing: a streaming relist of a mostly
+// unchanged resource then costs little beyond reading the stream.
 func knownPeek(known func(key, rv string) bool) rest.FramePeek {
+	var key []byte // reused: known's arguments are only valid during the call
 	return func(frame []byte) (watch.Event, bool) {
-		r := gjson.GetMany(bytesView(frame), "type", "object.metadata.namespace", "object.metadata.name", "object.metadata.resourceVersion")
-		if r[0].Str != string(watch.Added) || r[3].Str == "" {
+		doc := bytesView(frame)
+		if t := gjson.Get(doc, "type"); t.Str != string(watch.Added) {
 			return watch.Event{}, false
 		}
-		ns, name, rv := strings.Clone(r[1].Str), strings.Clone(r[2].Str), strings.Clone(r[3].Str)
-		key := name
-		if ns != "" {
-			key = ns + "/" + name
-		}
-		if !known(key, rv) {
+		var rv string
+		var ok bool
+		if key, rv, ok = rawKey(key[:0], gjson.Get(doc, "object.metadata")); !ok {
 			return watch.Event{}, false
 		}
-		md := map[string]any{"name": name, "resourceVersion": rv}
-		if ns != "" {
-			md["namespace"] = ns
+		if !known(bytesView(key), rv) {
+			return watch.Event{}, false
 		}
-		return watch.Event{Type: watch.Added, Object: &unstructured.Unstructured{Object: map[string]any{"metadata": md}}}, true
+		return knownFrameEvent, true
 	}
 }
 
@@ -148,3 +172,58 @@ func (s *unstructuredSource) WatchPeek(ctx context.Context, opts metav1.ListOpti
 		func(obj map[string]any) (runtime.Object, error) { return &unstructured.Unstructured{Object: obj}, nil },
 		knownPeek(known))
 }
+
+// protobufKnownPeek is knownPeek for protobuf watch frames of
+// PartialObjectMetadata: it reads the event type and the object's name,
+// namespace and resourceVersion from the encoded WatchEvent (field 1: type;
+// field 2: the RawExtension whose field 1 holds the "k8s\x00" envelope,
+// whose field 2 holds the object, whose field 1 is its ObjectMeta)
+// without decoding it.
+func protobufKnownPeek(known func(key, rv string) bool) rest.FramePeek {
+	var key []byte // reused: known's arguments are only valid during the call
+	return func(frame []byte) (watch.Event, bool) {
+		if t, ok := pbwire.Bytes(frame, 1); !ok || string(t) != string(watch.Added) {
+			return watch.Event{}, false
+		}
+		env, ok := pbwire.Path(frame, 2, 1)
+		if !ok || !bytes.HasPrefix(env, protobufMagic) {
+			return watch.Event{}, false
+		}
+		md, ok := pbwire.Path(env[len(protobufMagic):], 2, 1)
+		if !ok {
+			return watch.Event{}, false
+		}
+		var name, ns, rv []byte
+		pbwire.Each(md, func(num int, v []byte) bool {
+			switch num {
+			case 1:
+				name = v
+			case 3:
+				ns = v
+			case 6:
+				rv = v
+			}
+			return true
+		})
+		if len(rv) == 0 {
+			return watch.Event{}, false
+		}
+		key = key[:0]
+		if len(ns) > 0 {
+			key = append(append(key, ns...), '/')
+		}
+		key = append(key, name...)
+		if !known(bytesView(key), bytesView(rv)) {
+			return watch.Event{}, false
+		}
+		return knownFrameEvent, true
+	}
+}
+
+func (s *metadataSource) WatchPeek(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool) (watch.Interface, error) {
+	opts.Watch = true
+	return dynamic.WatchMetadataPeek(ctx, request(s.rc, s.gvr, s.ns).VersionedParams(&opts), s.keepMF, protobufKnownPeek(known))
+}
+
+// protobufMagic starts every protobuf-encoded Kubernetes object.
+var protobufMagic = []byte("k8s\x00")

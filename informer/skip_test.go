@@ -9,6 +9,8 @@ import (
 	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 func TestEachRawItemSkipsKnown(t *testing.T) {
@@ -68,24 +70,86 @@ func TestStreamItemsErrors(t *testing.T) {
 	}
 }
 
-func TestKnownPeekStubsKnownAddedFrames(t *testing.T) {
-	peek := knownPeek(func(key, rv string) bool { return key == "ns/a" && rv == "5" })
+func TestKnownPeekAnswersKnownAddedFrames(t *testing.T) {
+	var asked []string
+	peek := knownPeek(func(key, rv string) bool {
+		asked = append(asked, strings.Clone(key)+"@"+strings.Clone(rv))
+		return key == "ns/a" && rv == "5"
+	})
 	ev, ok := peek([]byte(`{"type":"ADDED","object":{"kind":"ConfigMap","metadata":{"name":"a","namespace":"ns","resourceVersion":"5"},"data":{"big":"x"}}}`))
-	if !ok || ev.Type != "ADDED" {
-		t.Fatalf("known frame not stubbed: %v %v", ev, ok)
-	}
-	u := ev.Object.(interface{ GetName() string })
-	if u.GetName() != "a" {
-		t.Fatalf("stub %v", ev.Object)
+	if !ok || ev != knownFrameEvent {
+		t.Fatalf("known frame not answered: %v %v", ev, ok)
 	}
 	for _, f := range []string{
 		`{"type":"ADDED","object":{"metadata":{"name":"a","namespace":"ns","resourceVersion":"6"}}}`,
 		`{"type":"MODIFIED","object":{"metadata":{"name":"a","namespace":"ns","resourceVersion":"5"}}}`,
 		`{"type":"ADDED","object":{"metadata":{"name":"b","namespace":"ns","resourceVersion":"5"}}}`,
+		`{"type":"ADDED","object":{"metadata":{"name":"a","namespace":"ns"}}}`,
 		`not json`,
 	} {
 		if _, ok := peek([]byte(f)); ok {
-			t.Fatalf("frame %s stubbed", f)
+			t.Fatalf("frame %s answered", f)
 		}
+	}
+	if diff := cmp.Diff([]string{"ns/a@5", "ns/a@6", "ns/b@5"}, asked); diff != "" {
+		t.Fatal(diff)
+	}
+	// Answering a known frame allocates nothing.
+	frame := []byte(`{"type":"ADDED","object":{"metadata":{"name":"a","namespace":"ns","resourceVersion":"5"}}}`)
+	peek = knownPeek(func(key, rv string) bool { return key == "ns/a" && rv == "5" })
+	if n := testing.AllocsPerRun(100, func() { peek(frame) }); n != 0 {
+		t.Errorf("%v allocations per known frame", n)
+	}
+}
+
+func protobufFrame(t *testing.T, typ, ns, name, rv string) []byte {
+	t.Helper()
+	p := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, ResourceVersion: rv, Labels: map[string]string{"a": "b"}}}
+	raw, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"}, Raw: raw}
+	env, err := u.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: append([]byte("k8s\x00"), env...)}}
+	frame, err := ev.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return frame
+}
+
+func TestProtobufKnownPeek(t *testing.T) {
+	var asked []string
+	peek := protobufKnownPeek(func(key, rv string) bool {
+		asked = append(asked, strings.Clone(key)+"@"+strings.Clone(rv))
+		return (key == "ns/a" || key == "cluster-wide") && rv == "5"
+	})
+	for _, f := range []struct {
+		frame []byte
+		want  bool
+	}{
+		{protobufFrame(t, "ADDED", "ns", "a", "5"), true},
+		{protobufFrame(t, "ADDED", "", "cluster-wide", "5"), true},
+		{protobufFrame(t, "ADDED", "ns", "a", "6"), false},
+		{protobufFrame(t, "MODIFIED", "ns", "a", "5"), false},
+		{protobufFrame(t, "ADDED", "ns", "b", ""), false},
+		{[]byte("not protobuf"), false},
+	} {
+		ev, ok := peek(f.frame)
+		if ok != f.want || ok && ev != knownFrameEvent {
+			t.Errorf("frame %q: answered %v (%v), want %v", f.frame, ok, ev, f.want)
+		}
+	}
+	if diff := cmp.Diff([]string{"ns/a@5", "cluster-wide@5", "ns/a@6"}, asked); diff != "" {
+		t.Fatal(diff)
+	}
+	frame := protobufFrame(t, "ADDED", "ns", "a", "5")
+	peek = protobufKnownPeek(func(key, rv string) bool { return key == "ns/a" && rv == "5" })
+	if n := testing.AllocsPerRun(100, func() { peek(frame) }); n != 0 {
+		t.Errorf("%v allocations per known frame", n)
 	}
 }

@@ -50,12 +50,23 @@ func UnwrapProtobuf(data []byte) (raw []byte, tm runtime.TypeMeta, err error) {
 // decoder runs. decodeProtobuf receives each event object's protobuf
 // envelope (see UnwrapProtobuf); decodeJSON its JSON.
 func (r *Request) WatchNegotiated(ctx context.Context, decodeProtobuf, decodeJSON ObjectDecoder) (WatchInterface, error) {
+	return r.WatchNegotiatedPeek(ctx, decodeProtobuf, decodeJSON, nil)
+}
+
+// WatchNegotiatedPeek is WatchNegotiated with peekProtobuf looking at each
+// protobuf frame (an encoded metav1.WatchEvent) before it is decoded; if it
+// answers the event, the frame is not decoded (see FramePeek). JSON
+// streams are not peeked.
+func (r *Request) WatchNegotiatedPeek(ctx context.Context, decodeProtobuf, decodeJSON ObjectDecoder, peekProtobuf FramePeek) (WatchInterface, error) {
 	resp, cancel, err := r.openWatch(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if IsProtobuf(resp.Header.Get("Content-Type")) {
-		return newProtobufWatcher(resp.Body, cancel, decodeProtobuf), nil
+		w := newProtobufWatcher(resp.Body, cancel, decodeProtobuf)
+		w.peek = peekProtobuf
+		go w.run()
+		return w, nil
 	}
 	return newStreamWatcher(resp.Body, cancel, decodeJSON), nil
 }
@@ -66,21 +77,23 @@ type protobufWatcher struct {
 	body   io.ReadCloser
 	cancel func()
 	decode ObjectDecoder
+	peek   FramePeek // optional
 	result chan watch.Event
 	done   chan struct{}
 	once   sync.Once
 }
 
+// newProtobufWatcher returns a watcher for the caller to start (go w.run()).
 func newProtobufWatcher(body io.ReadCloser, cancel func(), decode ObjectDecoder) *protobufWatcher {
-	w := &protobufWatcher{body: body, cancel: cancel, decode: decode, result: make(chan watch.Event), done: make(chan struct{})}
-	go w.run()
-	return w
+	return &protobufWatcher{body: body, cancel: cancel, decode: decode, result: make(chan watch.Event), done: make(chan struct{})}
 }
 
 // NewProtobufWatchDecoder starts a watch.Interface over an open protobuf
 // watch stream (for tests and custom transports).
 func NewProtobufWatchDecoder(body io.ReadCloser, decode ObjectDecoder) WatchInterface {
-	return newProtobufWatcher(body, func() {}, decode)
+	w := newProtobufWatcher(body, func() {}, decode)
+	go w.run()
+	return w
 }
 
 func (w *protobufWatcher) ResultChan() <-chan watch.Event { return w.result }
@@ -122,6 +135,14 @@ func (w *protobufWatcher) run() {
 		buf = buf[:n]
 		if _, err := io.ReadFull(w.body, buf); err != nil {
 			return
+		}
+		if w.peek != nil {
+			if ev, ok := w.peek(buf); ok {
+				if !w.send(ev) {
+					return
+				}
+				continue
+			}
 		}
 		ev, err := w.event(buf)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -118,6 +119,9 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 	floor := map[[2]string]float64{}
 	for _, res := range []string{"configmaps", "widgets"} {
 		for _, mode := range modes {
+			if !b.Opts.part("sync") {
+				break
+			}
 			var xs []float64
 			for range runs {
 				v, err := serverFloorMs(ctx, rc, res, nsFor(res), mode == "stream")
@@ -132,8 +136,17 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 	}
 	for _, res := range []string{"configmaps", "widgets"} {
 		for _, mode := range modes {
+			if !b.Opts.part("sync") {
+				break
+			}
 			for run := range runs {
-				for _, who := range informerContenders {
+				// Alternate the order, so that no contender always follows
+				// the same one on the server.
+				order := slices.Clone(informerContenders)
+				if run%2 == 1 {
+					slices.Reverse(order)
+				}
+				for _, who := range order {
 					args, env := b.informerArgs(res, mode == "stream")
 					var r informerResult
 					if err := runChild(ctx, "informer-"+who, args, &r, env...); err != nil {
@@ -153,14 +166,18 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 	// Relist: one child per contender (ConfigMaps, streaming), all through
 	// the same restart. Watch throughput: one child per contender, in turn.
 	phase := map[string]informerResult{}
-	rel, err := b.relistAll(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("relist: %w", err)
+	rel := map[string]informerResult{}
+	if b.Opts.part("relist") {
+		if rel, err = b.relistAll(ctx); err != nil {
+			return nil, fmt.Errorf("relist: %w", err)
+		}
 	}
 	for _, who := range informerContenders {
-		r, err := b.watchInformer(ctx, who)
-		if err != nil {
-			return nil, fmt.Errorf("%s watch: %w", who, err)
+		var r informerResult
+		if b.Opts.part("watch") {
+			if r, err = b.watchInformer(ctx, who); err != nil {
+				return nil, fmt.Errorf("%s watch: %w", who, err)
+			}
 		}
 		r.Relist = rel[who].Relist
 		phase[who] = r
@@ -174,6 +191,9 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 	syncCPU := func(r informerResult) float64 { return r.SyncCPUMs }
 	n := float64(b.Sizes.Objects)
 	for _, res := range []string{"configmaps", "widgets"} {
+		if !b.Opts.part("sync") {
+			break
+		}
 		for _, mode := range modes {
 			k := func(who string) infKey { return infKey{who, res, mode} }
 			label := res + ", " + map[string]string{"stream": "streaming list", "listwatch": "list+watch"}[mode]
@@ -249,7 +269,7 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 		}
 	}
 	t.Note("contenders: kdyn informer.NewFactory default (managedFields stripped), compact (InformerOptions.Compact), metadata-only (ForResourceMetadata); client-go dynamicinformer.NewFilteredDynamicSharedInformerFactory plain, the same with SetTransform stripping managedFields, and metadatainformer (protobuf); each with one counting event handler; %s", Unlimited)
-	t.Note("each measurement is a fresh child process; heap = HeapAlloc after 2× runtime.GC() once synced (and the handler has seen every add) minus the same taken before the informer was created; sync = informer created → HasSynced (polled every 1 ms, both); allocations = MemStats deltas over the sync; %d run(s) per cell, median", runs)
+	t.Note("each measurement is a fresh child process; heap = HeapAlloc after 2× runtime.GC() once synced (and the handler has seen every add) minus the same taken before the informer was created; sync = informer created → HasSynced (polled every 1 ms, both); allocations = MemStats deltas over the sync; %d run(s) per cell, median, the contenders in turn (the order reversed on every other run)", runs)
 	t.Note("modes: streaming list = kdyn default (sendInitialEvents) / client-go with KUBE_FEATURE_WatchListClient=true (its default in v0.37.2: beta, on since 1.35); list+watch = kdyn FactoryOptions{DisableStreaming: true} / client-go KUBE_FEATURE_WatchListClient=false; the requests each child made are in the raw lines (lists, streams = watches with sendInitialEvents, watches)")
 	t.Note("relist: one extra child per contender (ConfigMaps, streaming), all six running through the same restart: once all are steady, the parent writes one object elsewhere and restarts the control plane (env.Restart; the fresh watch cache answers 410), each child samples runtime.ReadMemStats HeapAlloc and /gc/heap/live:bytes every 10 ms from before the restart until 5 s after its relist request. Peak HeapAlloc includes garbage not yet collected, so with GOGC=100 it can reach ~2× the live heap for any library that allocates more than the live heap while relisting; the live-heap row is what \"a relist does not double memory\" means")
 	t.Note("watch: one more child per contender, one at a time (ConfigMaps, streaming): once synced, %d workers in the parent merge-patch an annotation (the send time, Unix ns) of random ConfigMaps for %s with a kdyn rest client (no client-side limit); the handler counts updates and the lag from that time; CPU = getrusage(self) user+sys over the phase minus the idle rate measured for 3 s before it", patchWorkers, b.watchDuration())

@@ -377,7 +377,7 @@ func informerChild(ctx context.Context, name string, args ChildArgs, cio *childI
 	}
 
 	if args.Relist {
-		rr, err := relistPhase(ctx, cio, rec, after.HeapAlloc)
+		rr, err := relistPhase(ctx, cio, rec, after.HeapAlloc, args.ProfileDir, profName)
 		if err != nil {
 			return nil, err
 		}
@@ -396,7 +396,7 @@ func informerChild(ctx context.Context, name string, args ChildArgs, cio *childI
 
 // relistPhase: tell the parent we are steady, let it restart the control
 // plane, sample the heap every 10 ms until a relist was seen and settled.
-func relistPhase(ctx context.Context, cio *childIO, rec *recordingRT, steady uint64) (*relistResult, error) {
+func relistPhase(ctx context.Context, cio *childIO, rec *recordingRT, steady uint64, profDir, profName string) (*relistResult, error) {
 	before := rec.snapshot()
 	rr := &relistResult{SteadyHeap: steady}
 	var peak, peakLive atomic.Uint64
@@ -426,6 +426,10 @@ func relistPhase(ctx context.Context, cio *childIO, rec *recordingRT, steady uin
 			}
 		}
 	}()
+	// With -profile, the allocations of the relist are the difference of
+	// these two heap profiles (go tool pprof -sample_index=alloc_space -base).
+	writeHeapProfile(profDir, profName+"-relist-before")
+	defer writeHeapProfile(profDir, profName+"-relist-after")
 	cio.send("READY", map[string]any{"phase": "relist"})
 	if err := cio.wait("RESTARTED"); err != nil {
 		return nil, err

@@ -23,7 +23,15 @@ type Options struct {
 	Runs     int // timing repetitions (median reported); 0 means 5 (3 with Quick)
 	// ProfileDir, when set, receives CPU and heap profiles of the children.
 	ProfileDir string
-	Out        io.Writer
+	// InformerParts limits the informer scenario to a comma list of sync,
+	// relist, watch ("" runs all three).
+	InformerParts string
+	Out           io.Writer
+}
+
+// part reports whether the informer scenario should run part p.
+func (o Options) part(p string) bool {
+	return o.InformerParts == "" || slices.Contains(strings.Split(o.InformerParts, ","), p)
 }
 
 // Bench is one run: the control plane, the connection and the sizes.

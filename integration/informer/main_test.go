@@ -155,20 +155,32 @@ func (tr *tracker) set(o *unstructured.Unstructured) {
 	tr.mu.Unlock()
 }
 
-// serverState lists the namespace fresh from the server.
+// serverState lists the namespace fresh from the server: each
+// ConfigMap's data.v by key.
 func serverState(t *testing.T, c dynamic.Interface, ns string) map[string]string {
+	t.Helper()
+	return serverObjects(t, c, ns, func(o *unstructured.Unstructured) string {
+		v, _, _ := unstructured.NestedString(o.Object, "data", "v")
+		return v
+	})
+}
+
+// serverObjects lists the namespace fresh from the server and maps each
+// ConfigMap's key to field(object), leaving out the one the control plane
+// creates.
+func serverObjects(t *testing.T, c dynamic.Interface, ns string, field func(*unstructured.Unstructured) string) map[string]string {
 	t.Helper()
 	l, err := c.Resource(cmGVR).Namespace(ns).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
-	for _, o := range l.Items {
+	for i := range l.Items {
+		o := &l.Items[i]
 		if strings.HasPrefix(o.GetName(), "kube-root-ca") {
 			continue
 		}
-		v, _, _ := unstructured.NestedString(o.Object, "data", "v")
-		out[o.GetNamespace()+"/"+o.GetName()] = v
+		out[o.GetNamespace()+"/"+o.GetName()] = field(o)
 	}
 	return out
 }

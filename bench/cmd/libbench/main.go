@@ -25,6 +25,7 @@ func main() {
 	quick := flag.Bool("quick", false, "small counts for a fast smoke run (1,000 objects, 20 CRDs, short phases)")
 	runs := flag.Int("runs", 0, "timing repetitions, median reported (0: 5, or 3 with -quick)")
 	profile := flag.String("profile", "", "directory for CPU/heap profiles of the informer children")
+	parts := flag.String("informer-parts", "", "informer scenario parts to run: a comma list of sync, relist, watch (default all)")
 	child := flag.String(lib.ChildFlag, "", "internal: run one child measurement")
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		if len(f.Name) > 5 && f.Name[:5] == "test." {
@@ -41,7 +42,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := lib.Run(ctx, lib.Options{Scenario: *scenario, Quick: *quick, Runs: *runs, ProfileDir: *profile}); err != nil {
+	if err := lib.Run(ctx, lib.Options{Scenario: *scenario, Quick: *quick, Runs: *runs, ProfileDir: *profile, InformerParts: *parts}); err != nil {
 		fmt.Fprintln(os.Stderr, "libbench:", err)
 		os.Exit(1)
 	}

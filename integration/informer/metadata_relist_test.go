@@ -1,0 +1,117 @@
+package informer_test
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kdyn/kdyn/informer"
+	"github.com/kdyn/kdyn/integration/testenv"
+)
+
+// TestMetadataStreamingRelistSkipsUnchanged restarts the control plane
+// (watch cache on) under a metadata-only informer while objects change and
+// are deleted: the relist is a streaming list in protobuf whose frames for
+// unchanged objects are recognized without decoding. Unchanged objects must
+// produce no events, changed ones one update each, deleted ones a tombstone,
+// and the cache must equal the server.
+func TestMetadataStreamingRelistSkipsUnchanged(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	writer := client(t, env.RESTConfig(testenv.Admin))
+	ns := newNamespace(t, writer)
+	cms := writer.Resource(cmGVR).Namespace(ns)
+	for i := range 40 {
+		if _, err := cms.Create(t.Context(), configMap(ns, fmt.Sprintf("cm-%02d", i), "1"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := newGate()
+	cfg := env.RESTConfig(testenv.Admin)
+	cfg.WrapTransport = g.wrap
+	f := informer.NewFactory(client(t, cfg).RESTClient(), informer.FactoryOptions{Namespace: ns})
+	inf := f.ForResourceMetadata(cmGVR, informer.InformerOptions{})
+	var mu sync.Mutex
+	var events []string
+	_, _ = inf.AddEventHandler(informer.HandlerFuncs[*metav1.PartialObjectMetadata]{
+		UpdateFunc: func(_, n *metav1.PartialObjectMetadata) {
+			mu.Lock()
+			events = append(events, "update "+n.Name)
+			mu.Unlock()
+		},
+		DeleteFunc: func(d informer.Deleted[*metav1.PartialObjectMetadata]) {
+			mu.Lock()
+			events = append(events, fmt.Sprintf("delete %s unknown=%v", d.Obj.Name, d.FinalStateUnknown))
+			mu.Unlock()
+		},
+	})
+	f.Start(t.Context())
+	t.Cleanup(f.Shutdown)
+	if err := f.WaitForSync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	syncRV := inf.LastSyncResourceVersion()
+
+	g.cut()
+	if err := env.Restart(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := range 5 {
+		name := fmt.Sprintf("cm-%02d", i)
+		if err := cms.Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, "delete "+name+" unknown=true")
+		name = fmt.Sprintf("cm-%02d", 10+i)
+		if _, err := cms.Update(t.Context(), configMap(ns, name, "2"), metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, "update "+name)
+	}
+	sort.Strings(want)
+	g.restore()
+
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		server := serverObjects(t, writer, ns, (*unstructured.Unstructured).GetResourceVersion)
+		cache := map[string]string{}
+		for _, o := range inf.Store().List() {
+			if !strings.HasPrefix(o.Name, "kube-root-ca") {
+				cache[informer.Key(o)] = o.ResourceVersion
+			}
+		}
+		if fmt.Sprint(sortedMap(cache)) == fmt.Sprint(sortedMap(server)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metadata cache did not converge: %d cached, %d on the server", len(cache), len(server))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if inf.LastSyncResourceVersion() == syncRV {
+		t.Fatal("no relist after the restart")
+	}
+	streams := 0
+	for _, u := range g.requests() {
+		if strings.Contains(u, "sendInitialEvents=true") {
+			streams++
+		}
+	}
+	if streams < 2 {
+		t.Fatalf("%d streaming lists; the relist should be one too", streams)
+	}
+	mu.Lock()
+	got := append([]string(nil), events...)
+	mu.Unlock()
+	sort.Strings(got)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events during the relist:\n got %v\nwant %v", got, want)
+	}
+}
+
