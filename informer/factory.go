@@ -131,7 +131,11 @@ func (f *Factory) ForResource(gvr schema.GroupVersionResource, opts InformerOpti
 	if opts.Compact {
 		io.storage = newCompactStorage()
 	}
-	inf := New[*unstructured.Unstructured](NewSource(f.rc, gvr, k.ns), io)
+	var srcOpts []SourceOption
+	if !opts.KeepManagedFields {
+		srcOpts = append(srcOpts, WithoutManagedFields())
+	}
+	inf := New[*unstructured.Unstructured](NewSource(f.rc, gvr, k.ns, srcOpts...), io)
 	f.addLocked(k, inf, inf.Run, inf.HasSynced, inf.givenUp)
 	return inf
 }

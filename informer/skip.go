@@ -33,11 +33,11 @@ type skippingLister[T Object] interface {
 func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // streamItems reads a list page from body as it arrives and hands each
-// item to decode as soon as it is complete, so that decoding overlaps the
+// item, parsed with parse, to decode as soon as it is complete, so that decoding overlaps the
 // transfer and the page is never held whole. If known is not nil, items it
 // recognizes (from their raw name, namespace and resourceVersion) are not
 // decoded at all. Items without apiVersion and kind get the list's.
-func streamItems(body io.Reader, known func(key, rv string) bool, decode func(m map[string]any) error) (ListPage, error) {
+func streamItems(body io.Reader, known func(key, rv string) bool, parse func([]byte) (map[string]any, error), decode func(m map[string]any) error) (ListPage, error) {
 	s := fastjson.NewListStream(body)
 	var apiVersion, kind string
 	head := false
@@ -58,7 +58,7 @@ func streamItems(body io.Reader, known func(key, rv string) bool, decode func(m 
 				return nil
 			}
 		}
-		m, err := fastjson.DecodeObjectShared(raw)
+		m, err := parse(raw)
 		if err != nil {
 			return err
 		}
@@ -103,7 +103,7 @@ func (s *unstructuredSource) listItems(ctx context.Context, opts metav1.ListOpti
 		return ListPage{}, err
 	}
 	defer body.Close()
-	return streamItems(body, known, func(m map[string]any) error { return each(&unstructured.Unstructured{Object: m}) })
+	return streamItems(body, known, s.decode, func(m map[string]any) error { return each(&unstructured.Unstructured{Object: m}) })
 }
 
 func (s *unstructuredSource) ListSkipping(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, each func(*unstructured.Unstructured) error) (ListPage, error) {
@@ -167,8 +167,7 @@ func knownPeek(known func(key, rv string) bool) rest.FramePeek {
 }
 
 func (s *unstructuredSource) WatchPeek(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool) (watch.Interface, error) {
-	opts.Watch = true
-	return request(s.rc, s.gvr, s.ns).VersionedParams(&opts).WatchMapsPeek(ctx,
+	return s.watchRequest(opts).WatchMapsPeek(ctx,
 		func(obj map[string]any) (runtime.Object, error) { return &unstructured.Unstructured{Object: obj}, nil },
 		knownPeek(known))
 }

@@ -9,6 +9,8 @@ import (
 	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kdyn/kdyn/internal/fastjson"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -22,7 +24,7 @@ func TestEachRawItemSkipsKnown(t *testing.T) {
 	page, err := streamItems(iotest.HalfReader(bytes.NewReader(body)), func(key, rv string) bool {
 		asked = append(asked, key+"@"+rv)
 		return key == "ns/a"
-	}, func(m map[string]any) error {
+	}, fastjson.DecodeObjectShared, func(m map[string]any) error {
 		md := m["metadata"].(map[string]any)
 		decoded = append(decoded, md["name"].(string)+":"+m["kind"].(string))
 		return nil
@@ -41,7 +43,7 @@ func TestEachRawItemSkipsKnown(t *testing.T) {
 func TestStreamItemsKindAfterItems(t *testing.T) {
 	body := `{"items":[{"metadata":{"name":"a"}},{"kind":"Other","metadata":{"name":"b"}}],"kind":"WidgetList","apiVersion":"x/v1","metadata":{"resourceVersion":"3"}}`
 	var got []string
-	page, err := streamItems(strings.NewReader(body), nil, func(m map[string]any) error {
+	page, err := streamItems(strings.NewReader(body), nil, fastjson.DecodeObjectShared, func(m map[string]any) error {
 		got = append(got, m["metadata"].(map[string]any)["name"].(string)+":"+m["kind"].(string))
 		return nil
 	})
@@ -56,15 +58,15 @@ func TestStreamItemsKindAfterItems(t *testing.T) {
 func TestStreamItemsErrors(t *testing.T) {
 	boom := errors.New("connection reset by peer")
 	n := 0
-	_, err := streamItems(io.MultiReader(strings.NewReader(`{"kind":"ConfigMapList","apiVersion":"v1","items":[{"metadata":{"name":"a"}},{"meta`), iotest.ErrReader(boom)), nil, func(map[string]any) error { n++; return nil })
+	_, err := streamItems(io.MultiReader(strings.NewReader(`{"kind":"ConfigMapList","apiVersion":"v1","items":[{"metadata":{"name":"a"}},{"meta`), iotest.ErrReader(boom)), nil, fastjson.DecodeObjectShared, func(map[string]any) error { n++; return nil })
 	if !errors.Is(err, boom) || n != 1 || !strings.Contains(err.Error(), "informer: read the list") {
 		t.Fatalf("read error: %v after %d items", err, n)
 	}
-	_, err = streamItems(strings.NewReader(`{"kind":"ConfigMapList","apiVersion":"v1","items":[{"metadata":{"name":"a"}}`), nil, func(map[string]any) error { return nil })
+	_, err = streamItems(strings.NewReader(`{"kind":"ConfigMapList","apiVersion":"v1","items":[{"metadata":{"name":"a"}}`), nil, fastjson.DecodeObjectShared, func(map[string]any) error { return nil })
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("truncated list: %v", err)
 	}
-	_, err = streamItems(strings.NewReader(`{"kind":"ConfigMapList","apiVersion":"v1","items":[{"a":1e999}]}`), nil, func(map[string]any) error { return nil })
+	_, err = streamItems(strings.NewReader(`{"kind":"ConfigMapList","apiVersion":"v1","items":[{"a":1e999}]}`), nil, fastjson.DecodeObjectShared, func(map[string]any) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "out of float64 range") {
 		t.Fatalf("bad number: %v", err)
 	}

@@ -9,19 +9,54 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/internal/fastjson"
 	"github.com/kdyn/kdyn/rest"
 )
 
 // NewSource returns a Source of whole objects of one resource in one
 // namespace ("" for all namespaces or a cluster-scoped resource).
-func NewSource(rc *rest.Client, gvr schema.GroupVersionResource, namespace string) Source[*unstructured.Unstructured] {
-	return &unstructuredSource{rc: rc, gvr: gvr, ns: namespace}
+func NewSource(rc *rest.Client, gvr schema.GroupVersionResource, namespace string, opts ...SourceOption) Source[*unstructured.Unstructured] {
+	s := &unstructuredSource{rc: rc, gvr: gvr, ns: namespace}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// SourceOption configures NewSource.
+type SourceOption func(*unstructuredSource)
+
+// WithoutManagedFields makes the source leave metadata.managedFields out
+// of the objects it decodes, without decoding that field at all: cheaper
+// than a transform that deletes it (informers from a Factory use it unless
+// InformerOptions.KeepManagedFields).
+func WithoutManagedFields() SourceOption {
+	return func(s *unstructuredSource) { s.omitMF = true }
 }
 
 type unstructuredSource struct {
-	rc  *rest.Client
-	gvr schema.GroupVersionResource
-	ns  string
+	rc     *rest.Client
+	gvr    schema.GroupVersionResource
+	ns     string
+	omitMF bool
+}
+
+// decode decodes one list item.
+func (s *unstructuredSource) decode(raw []byte) (map[string]any, error) {
+	if s.omitMF {
+		return fastjson.DecodeObjectSharedOmittingManagedFields(raw, 1)
+	}
+	return fastjson.DecodeObjectShared(raw)
+}
+
+// watchRequest is the request of a watch with opts.
+func (s *unstructuredSource) watchRequest(opts metav1.ListOptions) *rest.Request {
+	opts.Watch = true
+	r := request(s.rc, s.gvr, s.ns).VersionedParams(&opts)
+	if s.omitMF {
+		r = r.OmitManagedFields()
+	}
+	return r
 }
 
 func request(rc *rest.Client, gvr schema.GroupVersionResource, ns string) *rest.Request {
@@ -35,8 +70,7 @@ func (s *unstructuredSource) List(ctx context.Context, opts metav1.ListOptions, 
 }
 
 func (s *unstructuredSource) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	opts.Watch = true
-	return request(s.rc, s.gvr, s.ns).VersionedParams(&opts).WatchUnstructured(ctx)
+	return s.watchRequest(opts).WatchUnstructured(ctx)
 }
 
 // NewMetadataSource returns a Source of object metadata only

@@ -49,6 +49,7 @@ type Request struct {
 	headers http.Header
 	body    []byte
 	maxBody int64
+	omitMF  bool // map-mode watches leave metadata.managedFields out
 
 	err error
 }
@@ -523,5 +524,18 @@ func (r *Request) WatchMapsPeek(ctx context.Context, conv MapDecoder, peek Frame
 	if err != nil {
 		return nil, err
 	}
-	return newMapStreamWatcher(resp.Body, cancel, conv, peek), nil
+	w := newMapStreamWatcher(resp.Body, cancel, conv, peek)
+	w.omitMF = r.omitMF
+	go w.run()
+	return w, nil
+}
+
+// OmitManagedFields makes the map-mode watches (WatchUnstructured,
+// WatchMaps, WatchMapsPeek) leave metadata.managedFields out of event
+// objects: the field is checked for syntax but not decoded, which saves
+// much of the decoding of each event for callers that drop it anyway (an
+// informer that strips managedFields, a printer that hides them).
+func (r *Request) OmitManagedFields() *Request {
+	r.omitMF = true
+	return r
 }

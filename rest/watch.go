@@ -46,6 +46,7 @@ type streamWatcher struct {
 	// peek, when set, sees each frame first and may answer the event
 	// itself, skipping the decode.
 	peek   FramePeek
+	omitMF bool // map mode: leave the object's metadata.managedFields out
 	result chan watch.Event
 	done   chan struct{}
 	once   sync.Once
@@ -77,6 +78,8 @@ func unstructuredMap(obj map[string]any) (runtime.Object, error) {
 	return &unstructured.Unstructured{Object: obj}, nil
 }
 
+// newMapStreamWatcher returns a map-mode watcher for the caller to start
+// (go w.run()).
 func newMapStreamWatcher(body io.ReadCloser, cancel func(), conv MapDecoder, peek FramePeek) *streamWatcher {
 	w := &streamWatcher{
 		body:      body,
@@ -86,7 +89,6 @@ func newMapStreamWatcher(body io.ReadCloser, cancel func(), conv MapDecoder, pee
 		result:    make(chan watch.Event),
 		done:      make(chan struct{}),
 	}
-	go w.run()
 	return w
 }
 
@@ -100,7 +102,9 @@ func NewWatchDecoder(body io.ReadCloser, decode ObjectDecoder) WatchInterface {
 // NewUnstructuredWatchDecoder is NewWatchDecoder for objects decoded as
 // *unstructured.Unstructured in one pass (see Request.WatchUnstructured).
 func NewUnstructuredWatchDecoder(body io.ReadCloser) WatchInterface {
-	return newMapStreamWatcher(body, func() {}, unstructuredMap, nil)
+	w := newMapStreamWatcher(body, func() {}, unstructuredMap, nil)
+	go w.run()
+	return w
 }
 
 // ResultChan returns the channel of events. It is closed when the stream
@@ -149,7 +153,7 @@ func (w *streamWatcher) run() {
 			}
 		}
 		if w.decodeMap != nil {
-			ev, err = mapEvent(frame, w.decodeMap)
+			ev, err = mapEvent(frame, w.decodeMap, w.omitMF)
 		} else {
 			ev, err = w.bytesEvent(frame)
 		}
@@ -208,8 +212,14 @@ func checkEventType(t watch.EventType) error {
 
 // mapEvent decodes a whole frame in one pass into maps; the object becomes
 // an *unstructured.Unstructured without a second parse.
-func mapEvent(frame []byte, conv MapDecoder) (watch.Event, error) {
-	m, err := fastjson.DecodeObjectShared(frame)
+func mapEvent(frame []byte, conv MapDecoder, omitManagedFields bool) (watch.Event, error) {
+	var m map[string]any
+	var err error
+	if omitManagedFields {
+		m, err = fastjson.DecodeObjectSharedOmittingManagedFields(frame, 2)
+	} else {
+		m, err = fastjson.DecodeObjectShared(frame)
+	}
 	if err != nil {
 		return watch.Event{}, fmt.Errorf("unable to decode an event from the watch stream: %w", err)
 	}

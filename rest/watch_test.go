@@ -184,3 +184,30 @@ func TestWatchErrorStatusBeforeStream(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestWatchOmitManagedFields(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","managedFields":[{"manager":"kubectl","fieldsV1":{"f:data":{}}}]},"data":{"k":"v"}}}` + "\n"))
+	}))
+	defer srv.Close()
+	for _, omit := range []bool{false, true} {
+		req := newTestClient(t, srv.URL).Get().Version("v1").Resource("configmaps").Param("watch", "true")
+		if omit {
+			req = req.OmitManagedFields()
+		}
+		w, err := req.WatchUnstructured(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := <-w.ResultChan()
+		w.Stop()
+		u, ok := ev.Object.(*unstructured.Unstructured)
+		if !ok {
+			t.Fatalf("event %v", ev)
+		}
+		if got := len(u.GetManagedFields()) > 0; got == omit || u.GetName() != "a" || u.Object["data"] == nil {
+			t.Errorf("omit=%v: object %v", omit, u.Object)
+		}
+	}
+}

@@ -31,6 +31,7 @@ func TestConvergesAfter500Changes(t *testing.T) {
 	cfg.WrapTransport = g.wrap
 	f := informer.NewFactory(client(t, cfg).RESTClient(), informer.FactoryOptions{Namespace: ns})
 	inf := f.ForResource(cmGVR, informer.InformerOptions{})
+	keep := f.ForResource(cmGVR, informer.InformerOptions{KeepManagedFields: true})
 	tr := newTracker()
 	if _, err := inf.AddEventHandler(tr.handler()); err != nil {
 		t.Fatal(err)
@@ -56,6 +57,24 @@ func TestConvergesAfter500Changes(t *testing.T) {
 		if o.GetManagedFields() != nil {
 			t.Fatal("the factory did not strip managedFields")
 		}
+	}
+	// The same objects with KeepManagedFields keep them.
+	waitFor(t, func() bool { return keep.Store().Len() == inf.Store().Len() })
+	for _, o := range keep.Store().List() {
+		if len(o.GetManagedFields()) == 0 && !strings.HasPrefix(o.GetName(), "kube-root-ca") {
+			t.Fatalf("%s: managedFields dropped despite KeepManagedFields", o.GetName())
+		}
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 30s")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -165,6 +184,13 @@ func TestSurvivesRestartAndCompaction(t *testing.T) {
 	tr.mu.Unlock()
 	if deleted > 0 && unknown == 0 {
 		t.Fatal("deletes inferred from a relist should be tombstones with FinalStateUnknown")
+	}
+	// Listed (this server has no watch cache, so no streaming lists)
+	// objects come without managedFields too.
+	for _, o := range inf.Store().List() {
+		if o.GetManagedFields() != nil {
+			t.Fatal("a listed object kept its managedFields")
+		}
 	}
 }
 

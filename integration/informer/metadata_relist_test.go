@@ -114,4 +114,3 @@ func TestMetadataStreamingRelistSkipsUnchanged(t *testing.T) {
 		t.Fatalf("events during the relist:\n got %v\nwant %v", got, want)
 	}
 }
-

@@ -1,6 +1,7 @@
 package fastjson
 
 import (
+	"errors"
 	"strconv"
 	"sync"
 	"unsafe"
@@ -24,6 +25,13 @@ type Options struct {
 	// for whatever InternKeys and InternValues select, so that several
 	// Decoders (one per goroutine) share one pool. Its MaxLen applies.
 	Interner *Interner
+	// OmitManagedFields, if > 0, leaves "managedFields" out of the
+	// "metadata" object of every object at that nesting depth (1: the
+	// decoded value itself, 2: the objects one level down, such as the
+	// "object" of a watch event): the value is checked for syntax but not
+	// decoded, which saves most of the cost of decoding a Kubernetes object
+	// whose managedFields would be dropped anyway.
+	OmitManagedFields int
 }
 
 const (
@@ -45,11 +53,13 @@ type Decoder struct {
 	keyTab  *Interner
 	valTab  *Interner
 	unique  bool // the next value belongs to a uniqueValueKeys key
+	omitMF  int  // Options.OmitManagedFields
+	meta    bool // the next value is the "metadata" of an object at depth omitMF
 }
 
 // NewDecoder returns a Decoder configured by opts.
 func NewDecoder(opts Options) *Decoder {
-	d := &Decoder{}
+	d := &Decoder{omitMF: opts.OmitManagedFields}
 	if opts.InternKeys {
 		d.keyTab = opts.Interner
 		if d.keyTab == nil {
@@ -343,8 +353,8 @@ var uniqueValueKeys = map[string]bool{
 // skipped) and returns it with the offset just past it.
 func (d *Decoder) value(i int) (any, int, error) {
 	data := d.data
-	unique := d.unique
-	d.unique = false
+	unique, meta := d.unique, d.meta
+	d.unique, d.meta = false, false
 	if i >= len(data) {
 		return nil, i, syntaxErr("unexpected end of JSON input", i)
 	}
@@ -359,6 +369,9 @@ func (d *Decoder) value(i int) (any, int, error) {
 		}
 		return string(b), j, nil
 	case '{':
+		if meta {
+			return d.objectOmitting(i, "managedFields")
+		}
 		m, j, err := d.object(i)
 		if err != nil {
 			return nil, j, err
@@ -415,7 +428,14 @@ func (d *Decoder) key(i int) (string, int, error) {
 
 // object parses the object whose '{' is at data[i].
 func (d *Decoder) object(i int) (map[string]any, int, error) {
+	return d.objectOmitting(i, "")
+}
+
+// objectOmitting is object leaving out the member named omit (if not ""),
+// whose value is only checked for syntax.
+func (d *Decoder) objectOmitting(i int, omit string) (map[string]any, int, error) {
 	data := d.data
+	depth := d.depth + 1 // this object's
 	d.depth++
 	if d.depth > maxDepth {
 		return nil, i, depthErr(i)
@@ -445,16 +465,33 @@ func (d *Decoder) object(i int) (map[string]any, int, error) {
 			i++
 		}
 		i = skipWS(data, i)
-		// Values of these keys are different in (almost) every object:
-		// interning them costs a lookup and evicts useful entries.
-		d.unique = d.valTab != nil && uniqueValueKeys[key]
-		v, j, err := d.value(i)
-		if err != nil {
-			return nil, j, err
+		if omit != "" && key == omit {
+			_, end, err := Scan(data[i:])
+			if err != nil {
+				if err == ErrIncomplete {
+					return nil, len(data), syntaxErr("unexpected end of JSON input", len(data))
+				}
+				var se *SyntaxError
+				if errors.As(err, &se) {
+					se.Offset += int64(i)
+				}
+				return nil, i, err
+			}
+			i = skipWS(data, i+end)
+		} else {
+			// Values of these keys are different in (almost) every
+			// object: interning them costs a lookup and evicts useful
+			// entries.
+			d.unique = d.valTab != nil && uniqueValueKeys[key]
+			d.meta = depth == d.omitMF && key == "metadata"
+			v, j, err := d.value(i)
+			if err != nil {
+				return nil, j, err
+			}
+			d.keys = append(d.keys, key)
+			d.vals = append(d.vals, v)
+			i = skipWS(data, j)
 		}
-		d.keys = append(d.keys, key)
-		d.vals = append(d.vals, v)
-		i = skipWS(data, j)
 		if i < len(data) {
 			if c := data[i]; c == ',' {
 				i = skipWS(data, i+1)
@@ -527,6 +564,30 @@ var Shared = NewInterner(1<<14, 64)
 var sharedPool = sync.Pool{New: func() any {
 	return NewDecoder(Options{InternKeys: true, InternValues: true, Interner: Shared})
 }}
+
+// sharedOmitting[d-1] pools shared decoders with OmitManagedFields d.
+var sharedOmitting = [2]sync.Pool{
+	{New: func() any {
+		return NewDecoder(Options{InternKeys: true, InternValues: true, Interner: Shared, OmitManagedFields: 1})
+	}},
+	{New: func() any {
+		return NewDecoder(Options{InternKeys: true, InternValues: true, Interner: Shared, OmitManagedFields: 2})
+	}},
+}
+
+// DecodeObjectSharedOmittingManagedFields is DecodeObjectShared with
+// Options.OmitManagedFields set to depth, which must be 1 (an object) or 2
+// (a watch event). It is safe for concurrent use.
+func DecodeObjectSharedOmittingManagedFields(data []byte, depth int) (map[string]any, error) {
+	if depth != 1 && depth != 2 {
+		return nil, errors.New("fastjson: managedFields can be omitted at depth 1 or 2")
+	}
+	p := &sharedOmitting[depth-1]
+	d := p.Get().(*Decoder)
+	m, err := d.DecodeObject(data)
+	p.Put(d)
+	return m, err
+}
 
 // DecodeObjectShared is DecodeObject with keys and short values interned
 // in Shared. It is safe for concurrent use.
