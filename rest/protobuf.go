@@ -85,7 +85,7 @@ type protobufWatcher struct {
 
 // newProtobufWatcher returns a watcher for the caller to start (go w.run()).
 func newProtobufWatcher(body io.ReadCloser, cancel func(), decode ObjectDecoder) *protobufWatcher {
-	return &protobufWatcher{body: body, cancel: cancel, decode: decode, result: make(chan watch.Event), done: make(chan struct{})}
+	return &protobufWatcher{body: body, cancel: cancel, decode: decode, result: make(chan watch.Event, eventBuffer), done: make(chan struct{})}
 }
 
 // NewProtobufWatchDecoder starts a watch.Interface over an open protobuf

@@ -57,7 +57,7 @@ func newStreamWatcher(body io.ReadCloser, cancel func(), decode ObjectDecoder) *
 		body:   body,
 		cancel: cancel,
 		decode: decode,
-		result: make(chan watch.Event),
+		result: make(chan watch.Event, eventBuffer),
 		done:   make(chan struct{}),
 	}
 	go w.run()
@@ -86,7 +86,7 @@ func newMapStreamWatcher(body io.ReadCloser, cancel func(), conv MapDecoder, pee
 		cancel:    cancel,
 		decodeMap: conv,
 		peek:      peek,
-		result:    make(chan watch.Event),
+		result:    make(chan watch.Event, eventBuffer),
 		done:      make(chan struct{}),
 	}
 	return w
@@ -108,7 +108,8 @@ func NewUnstructuredWatchDecoder(body io.ReadCloser) WatchInterface {
 }
 
 // ResultChan returns the channel of events. It is closed when the stream
-// ends or Stop is called.
+// ends or Stop is called; it buffers up to 64 decoded events, which may
+// still be received after Stop.
 func (w *streamWatcher) ResultChan() <-chan watch.Event { return w.result }
 
 // Stop ends the watch and closes the connection. It is safe to call more
@@ -248,6 +249,13 @@ func mapEvent(frame []byte, conv MapDecoder, omitManagedFields bool) (watch.Even
 	}
 	return watch.Event{Type: watch.EventType(typ), Object: o}, nil
 }
+
+// eventBuffer is how many decoded events a watcher may hold for a consumer
+// that is busy: the decoder runs ahead instead of handing over each event
+// in lockstep, which saves two goroutine switches per event when events
+// come in bursts (a streaming list's initial events). After Stop, events
+// already buffered may still be received before the channel closes.
+const eventBuffer = 64
 
 // maxFrameBytes bounds one watch frame.
 const maxFrameBytes = 64 << 20
