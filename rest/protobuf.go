@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/kdyn/kdyn/internal/pbwire"
 	"io"
 	"strings"
 	"sync"
@@ -30,19 +31,39 @@ func IsProtobuf(contentType string) bool {
 }
 
 // UnwrapProtobuf returns the encoded object inside a protobuf envelope and
-// the envelope's apiVersion and kind.
+// the envelope's apiVersion and kind. raw shares data's memory: the
+// envelope (a runtime.Unknown) is read in place, not copied.
 func UnwrapProtobuf(data []byte) (raw []byte, tm runtime.TypeMeta, err error) {
 	if !bytes.HasPrefix(data, protobufMagic) {
 		return nil, tm, errors.New("rest: not a Kubernetes protobuf object (no k8s magic prefix)")
 	}
-	var u runtime.Unknown
-	if err := u.Unmarshal(data[len(protobufMagic):]); err != nil {
-		return nil, tm, fmt.Errorf("rest: decode protobuf envelope: %w", err)
+	var encoding []byte
+	ok := pbwire.Each(data[len(protobufMagic):], func(num int, v []byte) bool {
+		switch num {
+		case 1: // typeMeta
+			pbwire.Each(v, func(n int, s []byte) bool {
+				switch n {
+				case 1:
+					tm.APIVersion = string(s)
+				case 2:
+					tm.Kind = string(s)
+				}
+				return true
+			})
+		case 2:
+			raw = v
+		case 3:
+			encoding = v
+		}
+		return true
+	})
+	if !ok {
+		return nil, tm, errors.New("rest: decode protobuf envelope: malformed runtime.Unknown")
 	}
-	if u.ContentEncoding != "" {
-		return nil, tm, fmt.Errorf("rest: protobuf object with content encoding %q is not supported", u.ContentEncoding)
+	if len(encoding) != 0 {
+		return nil, tm, fmt.Errorf("rest: protobuf object with content encoding %q is not supported", encoding)
 	}
-	return u.Raw, u.TypeMeta, nil
+	return raw, tm, nil
 }
 
 // WatchNegotiated is Watch for a request that accepts both protobuf and
@@ -155,17 +176,42 @@ func (w *protobufWatcher) run() {
 	}
 }
 
+// event decodes one frame, an encoded metav1.WatchEvent (field 1: type;
+// field 2: a RawExtension whose field 1 is the object). The frame is read in
+// place; only the object is decoded (its decoder copies what it keeps).
 func (w *protobufWatcher) event(frame []byte) (watch.Event, error) {
-	var we metav1.WatchEvent
-	if err := we.Unmarshal(frame); err != nil {
-		return watch.Event{}, fmt.Errorf("unable to decode an event from the watch stream: %w", err)
+	var typ watch.EventType
+	var obj []byte
+	ok := pbwire.Each(frame, func(num int, v []byte) bool {
+		switch num {
+		case 1:
+			switch string(v) { // compared without allocating
+			case string(watch.Added):
+				typ = watch.Added
+			case string(watch.Modified):
+				typ = watch.Modified
+			case string(watch.Deleted):
+				typ = watch.Deleted
+			case string(watch.Bookmark):
+				typ = watch.Bookmark
+			case string(watch.Error):
+				typ = watch.Error
+			default:
+				typ = watch.EventType(v)
+			}
+		case 2:
+			obj, _ = pbwire.Bytes(v, 1)
+		}
+		return true
+	})
+	if !ok {
+		return watch.Event{}, errors.New("unable to decode an event from the watch stream: malformed protobuf WatchEvent")
 	}
-	typ := watch.EventType(we.Type)
 	if err := checkEventType(typ); err != nil {
 		return watch.Event{}, err
 	}
 	if typ == watch.Error {
-		raw, _, err := UnwrapProtobuf(we.Object.Raw)
+		raw, _, err := UnwrapProtobuf(obj)
 		if err != nil {
 			return watch.Event{}, fmt.Errorf("unable to decode the ERROR event's Status from the watch stream: %w", err)
 		}
@@ -175,12 +221,12 @@ func (w *protobufWatcher) event(frame []byte) (watch.Event, error) {
 		}
 		return watch.Event{Type: watch.Error, Object: st}, nil
 	}
-	if len(we.Object.Raw) == 0 {
+	if len(obj) == 0 {
 		return watch.Event{}, fmt.Errorf("watch stream sent a %s event without an object", typ)
 	}
-	obj, err := w.decode(we.Object.Raw)
+	o, err := w.decode(obj)
 	if err != nil {
 		return watch.Event{}, fmt.Errorf("unable to decode the object of a %s event from the watch stream: %w", typ, err)
 	}
-	return watch.Event{Type: typ, Object: obj}, nil
+	return watch.Event{Type: typ, Object: o}, nil
 }

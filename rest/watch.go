@@ -21,7 +21,8 @@ import (
 type WatchInterface = watch.Interface
 
 // ObjectDecoder decodes the JSON of one object, for a watch event or a list
-// item.
+// item (or its protobuf envelope, for protobuf watches). data is only valid
+// during the call: copy what the object keeps.
 type ObjectDecoder func(data []byte) (runtime.Object, error)
 
 // watchFrame is one JSON watch event as the server sends it.

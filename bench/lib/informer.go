@@ -72,6 +72,9 @@ func serverFloorMs(ctx context.Context, rc *krest.Client, gvr string, ns string,
 
 type infKey struct{ who, resource, mode string }
 
+// settleBetweenChildren is the pause before each sync measurement.
+const settleBetweenChildren = 1500 * time.Millisecond
+
 func nsFor(resource string) string {
 	if resource == "widgets" {
 		return NSWidgets
@@ -147,6 +150,9 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 					slices.Reverse(order)
 				}
 				for _, who := range order {
+					// Let the server settle (its GC after the previous
+					// contender's list) so no contender pays for another.
+					time.Sleep(settleBetweenChildren)
 					args, env := b.informerArgs(res, mode == "stream")
 					var r informerResult
 					if err := runChild(ctx, "informer-"+who, args, &r, env...); err != nil {
@@ -269,7 +275,7 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 		}
 	}
 	t.Note("contenders: kdyn informer.NewFactory default (managedFields stripped), compact (InformerOptions.Compact), metadata-only (ForResourceMetadata); client-go dynamicinformer.NewFilteredDynamicSharedInformerFactory plain, the same with SetTransform stripping managedFields, and metadatainformer (protobuf); each with one counting event handler; %s", Unlimited)
-	t.Note("each measurement is a fresh child process; heap = HeapAlloc after 2× runtime.GC() once synced (and the handler has seen every add) minus the same taken before the informer was created; sync = informer created → HasSynced (polled every 1 ms, both); allocations = MemStats deltas over the sync; %d run(s) per cell, median, the contenders in turn (the order reversed on every other run)", runs)
+	t.Note("each measurement is a fresh child process; heap = HeapAlloc after 2× runtime.GC() once synced (and the handler has seen every add) minus the same taken before the informer was created; sync = informer created → HasSynced (polled every 1 ms, both); allocations = MemStats deltas over the sync; %d run(s) per cell, median, the contenders in turn (the order reversed on every other run, %s pause before each)", runs, settleBetweenChildren)
 	t.Note("modes: streaming list = kdyn default (sendInitialEvents) / client-go with KUBE_FEATURE_WatchListClient=true (its default in v0.37.2: beta, on since 1.35); list+watch = kdyn FactoryOptions{DisableStreaming: true} / client-go KUBE_FEATURE_WatchListClient=false; the requests each child made are in the raw lines (lists, streams = watches with sendInitialEvents, watches)")
 	t.Note("relist: one extra child per contender (ConfigMaps, streaming), all six running through the same restart: once all are steady, the parent writes one object elsewhere and restarts the control plane (env.Restart; the fresh watch cache answers 410), each child samples runtime.ReadMemStats HeapAlloc and /gc/heap/live:bytes every 10 ms from before the restart until 5 s after its relist request. Peak HeapAlloc includes garbage not yet collected, so with GOGC=100 it can reach ~2× the live heap for any library that allocates more than the live heap while relisting; the live-heap row is what \"a relist does not double memory\" means")
 	t.Note("watch: one more child per contender, one at a time (ConfigMaps, streaming): once synced, %d workers in the parent merge-patch an annotation (the send time, Unix ns) of random ConfigMaps for %s with a kdyn rest client (no client-side limit); the handler counts updates and the lag from that time; CPU = getrusage(self) user+sys over the phase minus the idle rate measured for 3 s before it", patchWorkers, b.watchDuration())
