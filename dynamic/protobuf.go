@@ -2,10 +2,12 @@ package dynamic
 
 import (
 	"context"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kdyn/kdyn/internal/pbwire"
 	"github.com/kdyn/kdyn/rest"
 )
 
@@ -29,14 +31,39 @@ func DecodePartialObjectMetadataProtobuf(data []byte, keepManagedFields bool) (*
 		return nil, errorf("decode object metadata: %w", err)
 	}
 	p := &metav1.PartialObjectMetadata{}
-	if err := p.Unmarshal(raw); err != nil {
+	err = unmarshalWithoutManagedFields(raw, keepManagedFields, p.Unmarshal, 1)
+	if err != nil {
 		return nil, errorf("decode object metadata: %w", err)
 	}
 	p.SetGroupVersionKind(partialGVK)
-	if !keepManagedFields {
-		p.ManagedFields = nil
-	}
 	return p, nil
+}
+
+// objectMetaManagedFields is the field number of ObjectMeta.managedFields.
+const objectMetaManagedFields = 17
+
+// scratchPool holds buffers for messages with managedFields cut out.
+var scratchPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// unmarshalWithoutManagedFields unmarshals raw, leaving the managedFields
+// of the ObjectMeta at path out unless keep: they are cut from the encoded
+// message first (a copy without them costs less than decoding them), so
+// they are never decoded. The generated Unmarshal copies what it keeps, so
+// the copy is reused.
+func unmarshalWithoutManagedFields(raw []byte, keep bool, unmarshal func([]byte) error, path ...int) error {
+	if keep {
+		return unmarshal(raw)
+	}
+	bp := scratchPool.Get().(*[]byte)
+	defer scratchPool.Put(bp)
+	stripped, ok := pbwire.AppendWithout((*bp)[:0], raw, objectMetaManagedFields, path...)
+	if !ok {
+		return unmarshal(raw) // malformed: let the generated code say how
+	}
+	if cap(stripped) <= 1<<20 {
+		*bp = stripped
+	}
+	return unmarshal(stripped)
 }
 
 // DecodePartialObjectMetadataListProtobuf decodes a protobuf-encoded
@@ -47,15 +74,12 @@ func DecodePartialObjectMetadataListProtobuf(data []byte, keepManagedFields bool
 		return nil, errorf("decode metadata list: %w", err)
 	}
 	l := &metav1.PartialObjectMetadataList{}
-	if err := l.Unmarshal(raw); err != nil {
+	if err := unmarshalWithoutManagedFields(raw, keepManagedFields, l.Unmarshal, 2, 1); err != nil {
 		return nil, errorf("decode metadata list: %w", err)
 	}
 	l.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("PartialObjectMetadataList"))
 	for i := range l.Items {
 		l.Items[i].SetGroupVersionKind(partialGVK)
-		if !keepManagedFields {
-			l.Items[i].ManagedFields = nil
-		}
 	}
 	return l, nil
 }

@@ -41,6 +41,13 @@ func TestProtobufMetadata(t *testing.T) {
 	if err != nil || len(gl.Items) != 2 || gl.ResourceVersion != "9" || gl.Continue != "c" || gl.Items[1].ManagedFields == nil {
 		t.Fatalf("list %+v, %v", gl, err)
 	}
+	gl, err = DecodePartialObjectMetadataListProtobuf(envelope(t, "PartialObjectMetadataList", lraw), false)
+	if err != nil || len(gl.Items) != 2 || gl.ResourceVersion != "9" || gl.Items[0].ManagedFields != nil || gl.Items[1].ManagedFields != nil || gl.Items[1].Labels["app"] != "web" {
+		t.Fatalf("list without managedFields %+v, %v", gl, err)
+	}
+	if got, err := DecodePartialObjectMetadataProtobuf(envelope(t, "PartialObjectMetadata", raw), true); err != nil || len(got.ManagedFields) != 1 {
+		t.Fatalf("kept managedFields: %+v, %v", got, err)
+	}
 	if _, err := DecodePartialObjectMetadataProtobuf([]byte("{}"), false); err == nil {
 		t.Fatal("JSON accepted as protobuf")
 	}

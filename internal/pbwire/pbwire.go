@@ -85,3 +85,105 @@ func Path(b []byte, nums ...int) ([]byte, bool) {
 	}
 	return b, true
 }
+
+// AppendWithout appends the message b to dst without the fields number
+// drop of the messages nested at path: AppendWithout(dst, b, 17, 1) drops
+// field 17 of the message in field 1 of b (every occurrence of field 1, so
+// a repeated field at path is stripped in each element), and the lengths
+// of the enclosing fields shrink to match. With no path, field drop of b
+// itself is left out. It reports false, with dst as given, if b is not a
+// well-formed message.
+func AppendWithout(dst, b []byte, drop int, path ...int) ([]byte, bool) {
+	if _, ok := sizeWithout(b, drop, path); !ok {
+		return dst, false
+	}
+	return appendWithout(dst, b, drop, path), true
+}
+
+// field splits the field at the start of b into its number, wire type,
+// value (for length-delimited fields, without the length) and the length
+// of the whole field as encoded.
+func field(b []byte) (num int, typ uint64, v []byte, n int, ok bool) {
+	tag, tn := binary.Uvarint(b)
+	if tn <= 0 {
+		return 0, 0, nil, 0, false
+	}
+	num, typ = int(tag>>3), tag&7
+	rest := b[tn:]
+	switch typ {
+	case wireVarint:
+		_, vn := binary.Uvarint(rest)
+		if vn <= 0 {
+			return 0, 0, nil, 0, false
+		}
+		return num, typ, rest[:vn], tn + vn, true
+	case wireFixed64:
+		if len(rest) < 8 {
+			return 0, 0, nil, 0, false
+		}
+		return num, typ, rest[:8], tn + 8, true
+	case wireFixed32:
+		if len(rest) < 4 {
+			return 0, 0, nil, 0, false
+		}
+		return num, typ, rest[:4], tn + 4, true
+	case wireBytes:
+		l, ln := binary.Uvarint(rest)
+		if ln <= 0 || l > uint64(len(rest)-ln) {
+			return 0, 0, nil, 0, false
+		}
+		return num, typ, rest[ln : ln+int(l)], tn + ln + int(l), true
+	}
+	return 0, 0, nil, 0, false
+}
+
+func sizeWithout(b []byte, drop int, path []int) (int, bool) {
+	size := 0
+	for len(b) > 0 {
+		num, typ, v, n, ok := field(b)
+		if !ok {
+			return 0, false
+		}
+		switch {
+		case len(path) == 0 && num == drop:
+		case len(path) > 0 && num == path[0] && typ == wireBytes:
+			s, ok := sizeWithout(v, drop, path[1:])
+			if !ok {
+				return 0, false
+			}
+			size += uvarintLen(uint64(num)<<3|wireBytes) + uvarintLen(uint64(s)) + s
+		default:
+			size += n
+		}
+		b = b[n:]
+	}
+	return size, true
+}
+
+// appendWithout is AppendWithout for a b that sizeWithout accepted.
+func appendWithout(dst, b []byte, drop int, path []int) []byte {
+	for len(b) > 0 {
+		num, typ, v, n, _ := field(b)
+		switch {
+		case len(path) == 0 && num == drop:
+		case len(path) > 0 && num == path[0] && typ == wireBytes:
+			s, _ := sizeWithout(v, drop, path[1:])
+			dst = binary.AppendUvarint(dst, uint64(num)<<3|wireBytes)
+			dst = binary.AppendUvarint(dst, uint64(s))
+			dst = appendWithout(dst, v, drop, path[1:])
+		default:
+			dst = append(dst, b[:n]...)
+		}
+		b = b[n:]
+	}
+	return dst
+}
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}

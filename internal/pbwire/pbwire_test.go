@@ -67,3 +67,91 @@ func FuzzEach(f *testing.F) {
 		Path(b, 2, 1, 1)
 	})
 }
+
+func TestAppendWithoutDropsManagedFields(t *testing.T) {
+	ts := metav1.Unix(1700000000, 0)
+	meta := func(mf bool) metav1.ObjectMeta {
+		m := metav1.ObjectMeta{
+			Name: "cm-1", Namespace: "ns", ResourceVersion: "12345", Generation: 3,
+			CreationTimestamp: ts,
+			Labels:            map[string]string{"a": "b", "c": "d"},
+			Annotations:       map[string]string{"note": "x"},
+			OwnerReferences:   []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "p", UID: "u1"}},
+			Finalizers:        []string{"f"},
+		}
+		if mf {
+			m.ManagedFields = []metav1.ManagedFieldsEntry{
+				{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1", Time: &ts, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{}}`)}},
+				{Manager: "other", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1"},
+			}
+		}
+		return m
+	}
+	with, err := (&metav1.PartialObjectMetadata{ObjectMeta: meta(true)}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := []byte("keep")
+	got, ok := AppendWithout(prefix, with, 17, 1)
+	if !ok {
+		t.Fatal("not well formed")
+	}
+	if string(got[:4]) != "keep" {
+		t.Fatalf("dst prefix lost: %q", got[:4])
+	}
+	var back metav1.PartialObjectMetadata
+	if err := back.Unmarshal(got[4:]); err != nil {
+		t.Fatal(err)
+	}
+	want := meta(false)
+	if !equality(back.ObjectMeta, want) {
+		t.Fatalf("got %+v\nwant %+v", back.ObjectMeta, want)
+	}
+
+	// Every element of a repeated field at the path: a list's items.
+	list := &metav1.PartialObjectMetadataList{Items: []metav1.PartialObjectMetadata{{ObjectMeta: meta(true)}, {ObjectMeta: meta(true)}}}
+	list.ResourceVersion = "99"
+	lb, err := list.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok = AppendWithout(nil, lb, 17, 2, 1)
+	if !ok {
+		t.Fatal("list not well formed")
+	}
+	var lback metav1.PartialObjectMetadataList
+	if err := lback.Unmarshal(got); err != nil {
+		t.Fatal(err)
+	}
+	if lback.ResourceVersion != "99" || len(lback.Items) != 2 {
+		t.Fatalf("list %+v", lback.ListMeta)
+	}
+	for i, it := range lback.Items {
+		if !equality(it.ObjectMeta, want) {
+			t.Fatalf("item %d: %+v", i, it.ObjectMeta)
+		}
+	}
+
+	// No path: a field of the message itself; a message without the field
+	// is copied as is.
+	if got, ok := AppendWithout(nil, lb, 2); !ok || len(got) >= len(lb) {
+		t.Fatalf("top-level drop: ok %v, %d of %d bytes", ok, len(got), len(lb))
+	}
+	plain, _ := (&metav1.PartialObjectMetadata{ObjectMeta: meta(false)}).Marshal()
+	if got, ok := AppendWithout(nil, plain, 17, 1); !ok || string(got) != string(plain) {
+		t.Fatal("a message without the field changed")
+	}
+
+	// Malformed input: reported, dst untouched.
+	for _, bad := range [][]byte{{0x0a, 0x05, 'a'}, {0x80}, {0x0b}} {
+		if got, ok := AppendWithout(prefix, bad, 17, 1); ok || string(got) != "keep" {
+			t.Errorf("%x: ok %v, dst %q", bad, ok, got)
+		}
+	}
+}
+
+func equality(a, b metav1.ObjectMeta) bool {
+	ab, _ := a.Marshal()
+	bb, _ := b.Marshal()
+	return string(ab) == string(bb)
+}
