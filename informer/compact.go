@@ -1,17 +1,97 @@
 package informer
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
 	"unicode/utf8"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kdyn/kdyn/internal/fastjson"
 )
 
-// compactStorage keeps each object as compact JSON bytes plus its
+// wireLister is implemented by sources that hand each object over with
+// its JSON text as the server sent it (managedFields cut out when the
+// source omits them), for the compact store to keep instead of encoding
+// the decoded object again: list items through listWire (known, when not
+// nil, as for ListSkipping), watch events as *wireObject.
+type wireLister[T Object] interface {
+	listWire(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, each func(T, []byte) error) (ListPage, error)
+}
+
+// wireSource is the source of a compact informer: an unstructuredSource
+// whose objects come with their text.
+type wireSource struct{ *unstructuredSource }
+
+func (s wireSource) listWire(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, each func(*unstructured.Unstructured, []byte) error) (ListPage, error) {
+	return s.streamList(ctx, opts, known,
+		func(b []byte) (map[string]any, []byte, error) { return fastjson.DecodeObjectSharedRaw(b, 1, s.omitMF) },
+		func(m map[string]any, raw []byte) error { return each(&unstructured.Unstructured{Object: m}, raw) })
+}
+
+func (s wireSource) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	return s.watchRequest(opts).WatchMapsRaw(ctx, wireMap, nil)
+}
+
+func (s wireSource) WatchPeek(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool) (watch.Interface, error) {
+	return s.watchRequest(opts).WatchMapsRaw(ctx, wireMap, knownPeek(known))
+}
+
+// wireObject is a watch event's object with its JSON text. It lives only
+// between a wireSource and the reflector, which unwraps it (eventObject).
+type wireObject struct {
+	*unstructured.Unstructured
+	raw []byte
+}
+
+func wireMap(m map[string]any, raw []byte) (runtime.Object, error) {
+	u := &unstructured.Unstructured{Object: m}
+	if raw == nil {
+		return u, nil
+	}
+	return &wireObject{Unstructured: u, raw: raw}, nil
+}
+
+// eventObject returns a watch event's object as a T, with its text if a
+// wireSource sent it.
+func eventObject[T Object](o runtime.Object) (T, []byte, bool) {
+	var raw []byte
+	if w, ok := o.(*wireObject); ok {
+		o, raw = w.Unstructured, w.raw
+	}
+	t, ok := o.(T)
+	return t, raw, ok
+}
+
+// withTypeMeta returns an object's text with apiVersion and kind added
+// first, for list items that the server sent without them.
+func withTypeMeta(raw []byte, apiVersion, kind string) []byte {
+	rest := raw[1:] // after '{'
+	b := make([]byte, 0, len(raw)+len(apiVersion)+len(kind)+len(`"apiVersion":"","kind":"",`)+8)
+	b = append(b, `{"apiVersion":`...)
+	b = appendString(b, apiVersion)
+	b = append(b, `,"kind":`...)
+	b = appendString(b, kind)
+	if trimmed := trimLeftSpace(rest); len(trimmed) > 0 && trimmed[0] != '}' {
+		b = append(b, ',')
+	}
+	return append(b, rest...)
+}
+
+func trimLeftSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+		b = b[1:]
+	}
+	return b
+}
+
+// compactStorage keeps each object as JSON bytes (the server's text when
+// the source provides it, else an encoding of the object) plus its
 // resourceVersion, and decodes it on every read. For memory-bound
 // controllers that cache many large objects; reads cost a decode.
 type compactStorage struct {
@@ -44,7 +124,7 @@ func (c *compactStorage) get(key string) (*unstructured.Unstructured, bool) {
 	return c.decode(e.raw)
 }
 
-// RawJSON returns the cached object's compact JSON without decoding it,
+// RawJSON returns the cached object's JSON text without decoding it,
 // for informers in compact mode (InformerOptions.Compact), e.g. to read a
 // few fields with gjson. It reports false for other informers and for
 // keys not in the cache. The bytes are shared: do not modify them.
@@ -59,13 +139,19 @@ func RawJSON(inf *Informer[*unstructured.Unstructured], key string) ([]byte, boo
 	return e.raw, ok
 }
 
-func (c *compactStorage) put(key string, obj *unstructured.Unstructured) error {
+// put stores obj; raw, when not nil, is its text as the server sent it,
+// kept as is (the caller does not reuse it).
+func (c *compactStorage) put(key string, obj *unstructured.Unstructured, raw []byte) error {
+	if raw != nil {
+		c.m[key] = compactEntry{raw: raw, rv: obj.GetResourceVersion()}
+		return nil
+	}
 	b, err := appendJSON(c.scratch[:0], obj.Object)
 	if err != nil {
 		return fmt.Errorf("informer: encode %s for the compact store: %w", key, err)
 	}
 	c.scratch = b
-	raw := make([]byte, len(b)) // exactly sized: the cache holds many
+	raw = make([]byte, len(b)) // exactly sized: the cache holds many
 	copy(raw, b)
 	c.m[key] = compactEntry{raw: raw, rv: obj.GetResourceVersion()}
 	return nil

@@ -1,9 +1,12 @@
 package informer
 
 import (
+	"bytes"
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kdyn/kdyn/internal/fastjson"
@@ -17,7 +20,7 @@ func TestCompactRoundTrip(t *testing.T) {
 		"spec":     map[string]any{"i": int64(-42), "f": 1.5, "big": 1e300, "small": 1e-9, "t": true, "n": nil, "list": []any{int64(1), "two", []any{}, map[string]any{}}},
 	}
 	c := newCompactStorage()
-	if err := c.put("ns/a", &unstructured.Unstructured{Object: obj}); err != nil {
+	if err := c.put("ns/a", &unstructured.Unstructured{Object: obj}, nil); err != nil {
 		t.Fatal(err)
 	}
 	raw := c.m["ns/a"].raw
@@ -37,5 +40,56 @@ func TestCompactRoundTrip(t *testing.T) {
 	got, ok := c.get("ns/a")
 	if !ok || got.GetName() != "a" {
 		t.Fatal("get")
+	}
+}
+
+// wiredSource is a scripted source that hands each list item over with a
+// text of its own (marked, so the test can tell it from an encoding of the
+// object), as a wireSource does with the server's.
+type wiredSource struct{ *scriptedSource }
+
+func markedText(obj *unstructured.Unstructured) []byte {
+	b, _ := appendJSON(nil, obj.Object)
+	return append([]byte(`{"text":"wire",`), b[1:]...)
+}
+
+func (s wiredSource) listWire(ctx context.Context, opts metav1.ListOptions, _ func(key, rv string) bool, each func(*unstructured.Unstructured, []byte) error) (ListPage, error) {
+	return s.List(ctx, opts, func(obj *unstructured.Unstructured) error { return each(obj, markedText(obj)) })
+}
+
+func TestCompactKeepsSourceText(t *testing.T) {
+	for _, transform := range []bool{false, true} {
+		src := newScriptedSource()
+		src.addList("10", "", nil, cm("a", "1"))
+		w := src.addWatch(nil)
+		opts := listWatch
+		opts.storage = newCompactStorage()
+		if transform {
+			opts.Transform = func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+				u.SetLabels(map[string]string{"t": "x"})
+				return u, nil
+			}
+		}
+		inf, _ := startInformer(t, wiredSource{src}, opts, nil)
+		waitUntil(t, inf.HasSynced)
+		b := cm("b", "2")
+		w.Add(&wireObject{Unstructured: b, raw: markedText(b)})
+		waitUntil(t, func() bool { _, ok := inf.Store().Get("ns/b"); return ok })
+		for _, key := range []string{"ns/a", "ns/b"} {
+			raw, ok := RawJSON(inf, key)
+			if !ok {
+				t.Fatalf("%s not cached", key)
+			}
+			kept := bytes.HasPrefix(raw, []byte(`{"text":"wire",`))
+			if kept == transform {
+				// The text is of the object before a transform: with one,
+				// the transformed object is encoded instead.
+				t.Errorf("transform=%v %s: %s", transform, key, raw)
+			}
+			got, _ := inf.Store().Get(key)
+			if transform != (got.GetLabels()["t"] == "x") {
+				t.Errorf("transform=%v %s: read back %v", transform, key, got.Object)
+			}
+		}
 	}
 }

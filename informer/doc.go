@@ -71,10 +71,15 @@
 // Transforms run before objects enter the cache. Informers from a Factory
 // strip metadata.managedFields by default (InformerOptions.KeepManagedFields
 // opts out): it is 20–40% of object bytes and controllers almost never read
-// it. In compact mode (InformerOptions.Compact) objects are kept as compact
-// JSON bytes and decoded on every read (RawJSON reads them without
-// decoding): far less memory for controllers that cache many large objects,
-// at the cost of a decode per read. Metadata-only informers
+// it. In compact mode (InformerOptions.Compact) objects are kept as JSON
+// bytes and decoded on every read (RawJSON reads them without decoding):
+// far less memory for controllers that cache many large objects, at the
+// cost of a decode per read. The bytes are the object's text as the server
+// sent it in the list or watch event, with managedFields cut out (and, for
+// list items the server sends without them, apiVersion and kind put
+// first), so caching costs a copy rather than a second encoding; with a
+// Transform, the transformed object is encoded instead. Handlers still get
+// decoded objects, as in the default mode. Metadata-only informers
 // (Factory.ForResourceMetadata) cache *metav1.PartialObjectMetadata, asked
 // of the server in protobuf (apimachinery's own codec for these meta types;
 // JSON when a server cannot).

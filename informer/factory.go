@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kdyn/kdyn/rest"
-	kunstructured "github.com/kdyn/kdyn/unstructured"
 )
 
 // FactoryOptions configure a Factory. The zero value is useful.
@@ -45,8 +44,9 @@ type InformerOptions struct {
 	// Transform changes objects before they are cached, after managedFields
 	// stripping. Informers with different Transform functions are distinct.
 	Transform func(*unstructured.Unstructured) (*unstructured.Unstructured, error)
-	// Compact keeps objects as compact JSON and decodes them on each read
-	// (see RawJSON): far less memory, slower reads.
+	// Compact keeps objects as JSON bytes (the text the server sent, less
+	// managedFields) and decodes them on each read (see RawJSON): far less
+	// memory, slower reads.
 	Compact bool
 }
 
@@ -126,16 +126,23 @@ func (f *Factory) ForResource(gvr schema.GroupVersionResource, opts InformerOpti
 		ResyncPeriod:     f.opts.ResyncPeriod,
 		DisableStreaming: f.opts.DisableStreaming,
 		Logger:           f.logger().With(zap.String("gvr", gvr.String())),
-		Transform:        composeTransforms(!opts.KeepManagedFields, opts.Transform),
-	}
-	if opts.Compact {
-		io.storage = newCompactStorage()
+		// managedFields are left out by the source's decoding (every
+		// path: list items, watch events), so no transform is needed
+		// for them.
+		Transform: opts.Transform,
 	}
 	var srcOpts []SourceOption
 	if !opts.KeepManagedFields {
 		srcOpts = append(srcOpts, WithoutManagedFields())
 	}
-	inf := New[*unstructured.Unstructured](NewSource(f.rc, gvr, k.ns, srcOpts...), io)
+	var src Source[*unstructured.Unstructured] = NewSource(f.rc, gvr, k.ns, srcOpts...)
+	if opts.Compact {
+		io.storage = newCompactStorage()
+		// The store keeps each object's text as the server sent it
+		// rather than encoding the decoded object again.
+		src = wireSource{src.(*unstructuredSource)}
+	}
+	inf := New[*unstructured.Unstructured](src, io)
 	f.addLocked(k, inf, inf.Run, inf.HasSynced, inf.givenUp)
 	return inf
 }
@@ -166,22 +173,6 @@ func (f *Factory) ForResourceMetadata(gvr schema.GroupVersionResource, opts Info
 	inf := New[*metav1.PartialObjectMetadata](NewMetadataSource(f.rc, gvr, k.ns, opts.KeepManagedFields), io)
 	f.addLocked(k, inf, inf.Run, inf.HasSynced, inf.givenUp)
 	return inf
-}
-
-func composeTransforms(strip bool, user func(*unstructured.Unstructured) (*unstructured.Unstructured, error)) func(*unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	switch {
-	case !strip:
-		return user
-	case user == nil:
-		return func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-			kunstructured.StripManagedFieldsInPlace(u)
-			return u, nil
-		}
-	}
-	return func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		kunstructured.StripManagedFieldsInPlace(u)
-		return user(u)
-	}
 }
 
 func (f *Factory) addLocked(k factoryKey, inf any, run func(context.Context) error, synced func() bool, givenUp func() error) {

@@ -355,13 +355,16 @@ func (i *Informer[T]) transform(obj T) (T, bool) {
 	return out, true
 }
 
-func (i *Informer[T]) upsert(obj T, syncing bool) {
+func (i *Informer[T]) upsert(obj T, raw []byte, syncing bool) {
 	key := Key(obj)
 	if rv := obj.GetResourceVersion(); rv != "" && i.relisting.Load() && i.known(key, rv) {
 		// Unchanged (a relist of an object we have, or a stub for one the
 		// source recognized without decoding it): keep the cached one, and
 		// do not run the transform.
 		return
+	}
+	if i.opts.Transform != nil {
+		raw = nil // the text is of the object before the transform
 	}
 	obj, ok := i.transform(obj)
 	if !ok {
@@ -380,7 +383,7 @@ func (i *Informer[T]) upsert(obj T, syncing bool) {
 		i.store.mu.Unlock()
 		return // unchanged (a relist of an object we have): keep the cached one
 	}
-	if err := i.store.putLocked(key, obj); err != nil {
+	if err := i.store.putLocked(key, obj, raw); err != nil {
 		i.store.mu.Unlock()
 		i.log.Warn("could not cache an object", zap.String("key", key), zap.Error(err))
 		return

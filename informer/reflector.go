@@ -39,7 +39,10 @@ type sink[T Object] interface {
 	known(key, rv string) bool
 	// cached reports how many objects the cache holds.
 	cached() int
-	upsert(obj T, syncing bool)
+	// upsert caches obj; raw, when not nil, is its JSON text as the
+	// server sent it (a source's wireObject), which a compact store keeps
+	// as is.
+	upsert(obj T, raw []byte, syncing bool)
 	remove(obj T)
 	endSync(resourceVersion string)
 	abortSync()
@@ -224,6 +227,7 @@ func (r *reflector[T]) fail(ctx context.Context, err error, next state) state {
 // listedPage is one page fetched (and decoded) ahead by fetchPages.
 type listedPage[T Object] struct {
 	items   []T
+	raws    [][]byte // the items' JSON text, from a wireLister; else nil
 	page    ListPage
 	err     error
 	cont    string // the continue token the page was asked with
@@ -242,31 +246,44 @@ func (r *reflector[T]) fetchPages(ctx context.Context, opts metav1.ListOptions) 
 	go func() {
 		defer close(out)
 		skipper, canSkip := r.src.(skippingLister[T])
+		wirer, wired := r.src.(wireLister[T])
 		relist := r.sink.cached() > 0
 		for {
 			var items []T
-			collect := func(obj T) error {
+			var raws [][]byte
+			collectWire := func(obj T, raw []byte) error {
 				items = append(items, obj)
+				if wired {
+					raws = append(raws, raw)
+				}
 				if len(items) < listBatch {
 					return nil
 				}
 				select {
-				case out <- listedPage[T]{items: items, partial: true}:
+				case out <- listedPage[T]{items: items, raws: raws, partial: true}:
 				case <-ctx.Done():
 					return ctx.Err()
 				}
-				items = nil
+				items, raws = nil, nil
 				return nil
+			}
+			collect := func(obj T) error { return collectWire(obj, nil) }
+			var known func(key, rv string) bool
+			if relist {
+				known = r.sink.known
 			}
 			var page ListPage
 			var err error
-			if canSkip && relist {
-				page, err = skipper.ListSkipping(ctx, opts, r.sink.known, collect)
-			} else {
+			switch {
+			case wired:
+				page, err = wirer.listWire(ctx, opts, known, collectWire)
+			case canSkip && relist:
+				page, err = skipper.ListSkipping(ctx, opts, known, collect)
+			default:
 				page, err = r.src.List(ctx, opts, collect)
 			}
 			select {
-			case out <- listedPage[T]{items: items, page: page, err: err, cont: opts.Continue}:
+			case out <- listedPage[T]{items: items, raws: raws, page: page, err: err, cont: opts.Continue}:
 			case <-ctx.Done():
 				return
 			}
@@ -322,7 +339,11 @@ func (r *reflector[T]) listOnce(ctx context.Context, opts metav1.ListOptions) (r
 			return false, p.err
 		}
 		for i, obj := range p.items {
-			r.sink.upsert(obj, true)
+			var raw []byte
+			if p.raws != nil {
+				raw, p.raws[i] = p.raws[i], nil
+			}
+			r.sink.upsert(obj, raw, true)
 			var zero T
 			p.items[i] = zero
 		}
@@ -399,17 +420,17 @@ func (r *reflector[T]) stream(ctx context.Context) error {
 			}
 			switch ev.Type {
 			case watch.Added, watch.Modified:
-				obj, ok := ev.Object.(T)
+				obj, raw, ok := eventObject[T](ev.Object)
 				if !ok {
 					continue
 				}
-				r.sink.upsert(obj, true)
+				r.sink.upsert(obj, raw, true)
 			case watch.Deleted:
-				if obj, ok := ev.Object.(T); ok {
+				if obj, _, ok := eventObject[T](ev.Object); ok {
 					r.sink.remove(obj)
 				}
 			case watch.Bookmark:
-				obj, ok := ev.Object.(T)
+				obj, _, ok := eventObject[T](ev.Object)
 				if !ok {
 					continue
 				}
@@ -541,17 +562,17 @@ func (r *reflector[T]) watch(ctx context.Context) (gone bool, err error) {
 			idle.Reset(r.opts.idleTimeout)
 			switch ev.Type {
 			case watch.Added, watch.Modified:
-				if obj, ok := ev.Object.(T); ok {
-					r.sink.upsert(obj, false)
+				if obj, raw, ok := eventObject[T](ev.Object); ok {
+					r.sink.upsert(obj, raw, false)
 					r.rv = obj.GetResourceVersion()
 				}
 			case watch.Deleted:
-				if obj, ok := ev.Object.(T); ok {
+				if obj, _, ok := eventObject[T](ev.Object); ok {
 					r.sink.remove(obj)
 					r.rv = obj.GetResourceVersion()
 				}
 			case watch.Bookmark:
-				if obj, ok := ev.Object.(T); ok && obj.GetResourceVersion() != "" {
+				if obj, _, ok := eventObject[T](ev.Object); ok && obj.GetResourceVersion() != "" {
 					r.rv = obj.GetResourceVersion()
 				}
 			case watch.Error:

@@ -33,32 +33,42 @@ type skippingLister[T Object] interface {
 func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // streamItems reads a list page from body as it arrives and hands each
-// item, parsed with parse, to decode as soon as it is complete, so that decoding overlaps the
-// transfer and the page is never held whole. If known is not nil, items it
-// recognizes (from their raw name, namespace and resourceVersion) are not
-// decoded at all. Items without apiVersion and kind get the list's.
-func streamItems(body io.Reader, known func(key, rv string) bool, parse func([]byte) (map[string]any, error), decode func(m map[string]any) error) (ListPage, error) {
+// item, parsed with parse, to decode as soon as it is complete, so that
+// decoding overlaps the transfer and the page is never held whole. parse
+// may also return the item's text (raw), which decode then gets too. If
+// known is not nil, items it recognizes (from their raw name, namespace and
+// resourceVersion) are not decoded at all. Items without apiVersion and
+// kind get the list's (their text too).
+func streamItems(body io.Reader, known func(key, rv string) bool, parse func([]byte) (map[string]any, []byte, error), decode func(m map[string]any, raw []byte) error) (ListPage, error) {
 	s := fastjson.NewListStream(body)
 	var apiVersion, kind string
 	head := false
-	var pending []map[string]any // items that came before the list's kind
-	var key []byte               // reused: known's arguments are only valid during the call
-	fill := func(m map[string]any) {
-		if _, ok := m["kind"]; !ok {
-			if _, ok := m["apiVersion"]; !ok {
-				m["apiVersion"], m["kind"] = apiVersion, kind
+	type item struct {
+		m   map[string]any
+		raw []byte
+	}
+	var pending []item // items that came before the list's kind
+	var key []byte     // reused: known's arguments are only valid during the call
+	fill := func(it item) error {
+		if _, ok := it.m["kind"]; !ok {
+			if _, ok := it.m["apiVersion"]; !ok {
+				it.m["apiVersion"], it.m["kind"] = apiVersion, kind
+				if it.raw != nil {
+					it.raw = withTypeMeta(it.raw, apiVersion, kind)
+				}
 			}
 		}
+		return decode(it.m, it.raw)
 	}
-	err := s.Items(func(raw []byte) error {
+	err := s.Items(func(data []byte) error {
 		if known != nil {
 			var rv string
 			var ok bool
-			if key, rv, ok = rawKey(key[:0], gjson.Get(bytesView(raw), "metadata")); ok && known(bytesView(key), rv) {
+			if key, rv, ok = rawKey(key[:0], gjson.Get(bytesView(data), "metadata")); ok && known(bytesView(key), rv) {
 				return nil
 			}
 		}
-		m, err := parse(raw)
+		m, raw, err := parse(data)
 		if err != nil {
 			return err
 		}
@@ -71,11 +81,10 @@ func streamItems(body io.Reader, known func(key, rv string) bool, parse func([]b
 			}
 		}
 		if !head {
-			pending = append(pending, m)
+			pending = append(pending, item{m, raw})
 			return nil
 		}
-		fill(m)
-		return decode(m)
+		return fill(item{m, raw})
 	})
 	if err != nil {
 		return ListPage{}, fmt.Errorf("informer: read the list: %w", err)
@@ -85,9 +94,8 @@ func streamItems(body io.Reader, known func(key, rv string) bool, parse func([]b
 		k, _ := s.Field("kind")
 		apiVersion, kind = gjson.ParseBytes(av).String(), strings.TrimSuffix(gjson.ParseBytes(k).String(), "List")
 	}
-	for _, m := range pending {
-		fill(m)
-		if err := decode(m); err != nil {
+	for _, it := range pending {
+		if err := fill(it); err != nil {
 			return ListPage{}, err
 		}
 	}
@@ -98,12 +106,16 @@ func streamItems(body io.Reader, known func(key, rv string) bool, parse func([]b
 
 // listItems sends a list request and streams its items (see streamItems).
 func (s *unstructuredSource) listItems(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, each func(*unstructured.Unstructured) error) (ListPage, error) {
+	return s.streamList(ctx, opts, known, s.decode, func(m map[string]any, _ []byte) error { return each(&unstructured.Unstructured{Object: m}) })
+}
+
+func (s *unstructuredSource) streamList(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, parse func([]byte) (map[string]any, []byte, error), decode func(map[string]any, []byte) error) (ListPage, error) {
 	body, err := request(s.rc, s.gvr, s.ns).VersionedParams(&opts).Stream(ctx)
 	if err != nil {
 		return ListPage{}, err
 	}
 	defer body.Close()
-	return streamItems(body, known, s.decode, func(m map[string]any) error { return each(&unstructured.Unstructured{Object: m}) })
+	return streamItems(body, known, parse, decode)
 }
 
 func (s *unstructuredSource) ListSkipping(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, each func(*unstructured.Unstructured) error) (ListPage, error) {

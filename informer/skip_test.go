@@ -3,6 +3,7 @@ package informer
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -15,6 +16,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
+// sharedParse is a streamItems parse that keeps no text.
+func sharedParse(b []byte) (map[string]any, []byte, error) {
+	m, err := fastjson.DecodeObjectShared(b)
+	return m, nil, err
+}
+
 func TestEachRawItemSkipsKnown(t *testing.T) {
 	body := []byte(`{"apiVersion":"v1","kind":"ConfigMapList","metadata":{"resourceVersion":"20","continue":"c"},"items":[
 		{"metadata":{"name":"a","namespace":"ns","resourceVersion":"5"}},
@@ -24,7 +31,7 @@ func TestEachRawItemSkipsKnown(t *testing.T) {
 	page, err := streamItems(iotest.HalfReader(bytes.NewReader(body)), func(key, rv string) bool {
 		asked = append(asked, key+"@"+rv)
 		return key == "ns/a"
-	}, fastjson.DecodeObjectShared, func(m map[string]any) error {
+	}, sharedParse, func(m map[string]any, _ []byte) error {
 		md := m["metadata"].(map[string]any)
 		decoded = append(decoded, md["name"].(string)+":"+m["kind"].(string))
 		return nil
@@ -43,7 +50,7 @@ func TestEachRawItemSkipsKnown(t *testing.T) {
 func TestStreamItemsKindAfterItems(t *testing.T) {
 	body := `{"items":[{"metadata":{"name":"a"}},{"kind":"Other","metadata":{"name":"b"}}],"kind":"WidgetList","apiVersion":"x/v1","metadata":{"resourceVersion":"3"}}`
 	var got []string
-	page, err := streamItems(strings.NewReader(body), nil, fastjson.DecodeObjectShared, func(m map[string]any) error {
+	page, err := streamItems(strings.NewReader(body), nil, sharedParse, func(m map[string]any, _ []byte) error {
 		got = append(got, m["metadata"].(map[string]any)["name"].(string)+":"+m["kind"].(string))
 		return nil
 	})
@@ -53,20 +60,43 @@ func TestStreamItemsKindAfterItems(t *testing.T) {
 	if diff := cmp.Diff([]string{"a:Widget", "b:Other"}, got); diff != "" {
 		t.Fatal(diff)
 	}
+
+	// With the items' text: the list's kind and apiVersion are added to
+	// the text of items without them, so it decodes to what was cached.
+	got = nil
+	rawParse := func(b []byte) (map[string]any, []byte, error) { return fastjson.DecodeObjectSharedRaw(b, 1, true) }
+	body = `{"items":[{"metadata":{"name":"a","managedFields":[]}},{ },{"kind":"Other","metadata":{"name":"b"}}],"kind":"WidgetList","apiVersion":"x/v1","metadata":{"resourceVersion":"3"}}`
+	if _, err := streamItems(strings.NewReader(body), nil, rawParse, func(m map[string]any, raw []byte) error {
+		back, err := fastjson.DecodeObject(raw)
+		if err != nil {
+			return fmt.Errorf("%s: %w", raw, err)
+		}
+		if diff := cmp.Diff(m, back); diff != "" {
+			return fmt.Errorf("%s (-cached +text):\n%s", raw, diff)
+		}
+		got = append(got, string(raw))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"apiVersion":"x/v1","kind":"Widget","metadata":{"name":"a"}}`, `{"apiVersion":"x/v1","kind":"Widget" }`, `{"kind":"Other","metadata":{"name":"b"}}`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatal(diff)
+	}
 }
 
 func TestStreamItemsErrors(t *testing.T) {
 	boom := errors.New("connection reset by peer")
 	n := 0
-	_, err := streamItems(io.MultiReader(strings.NewReader(`{"kind":"ConfigMapList","apiVersion":"v1","items":[{"metadata":{"name":"a"}},{"meta`), iotest.ErrReader(boom)), nil, fastjson.DecodeObjectShared, func(map[string]any) error { n++; return nil })
+	_, err := streamItems(io.MultiReader(strings.NewReader(`{"kind":"ConfigMapList","apiVersion":"v1","items":[{"metadata":{"name":"a"}},{"meta`), iotest.ErrReader(boom)), nil, sharedParse, func(map[string]any, []byte) error { n++; return nil })
 	if !errors.Is(err, boom) || n != 1 || !strings.Contains(err.Error(), "informer: read the list") {
 		t.Fatalf("read error: %v after %d items", err, n)
 	}
-	_, err = streamItems(strings.NewReader(`{"kind":"ConfigMapList","apiVersion":"v1","items":[{"metadata":{"name":"a"}}`), nil, fastjson.DecodeObjectShared, func(map[string]any) error { return nil })
+	_, err = streamItems(strings.NewReader(`{"kind":"ConfigMapList","apiVersion":"v1","items":[{"metadata":{"name":"a"}}`), nil, sharedParse, func(map[string]any, []byte) error { return nil })
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("truncated list: %v", err)
 	}
-	_, err = streamItems(strings.NewReader(`{"kind":"ConfigMapList","apiVersion":"v1","items":[{"a":1e999}]}`), nil, fastjson.DecodeObjectShared, func(map[string]any) error { return nil })
+	_, err = streamItems(strings.NewReader(`{"kind":"ConfigMapList","apiVersion":"v1","items":[{"a":1e999}]}`), nil, sharedParse, func(map[string]any, []byte) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "out of float64 range") {
 		t.Fatalf("bad number: %v", err)
 	}

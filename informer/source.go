@@ -42,11 +42,15 @@ type unstructuredSource struct {
 }
 
 // decode decodes one list item.
-func (s *unstructuredSource) decode(raw []byte) (map[string]any, error) {
+func (s *unstructuredSource) decode(raw []byte) (map[string]any, []byte, error) {
+	var m map[string]any
+	var err error
 	if s.omitMF {
-		return fastjson.DecodeObjectSharedOmittingManagedFields(raw, 1)
+		m, err = fastjson.DecodeObjectSharedOmittingManagedFields(raw, 1)
+	} else {
+		m, err = fastjson.DecodeObjectShared(raw)
 	}
-	return fastjson.DecodeObjectShared(raw)
+	return m, nil, err
 }
 
 // watchRequest is the request of a watch with opts.

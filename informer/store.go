@@ -19,7 +19,9 @@ const NamespaceIndex = "namespace"
 // zero-copy); compactStorage keeps compact JSON and decodes on read.
 type storage[T Object] interface {
 	get(key string) (T, bool)
-	put(key string, obj T) error
+	// put stores obj; raw, when not nil, is its JSON text, which a
+	// storage that keeps bytes may take as is.
+	put(key string, obj T, raw []byte) error
 	remove(key string)
 	resourceVersion(key string) (string, bool)
 	each(fn func(key string, obj T) bool)
@@ -186,11 +188,12 @@ func (s *Store[T]) namespaceIndexRLocked() map[string]map[string]struct{} {
 	return s.nsIdx
 }
 
-// putLocked stores obj and indexes it; the caller holds the write lock.
-func (s *Store[T]) putLocked(key string, obj T) error {
+// putLocked stores obj (with its text raw, if not nil) and indexes it;
+// the caller holds the write lock.
+func (s *Store[T]) putLocked(key string, obj T, raw []byte) error {
 	s.unindex(key)
 	s.nsAdd(key)
-	if err := s.data.put(key, obj); err != nil {
+	if err := s.data.put(key, obj, raw); err != nil {
 		return err
 	}
 	for name, fn := range s.indexers {
@@ -298,7 +301,7 @@ type mapStorage[T Object] struct {
 func newMapStorage[T Object]() *mapStorage[T] { return &mapStorage[T]{m: map[string]T{}} }
 
 func (m *mapStorage[T]) get(key string) (T, bool) { v, ok := m.m[key]; return v, ok }
-func (m *mapStorage[T]) put(key string, obj T) error {
+func (m *mapStorage[T]) put(key string, obj T, _ []byte) error {
 	m.m[key] = obj
 	return nil
 }

@@ -520,12 +520,25 @@ func (r *Request) WatchMaps(ctx context.Context, conv MapDecoder) (WatchInterfac
 // WatchMapsPeek is WatchMaps where peek sees each frame first and may
 // answer it without a decode (see FramePeek).
 func (r *Request) WatchMapsPeek(ctx context.Context, conv MapDecoder, peek FramePeek) (WatchInterface, error) {
+	return r.watchMaps(ctx, withoutRaw(conv), false, peek)
+}
+
+// WatchMapsRaw is WatchMapsPeek (peek may be nil) where conv also gets
+// each object's JSON text as the server sent it (see RawMapDecoder), for
+// callers that keep objects as bytes: cutting the text out of the frame
+// costs a copy, where encoding the decoded object again costs a walk of
+// every value.
+func (r *Request) WatchMapsRaw(ctx context.Context, conv RawMapDecoder, peek FramePeek) (WatchInterface, error) {
+	return r.watchMaps(ctx, conv, true, peek)
+}
+
+func (r *Request) watchMaps(ctx context.Context, conv RawMapDecoder, wantRaw bool, peek FramePeek) (WatchInterface, error) {
 	resp, cancel, err := r.openWatch(ctx)
 	if err != nil {
 		return nil, err
 	}
 	w := newMapStreamWatcher(resp.Body, cancel, conv, peek)
-	w.omitMF = r.omitMF
+	w.omitMF, w.wantRaw = r.omitMF, wantRaw
 	go w.run()
 	return w, nil
 }

@@ -43,7 +43,8 @@ type streamWatcher struct {
 	// whole frame decoded once into maps, then the object's map converted)
 	// is set.
 	decode    ObjectDecoder
-	decodeMap MapDecoder
+	decodeMap RawMapDecoder
+	wantRaw   bool // map mode: hand decodeMap each object's text
 	// peek, when set, sees each frame first and may answer the event
 	// itself, skipping the decode.
 	peek   FramePeek
@@ -74,6 +75,13 @@ type FramePeek func(frame []byte) (watch.Event, bool)
 // event's object.
 type MapDecoder func(obj map[string]any) (runtime.Object, error)
 
+// RawMapDecoder is MapDecoder for watches that also keep each object's
+// JSON (Request.WatchMapsRaw): raw is the object's text as the server sent
+// it, less metadata.managedFields when they are omitted, in a new slice the
+// decoder may keep; nil when it could not be cut out (the decoder then
+// has only the map).
+type RawMapDecoder func(obj map[string]any, raw []byte) (runtime.Object, error)
+
 // unstructuredMap is the MapDecoder of *unstructured.Unstructured.
 func unstructuredMap(obj map[string]any) (runtime.Object, error) {
 	return &unstructured.Unstructured{Object: obj}, nil
@@ -81,7 +89,7 @@ func unstructuredMap(obj map[string]any) (runtime.Object, error) {
 
 // newMapStreamWatcher returns a map-mode watcher for the caller to start
 // (go w.run()).
-func newMapStreamWatcher(body io.ReadCloser, cancel func(), conv MapDecoder, peek FramePeek) *streamWatcher {
+func newMapStreamWatcher(body io.ReadCloser, cancel func(), conv RawMapDecoder, peek FramePeek) *streamWatcher {
 	w := &streamWatcher{
 		body:      body,
 		cancel:    cancel,
@@ -103,7 +111,7 @@ func NewWatchDecoder(body io.ReadCloser, decode ObjectDecoder) WatchInterface {
 // NewUnstructuredWatchDecoder is NewWatchDecoder for objects decoded as
 // *unstructured.Unstructured in one pass (see Request.WatchUnstructured).
 func NewUnstructuredWatchDecoder(body io.ReadCloser) WatchInterface {
-	w := newMapStreamWatcher(body, func() {}, unstructuredMap, nil)
+	w := newMapStreamWatcher(body, func() {}, withoutRaw(unstructuredMap), nil)
 	go w.run()
 	return w
 }
@@ -155,7 +163,7 @@ func (w *streamWatcher) run() {
 			}
 		}
 		if w.decodeMap != nil {
-			ev, err = mapEvent(frame, w.decodeMap, w.omitMF)
+			ev, err = mapEvent(frame, w.decodeMap, w.omitMF, w.wantRaw)
 		} else {
 			ev, err = w.bytesEvent(frame)
 		}
@@ -212,14 +220,25 @@ func checkEventType(t watch.EventType) error {
 	return fmt.Errorf("watch stream sent an event of unknown type %q", t)
 }
 
+// withoutRaw adapts a MapDecoder to a watcher that does not cut out raw
+// object text.
+func withoutRaw(conv MapDecoder) RawMapDecoder {
+	return func(obj map[string]any, _ []byte) (runtime.Object, error) { return conv(obj) }
+}
+
 // mapEvent decodes a whole frame in one pass into maps; the object becomes
-// an *unstructured.Unstructured without a second parse.
-func mapEvent(frame []byte, conv MapDecoder, omitManagedFields bool) (watch.Event, error) {
+// an *unstructured.Unstructured without a second parse. With wantRaw, conv
+// also gets the object's text.
+func mapEvent(frame []byte, conv RawMapDecoder, omitManagedFields, wantRaw bool) (watch.Event, error) {
 	var m map[string]any
+	var objRaw []byte
 	var err error
-	if omitManagedFields {
+	switch {
+	case wantRaw:
+		m, objRaw, err = fastjson.DecodeObjectSharedRaw(frame, 2, omitManagedFields)
+	case omitManagedFields:
 		m, err = fastjson.DecodeObjectSharedOmittingManagedFields(frame, 2)
-	} else {
+	default:
 		m, err = fastjson.DecodeObjectShared(frame)
 	}
 	if err != nil {
@@ -244,7 +263,7 @@ func mapEvent(frame []byte, conv MapDecoder, omitManagedFields bool) (watch.Even
 		}
 		return watch.Event{Type: watch.Error, Object: st}, nil
 	}
-	o, err := conv(obj)
+	o, err := conv(obj, objRaw)
 	if err != nil {
 		return watch.Event{}, fmt.Errorf("unable to decode the object of a %s event from the watch stream: %w", typ, err)
 	}

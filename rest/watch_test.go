@@ -211,3 +211,37 @@ func TestWatchOmitManagedFields(t *testing.T) {
 		}
 	}
 }
+
+func TestWatchMapsRawHandsOverObjectText(t *testing.T) {
+	obj := `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","managedFields":[{"manager":"kubectl"}],"uid":"u"},"data":{"k":"v"}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"type":"ADDED","object":` + obj + "}\n" +
+			`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","code":410}}` + "\n"))
+	}))
+	defer srv.Close()
+	for _, omit := range []bool{false, true} {
+		req := newTestClient(t, srv.URL).Get().Version("v1").Resource("configmaps").Param("watch", "true")
+		want := obj
+		if omit {
+			req = req.OmitManagedFields()
+			want = `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","uid":"u"},"data":{"k":"v"}}`
+		}
+		var got []string
+		w, err := req.WatchMapsRaw(context.Background(), func(m map[string]any, raw []byte) (runtime.Object, error) {
+			got = append(got, string(raw))
+			return &unstructured.Unstructured{Object: m}, nil
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := collect(t, w)
+		if len(evs) != 2 || evs[0].Type != watch.Added || evs[1].Type != watch.Error {
+			t.Fatalf("omit=%v: events %v", omit, evs)
+		}
+		// The ERROR event's Status is not handed to conv.
+		if len(got) != 1 || got[0] != want {
+			t.Fatalf("omit=%v: raw %q, want %q", omit, got, want)
+		}
+	}
+}

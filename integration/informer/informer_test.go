@@ -32,15 +32,7 @@ func TestConvergesAfter500Changes(t *testing.T) {
 	f := informer.NewFactory(client(t, cfg).RESTClient(), informer.FactoryOptions{Namespace: ns})
 	inf := f.ForResource(cmGVR, informer.InformerOptions{})
 	keep := f.ForResource(cmGVR, informer.InformerOptions{KeepManagedFields: true})
-	tr := newTracker()
-	if _, err := inf.AddEventHandler(tr.handler()); err != nil {
-		t.Fatal(err)
-	}
-	f.Start(t.Context())
-	t.Cleanup(f.Shutdown)
-	if err := f.WaitForSync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	tr := startTracked(t, f, inf)
 	churn(t, writer, ns, 500, "c")
 	converge(t, writer, ns, inf, tr)
 	// A streaming list was used against v1.37.2 (seen in the request log).
@@ -113,13 +105,7 @@ func TestStreamingFallbackWhenRefused(t *testing.T) {
 	cfg.TLSClientConfig.CAData = nil
 	f := informer.NewFactory(client(t, cfg).RESTClient(), informer.FactoryOptions{Namespace: ns})
 	inf := f.ForResource(cmGVR, informer.InformerOptions{})
-	tr := newTracker()
-	_, _ = inf.AddEventHandler(tr.handler())
-	f.Start(t.Context())
-	t.Cleanup(f.Shutdown)
-	if err := f.WaitForSync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	tr := startTracked(t, f, inf)
 	if refused != 1 || lists < 1 {
 		t.Fatalf("refused %d streaming lists, made %d lists", refused, lists)
 	}
@@ -139,13 +125,7 @@ func TestSurvivesRestartAndCompaction(t *testing.T) {
 	cfg.WrapTransport = g.wrap
 	f := informer.NewFactory(client(t, cfg).RESTClient(), informer.FactoryOptions{Namespace: ns})
 	inf := f.ForResource(cmGVR, informer.InformerOptions{})
-	tr := newTracker()
-	_, _ = inf.AddEventHandler(tr.handler())
-	f.Start(t.Context())
-	t.Cleanup(f.Shutdown)
-	if err := f.WaitForSync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	tr := startTracked(t, f, inf)
 	converge(t, writer, ns, inf, tr)
 
 	// 1. The control plane restarts mid-watch; objects change and are

@@ -128,6 +128,22 @@ type tracker struct {
 	unknown int
 }
 
+// startTracked adds a tracker to inf, starts f (shut down at the end of
+// the test) and waits for it to sync.
+func startTracked(t *testing.T, f *informer.Factory, inf *informer.Informer[*unstructured.Unstructured]) *tracker {
+	t.Helper()
+	tr := newTracker()
+	if _, err := inf.AddEventHandler(tr.handler()); err != nil {
+		t.Fatal(err)
+	}
+	f.Start(t.Context())
+	t.Cleanup(f.Shutdown)
+	if err := f.WaitForSync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
 func newTracker() *tracker { return &tracker{objs: map[string]string{}, deletes: map[string]int{}} }
 
 func (tr *tracker) handler() informer.HandlerFuncs[*unstructured.Unstructured] {

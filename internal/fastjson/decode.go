@@ -55,6 +55,17 @@ type Decoder struct {
 	unique  bool // the next value belongs to a uniqueValueKeys key
 	omitMF  int  // Options.OmitManagedFields
 	meta    bool // the next value is the "metadata" of an object at depth omitMF
+
+	// For DecodeObjectSharedRaw: rawDepth, when > 0, is the depth of the
+	// object whose text is wanted; objSpan is that object's byte range in
+	// data and omSpan the range to cut from it (the omitted managedFields
+	// member with one adjacent comma), {-1, -1} when none. omCount counts
+	// the omissions within the object (a duplicate member makes the cut
+	// ambiguous).
+	rawDepth int
+	objSpan  [2]int
+	omSpan   [2]int
+	omCount  int
 }
 
 // NewDecoder returns a Decoder configured by opts.
@@ -435,18 +446,29 @@ func (d *Decoder) object(i int) (map[string]any, int, error) {
 // whose value is only checked for syntax.
 func (d *Decoder) objectOmitting(i int, omit string) (map[string]any, int, error) {
 	data := d.data
+	start := i
 	depth := d.depth + 1 // this object's
 	d.depth++
 	if d.depth > maxDepth {
 		return nil, i, depthErr(i)
 	}
+	tracked := d.rawDepth > 0 && depth == d.rawDepth
+	if tracked {
+		d.omSpan, d.omCount = [2]int{-1, -1}, 0
+	}
 	i = skipWS(data, i+1)
 	if i < len(data) && data[i] == '}' {
 		d.depth--
+		if tracked {
+			d.objSpan = [2]int{start, i + 1}
+		}
 		return map[string]any{}, i + 1, nil
 	}
 	kbase, vbase := len(d.keys), len(d.vals)
+	prevEnd := -1   // end of the previous member's value
+	omitFirst := -1 // key offset of an omitted first member, until its comma
 	for {
+		keyStart := i
 		if i >= len(data) || data[i] != '"' {
 			return nil, i, badChar(data, i, "looking for beginning of object key string")
 		}
@@ -477,7 +499,18 @@ func (d *Decoder) objectOmitting(i int, omit string) (map[string]any, int, error
 				}
 				return nil, i, err
 			}
-			i = skipWS(data, i+end)
+			valEnd := i + end
+			i = skipWS(data, valEnd)
+			if d.rawDepth > 0 {
+				// The cut takes the comma before the member, or after it
+				// when it comes first.
+				d.omCount++
+				if prevEnd >= 0 {
+					d.omSpan = [2]int{prevEnd, valEnd}
+				} else {
+					d.omSpan, omitFirst = [2]int{keyStart, valEnd}, keyStart
+				}
+			}
 		} else {
 			// Values of these keys are different in (almost) every
 			// object: interning them costs a lookup and evicts useful
@@ -490,11 +523,15 @@ func (d *Decoder) objectOmitting(i int, omit string) (map[string]any, int, error
 			}
 			d.keys = append(d.keys, key)
 			d.vals = append(d.vals, v)
+			prevEnd = j
 			i = skipWS(data, j)
 		}
 		if i < len(data) {
 			if c := data[i]; c == ',' {
 				i = skipWS(data, i+1)
+				if omitFirst >= 0 {
+					d.omSpan, omitFirst = [2]int{omitFirst, i}, -1
+				}
 				continue
 			} else if c == '}' {
 				i++
@@ -513,6 +550,9 @@ func (d *Decoder) objectOmitting(i int, omit string) (map[string]any, int, error
 	clear(vals)
 	d.keys, d.vals = d.keys[:kbase], d.vals[:vbase]
 	d.depth--
+	if tracked {
+		d.objSpan = [2]int{start, i}
+	}
 	return m, i, nil
 }
 
@@ -587,6 +627,39 @@ func DecodeObjectSharedOmittingManagedFields(data []byte, depth int) (map[string
 	m, err := d.DecodeObject(data)
 	p.Put(d)
 	return m, err
+}
+
+// DecodeObjectSharedRaw is DecodeObjectShared, or with omitManagedFields
+// DecodeObjectSharedOmittingManagedFields, that also returns the text of
+// the object at depth (1: data itself; 2: the object one level down, such
+// as the "object" of a watch event) as data holds it, without the
+// managedFields member it left out, in a new slice sized to fit. raw is
+// nil when data has no object at that depth or the cut is ambiguous (a
+// duplicate managedFields member). It is safe for concurrent use.
+func DecodeObjectSharedRaw(data []byte, depth int, omitManagedFields bool) (m map[string]any, raw []byte, err error) {
+	if depth != 1 && depth != 2 {
+		return nil, nil, errors.New("fastjson: the raw object must be at depth 1 or 2")
+	}
+	p := &sharedPool
+	if omitManagedFields {
+		p = &sharedOmitting[depth-1]
+	}
+	d := p.Get().(*Decoder)
+	d.rawDepth, d.objSpan, d.omSpan, d.omCount = depth, [2]int{-1, -1}, [2]int{-1, -1}, 0
+	m, err = d.DecodeObject(data)
+	obj, cut, n := d.objSpan, d.omSpan, d.omCount
+	d.rawDepth = 0
+	p.Put(d)
+	if err != nil || obj[0] < 0 || n > 1 {
+		return m, nil, err
+	}
+	if n == 0 || cut[0] < obj[0] || cut[1] > obj[1] {
+		cut = [2]int{obj[0], obj[0]}
+	}
+	raw = make([]byte, 0, obj[1]-obj[0]-(cut[1]-cut[0]))
+	raw = append(raw, data[obj[0]:cut[0]]...)
+	raw = append(raw, data[cut[1]:obj[1]]...)
+	return m, raw, nil
 }
 
 // DecodeObjectShared is DecodeObject with keys and short values interned
