@@ -91,17 +91,14 @@ type metadataSource struct {
 	keepMF bool
 }
 
+// List streams the page: items are decoded and handed to each as they
+// arrive.
 func (s *metadataSource) List(ctx context.Context, opts metav1.ListOptions, each func(*metav1.PartialObjectMetadata) error) (ListPage, error) {
-	l, err := dynamic.ListMetadata(ctx, request(s.rc, s.gvr, s.ns).VersionedParams(&opts), s.keepMF)
+	lm, err := dynamic.StreamMetadataList(ctx, request(s.rc, s.gvr, s.ns).VersionedParams(&opts), s.keepMF, each)
 	if err != nil {
 		return ListPage{}, err
 	}
-	for i := range l.Items {
-		if err := each(&l.Items[i]); err != nil {
-			return ListPage{}, err
-		}
-	}
-	return ListPage{ResourceVersion: l.ResourceVersion, Continue: l.Continue}, nil
+	return ListPage{ResourceVersion: lm.ResourceVersion, Continue: lm.Continue}, nil
 }
 
 func (s *metadataSource) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kdyn/kdyn/informer"
@@ -39,12 +38,7 @@ func TestCompactStoreKeepsServerText(t *testing.T) {
 	env := testenv.Shared(t)
 	writer := client(t, env.RESTConfig(testenv.Admin))
 	ns := newNamespace(t, writer)
-	cms := writer.Resource(cmGVR).Namespace(ns)
-	for i := range 40 {
-		if _, err := cms.Create(t.Context(), htmlConfigMap(ns, fmt.Sprintf("pre-%d", i)), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createAll(t, writer, ns, 40, func(i int) *unstructured.Unstructured { return htmlConfigMap(ns, fmt.Sprintf("pre-%d", i)) })
 	serverText := func(t *testing.T, inf *informer.Informer[*unstructured.Unstructured], prefix string) {
 		t.Helper()
 		n := 0
@@ -108,11 +102,7 @@ func TestCompactStoreKeepsServerText(t *testing.T) {
 		})
 	}
 	// Watch events: new objects.
-	for i := range 5 {
-		if _, err := cms.Create(t.Context(), htmlConfigMap(ns, fmt.Sprintf("post-%d", i)), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createAll(t, writer, ns, 5, func(i int) *unstructured.Unstructured { return htmlConfigMap(ns, fmt.Sprintf("post-%d", i)) })
 	for _, r := range runs {
 		waitFor(t, func() bool {
 			_, ok := r.inf.Store().Get(ns + "/post-4")

@@ -128,6 +128,16 @@ type tracker struct {
 	unknown int
 }
 
+// createAll creates n ConfigMaps made by mk(i) in ns.
+func createAll(t *testing.T, c dynamic.Interface, ns string, n int, mk func(i int) *unstructured.Unstructured) {
+	t.Helper()
+	for i := range n {
+		if _, err := c.Resource(cmGVR).Namespace(ns).Create(t.Context(), mk(i), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // startTracked adds a tracker to inf, starts f (shut down at the end of
 // the test) and waits for it to sync.
 func startTracked(t *testing.T, f *informer.Factory, inf *informer.Informer[*unstructured.Unstructured]) *tracker {

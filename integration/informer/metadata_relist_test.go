@@ -26,11 +26,7 @@ func TestMetadataStreamingRelistSkipsUnchanged(t *testing.T) {
 	writer := client(t, env.RESTConfig(testenv.Admin))
 	ns := newNamespace(t, writer)
 	cms := writer.Resource(cmGVR).Namespace(ns)
-	for i := range 40 {
-		if _, err := cms.Create(t.Context(), configMap(ns, fmt.Sprintf("cm-%02d", i), "1"), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createAll(t, writer, ns, 40, func(i int) *unstructured.Unstructured { return configMap(ns, fmt.Sprintf("cm-%02d", i), "1") })
 	g := newGate()
 	cfg := env.RESTConfig(testenv.Admin)
 	cfg.WrapTransport = g.wrap
@@ -112,5 +108,55 @@ func TestMetadataStreamingRelistSkipsUnchanged(t *testing.T) {
 	sort.Strings(got)
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("events during the relist:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestMetadataListThenWatchConverges runs a metadata-only informer with
+// streaming lists off: its lists are protobuf PartialObjectMetadataLists
+// read item by item as they arrive (dynamic.StreamMetadataList). After
+// creates, updates and deletes the cache equals a fresh list.
+func TestMetadataListThenWatchConverges(t *testing.T) {
+	env := testenv.Shared(t)
+	writer := client(t, env.RESTConfig(testenv.Admin))
+	ns := newNamespace(t, writer)
+	createAll(t, writer, ns, 60, func(i int) *unstructured.Unstructured { return configMap(ns, fmt.Sprintf("cm-%02d", i), "1") })
+	g := newGate()
+	cfg := env.RESTConfig(testenv.Admin)
+	cfg.WrapTransport = g.wrap
+	f := informer.NewFactory(client(t, cfg).RESTClient(), informer.FactoryOptions{Namespace: ns, DisableStreaming: true})
+	inf := f.ForResourceMetadata(cmGVR, informer.InformerOptions{})
+	f.Start(t.Context())
+	t.Cleanup(f.Shutdown)
+	if err := f.WaitForSync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(inf.Store().List()); n < 60 {
+		t.Fatalf("%d objects after the list", n)
+	}
+	churn(t, writer, ns, 100, "c")
+	waitFor(t, func() bool {
+		server := serverObjects(t, writer, ns, (*unstructured.Unstructured).GetResourceVersion)
+		cache := map[string]string{}
+		for _, o := range inf.Store().List() {
+			if o.ManagedFields != nil {
+				t.Fatalf("%s: managedFields kept", o.Name)
+			}
+			if !strings.HasPrefix(o.Name, "kube-root-ca") {
+				cache[informer.Key(o)] = o.ResourceVersion
+			}
+		}
+		return fmt.Sprint(sortedMap(cache)) == fmt.Sprint(sortedMap(server))
+	})
+	lists := 0
+	for _, u := range g.requests() {
+		if strings.Contains(u, "sendInitialEvents") {
+			t.Fatalf("a streaming list with streaming off: %s", u)
+		}
+		if !strings.Contains(u, "watch=true") {
+			lists++
+		}
+	}
+	if lists == 0 {
+		t.Fatalf("no list request: %v", g.requests())
 	}
 }

@@ -1,0 +1,245 @@
+package dynamic
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kdyn/kdyn/rest"
+)
+
+// StreamMetadataList sends req (a list of one resource; it asks for
+// protobuf and accepts JSON) and calls each for every item, in order, as
+// soon as the item has arrived: decoding overlaps the transfer and the
+// list is never held whole, so memory stays at one item beyond what each
+// keeps. It returns the list's metadata (resourceVersion, continue). An
+// error from each stops the list and is returned as is. Items are
+// *metav1.PartialObjectMetadata without managedFields unless
+// keepManagedFields.
+func StreamMetadataList(ctx context.Context, req *rest.Request, keepManagedFields bool, each func(*metav1.PartialObjectMetadata) error) (metav1.ListMeta, error) {
+	resp, err := req.Accept(AcceptPartialObjectMetadataListProtobuf).StreamResponse(ctx)
+	if err != nil {
+		return metav1.ListMeta{}, err
+	}
+	defer resp.Body.Close()
+	if !rest.IsProtobuf(resp.Header.Get("Content-Type")) {
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return metav1.ListMeta{}, errorf("read metadata list: %w", err)
+		}
+		l, err := decodeMetadataListJSON(body, keepManagedFields)
+		if err != nil {
+			return metav1.ListMeta{}, err
+		}
+		for i := range l.Items {
+			if err := each(&l.Items[i]); err != nil {
+				return metav1.ListMeta{}, err
+			}
+		}
+		return l.ListMeta, nil
+	}
+	lm, err := readProtobufMetadataList(bufio.NewReaderSize(resp.Body, 64<<10), keepManagedFields, each)
+	if se, ok := err.(stopError); ok {
+		return metav1.ListMeta{}, se.err
+	}
+	if err != nil {
+		return metav1.ListMeta{}, errorf("read metadata list: %w", err)
+	}
+	return lm, nil
+}
+
+// stopError carries an error returned by the caller's each, to tell it
+// from a malformed or broken stream.
+type stopError struct{ err error }
+
+func (s stopError) Error() string { return s.err.Error() }
+
+// maxMetadataItem bounds one encoded item of a metadata list.
+const maxMetadataItem = 64 << 20
+
+// readProtobufMetadataList reads a protobuf PartialObjectMetadataList in
+// its "k8s\x00" runtime.Unknown envelope from r, field by field: the
+// envelope's raw field (2) holds the list, whose field 1 is the ListMeta
+// and whose field 2 repeats once per item.
+func readProtobufMetadataList(r *bufio.Reader, keepManagedFields bool, each func(*metav1.PartialObjectMetadata) error) (metav1.ListMeta, error) {
+	var lm metav1.ListMeta
+	magic := make([]byte, 4)
+	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != "k8s\x00" {
+		return lm, fmt.Errorf("not a Kubernetes protobuf object (no k8s magic prefix)")
+	}
+	var buf []byte // one item or small field at a time, reused
+	sawList := false
+	for {
+		num, typ, err := readTag(r)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return lm, err
+		}
+		if num == 2 && typ == 2 { // raw: the list
+			n, err := binary.ReadUvarint(r)
+			if err != nil {
+				return lm, unexpected(err)
+			}
+			if lm, buf, err = readList(&byteReader{r: r, n: int64(n)}, keepManagedFields, each, buf); err != nil {
+				return lm, err
+			}
+			sawList = true
+			continue
+		}
+		if num == 3 && typ == 2 { // contentEncoding
+			if buf, err = readBytes(r, buf); err != nil {
+				return lm, err
+			}
+			if len(buf) != 0 {
+				return lm, fmt.Errorf("protobuf object with content encoding %q is not supported", buf)
+			}
+			continue
+		}
+		if err := skipField(r, typ); err != nil {
+			return lm, err
+		}
+	}
+	if !sawList {
+		return lm, errors.New("protobuf envelope without an object")
+	}
+	return lm, nil
+}
+
+// readList reads the fields of a PartialObjectMetadataList from rd, which
+// holds exactly the list's bytes.
+func readList(rd *byteReader, keepManagedFields bool, each func(*metav1.PartialObjectMetadata) error, buf []byte) (metav1.ListMeta, []byte, error) {
+	var lm metav1.ListMeta
+	for rd.n > 0 {
+		num, typ, err := readTag(rd)
+		if err != nil {
+			return lm, buf, unexpected(err)
+		}
+		switch {
+		case num == 1 && typ == 2:
+			if buf, err = readBytes(rd, buf); err != nil {
+				return lm, buf, err
+			}
+			if err := lm.Unmarshal(buf); err != nil {
+				return lm, buf, fmt.Errorf("list metadata: %w", err)
+			}
+		case num == 2 && typ == 2:
+			if buf, err = readBytes(rd, buf); err != nil {
+				return lm, buf, err
+			}
+			p := &metav1.PartialObjectMetadata{}
+			if err := unmarshalWithoutManagedFields(buf, keepManagedFields, p.Unmarshal, 1); err != nil {
+				return lm, buf, fmt.Errorf("list item: %w", err)
+			}
+			p.SetGroupVersionKind(partialGVK)
+			if err := each(p); err != nil {
+				return lm, buf, stopError{err}
+			}
+		default:
+			if err := skipField(rd, typ); err != nil {
+				return lm, buf, err
+			}
+		}
+	}
+	return lm, buf, nil
+}
+
+// byteReader reads at most n bytes of r (the rest of a length-delimited
+// field) through r's buffer.
+type byteReader struct {
+	r *bufio.Reader
+	n int64
+}
+
+func (b *byteReader) Read(p []byte) (int, error) {
+	if b.n <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.n {
+		p = p[:b.n]
+	}
+	n, err := b.r.Read(p)
+	b.n -= int64(n)
+	return n, err
+}
+
+func (b *byteReader) ReadByte() (byte, error) {
+	if b.n <= 0 {
+		return 0, io.EOF
+	}
+	c, err := b.r.ReadByte()
+	if err == nil {
+		b.n--
+	}
+	return c, err
+}
+
+type byteReadReader interface {
+	io.Reader
+	io.ByteReader
+}
+
+func readTag(r byteReadReader) (num int, typ uint64, err error) {
+	tag, err := binary.ReadUvarint(r)
+	if err != nil {
+		return 0, 0, err
+	}
+	return int(tag >> 3), tag & 7, nil
+}
+
+// readBytes reads a length-delimited value into buf (reused when it is
+// large enough).
+func readBytes(r byteReadReader, buf []byte) ([]byte, error) {
+	n, err := binary.ReadUvarint(r)
+	if err != nil {
+		return buf, unexpected(err)
+	}
+	if n > maxMetadataItem {
+		return buf, fmt.Errorf("a field of %d bytes is larger than %d", n, maxMetadataItem)
+	}
+	if uint64(cap(buf)) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return buf, unexpected(err)
+	}
+	return buf, nil
+}
+
+func skipField(r byteReadReader, typ uint64) error {
+	var n uint64
+	switch typ {
+	case 0:
+		_, err := binary.ReadUvarint(r)
+		return unexpected(err)
+	case 1:
+		n = 8
+	case 5:
+		n = 4
+	case 2:
+		var err error
+		if n, err = binary.ReadUvarint(r); err != nil {
+			return unexpected(err)
+		}
+	default:
+		return fmt.Errorf("malformed protobuf: wire type %d", typ)
+	}
+	_, err := io.CopyN(io.Discard, r, int64(n))
+	return unexpected(err)
+}
+
+// unexpected turns the end of the stream inside a value into
+// io.ErrUnexpectedEOF.
+func unexpected(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
