@@ -378,19 +378,36 @@ func (f *framer) scan() (end int, ok bool, err error) {
 		i = 0
 		f.begun = true
 	}
+	// Most of an object's bytes are inside strings: there, jump from
+	// quote to backslash to quote. nq and ne are the next '"' and '\\' at
+	// or after i (len(b) for none), found once and kept until passed, so
+	// the buffer is searched about once.
+	nq, ne := -1, -1
 	for ; i < len(b); i++ {
-		c := b[i]
 		if f.inString {
-			switch {
-			case f.escape:
+			if f.escape {
 				f.escape = false
-			case c == '\\':
+				continue
+			}
+			if nq < i {
+				nq = nextByte(b, i, '"')
+			}
+			if ne < i {
+				ne = nextByte(b, i, '\\')
+			}
+			switch {
+			case ne < nq:
+				i = ne
 				f.escape = true
-			case c == '"':
+			case nq == len(b):
+				i = len(b) - 1 // the string goes on past what has arrived
+			default:
+				i = nq
 				f.inString = false
 			}
 			continue
 		}
+		c := b[i]
 		switch c {
 		case '"':
 			f.inString = true
@@ -406,6 +423,14 @@ func (f *framer) scan() (end int, ok bool, err error) {
 	}
 	f.pos = i
 	return 0, false, nil
+}
+
+// nextByte returns the index of the first c in b at or after i, or len(b).
+func nextByte(b []byte, i int, c byte) int {
+	if j := bytes.IndexByte(b[i:], c); j >= 0 {
+		return i + j
+	}
+	return len(b)
 }
 
 // isStreamEnd reports errors that mean the server or the network ended the
