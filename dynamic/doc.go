@@ -47,6 +47,9 @@
 //     PartialObjectMetadata;g=meta.k8s.io;v=v1), so the server sends only
 //     metadata — what garbage collectors use — in protobuf when it can
 //     (apimachinery's codec for these meta types) and JSON otherwise.
+//     StreamMetadataList reads such a list item by item as it arrives
+//     (what informers use), and with managedFields left out they are cut
+//     from the encoded message before it is decoded.
 //   - TableClient (DynamicClient.Tables) asks the server to print objects as
 //     a metav1.Table, CRD additionalPrinterColumns included.
 //   - Decorators, each in its own file: WithFieldManager, WithDryRun,

@@ -55,7 +55,9 @@
 // Stop closes the connection and then the channel. Watches ask for an
 // uncompressed stream (Accept-Encoding: identity): the server flushes every
 // event, and per-event gzip costs more CPU than it saves. WatchUnstructured
-// and WatchMaps decode each frame once, straight into maps.
+// and WatchMaps decode each frame once, straight into maps; WatchMapsRaw
+// also hands over each object's text as the server sent it, for callers
+// that keep objects as bytes.
 //
 // # Security
 //

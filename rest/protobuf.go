@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -136,13 +137,21 @@ func (w *protobufWatcher) send(ev watch.Event) bool {
 	}
 }
 
+// protobufReadBuffer is the read buffer of protobuf watches.
+const protobufReadBuffer = 64 << 10
+
 func (w *protobufWatcher) run() {
 	defer close(w.result)
 	defer w.Stop()
+	// Reading through a large buffer takes whatever has arrived in one
+	// read: a burst of small events (a streaming list) then costs one
+	// HTTP/2 flow-control update per read rather than one per 4 KiB, each
+	// a write to the connection. Frames that fit are decoded in place.
+	br := bufio.NewReaderSize(w.body, protobufReadBuffer)
 	var lenBuf [4]byte
-	buf := make([]byte, 0, 32<<10)
+	var big []byte // frames larger than the buffer
 	for {
-		if _, err := io.ReadFull(w.body, lenBuf[:]); err != nil {
+		if _, err := io.ReadFull(br, lenBuf[:]); err != nil {
 			return // the stream ended (or was stopped); the caller re-watches
 		}
 		n := binary.BigEndian.Uint32(lenBuf[:])
@@ -150,12 +159,21 @@ func (w *protobufWatcher) run() {
 			w.send(decodeErrorEvent(fmt.Errorf("a watch event is larger than %d bytes", maxFrameBytes)))
 			return
 		}
-		if cap(buf) < int(n) {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(w.body, buf); err != nil {
-			return
+		var buf []byte
+		var err error
+		if n <= protobufReadBuffer {
+			if buf, err = br.Peek(int(n)); err != nil {
+				return
+			}
+			_, _ = br.Discard(int(n)) // buf stays valid until the next read
+		} else {
+			if cap(big) < int(n) {
+				big = make([]byte, n)
+			}
+			buf = big[:n]
+			if _, err := io.ReadFull(br, buf); err != nil {
+				return
+			}
 		}
 		if w.peek != nil {
 			if ev, ok := w.peek(buf); ok {
