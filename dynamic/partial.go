@@ -36,6 +36,7 @@ func PartialObjectMetadataFromMap(m map[string]any, keepManagedFields bool) (*me
 	o.Name, _ = md["name"].(string)
 	o.GenerateName, _ = md["generateName"].(string)
 	o.Namespace, _ = md["namespace"].(string)
+	//lint:ignore SA1019 decoded as the server's own decoding does, for old servers and recorded objects that still carry it
 	o.SelfLink, _ = md["selfLink"].(string)
 	if uid, ok := md["uid"].(string); ok {
 		o.UID = types.UID(uid)

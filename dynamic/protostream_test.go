@@ -23,7 +23,7 @@ func metadataListBody(t *testing.T, n int) []byte {
 		l.Items = append(l.Items, metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 			Name: fmt.Sprintf("cm-%d", i), Namespace: "ns", ResourceVersion: fmt.Sprint(10 + i),
 			Labels:        map[string]string{"i": fmt.Sprint(i)},
-			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{}}`)}}},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", FieldsV1: metav1.NewFieldsV1(`{"f:data":{}}`)}},
 		}})
 	}
 	raw, err := l.Marshal()
