@@ -84,10 +84,12 @@
 // of the server in protobuf (apimachinery's own codec for these meta types;
 // JSON when a server cannot).
 //
-// Lists stream: a page's items are decoded and enter the cache while the
-// page is still arriving, so decoding overlaps the transfer and a page is
-// never held whole. Relists are cheap in memory: items and streaming-list
-// events (JSON or protobuf) for objects the cache already holds at the same
+// Lists stream: a page's items (JSON, or the protobuf items of a
+// metadata-only list) are decoded and enter the cache while the page is
+// still arriving, so decoding overlaps the transfer and a page is never
+// held whole. Relists are cheap in memory: list+watch relists of whole
+// objects and streaming-list events (JSON or protobuf) for objects the
+// cache already holds at the same
 // resourceVersion are recognized from their raw bytes — name, namespace
 // and resourceVersion read in place — and neither decoded nor allocated
 // for, so a relist of a mostly unchanged resource costs little beyond
