@@ -84,6 +84,12 @@
 // of the server in protobuf (apimachinery's own codec for these meta types;
 // JSON when a server cannot).
 //
+// Lists and watches ask for uncompressed responses: on the fast networks
+// controllers run on, gzip costs the server (and the client inflating it)
+// more CPU than the transfer it saves, and a watch's per-event flushes make
+// it worse (the trade-off behind kubeconfig's disable-compression and
+// kubectl's --disable-compression).
+//
 // Lists stream: a page's items (JSON, or the protobuf items of a
 // metadata-only list) are decoded and enter the cache while the page is
 // still arriving, so decoding overlaps the transfer and a page is never

@@ -94,7 +94,7 @@ type metadataSource struct {
 // List streams the page: items are decoded and handed to each as they
 // arrive.
 func (s *metadataSource) List(ctx context.Context, opts metav1.ListOptions, each func(*metav1.PartialObjectMetadata) error) (ListPage, error) {
-	lm, err := dynamic.StreamMetadataList(ctx, request(s.rc, s.gvr, s.ns).VersionedParams(&opts), s.keepMF, each)
+	lm, err := dynamic.StreamMetadataList(ctx, request(s.rc, s.gvr, s.ns).VersionedParams(&opts).Uncompressed(), s.keepMF, each)
 	if err != nil {
 		return ListPage{}, err
 	}

@@ -475,7 +475,7 @@ func (r *Request) openWatch(ctx context.Context) (*http.Response, context.Cancel
 	if r.err != nil {
 		return nil, nil, r.err
 	}
-	r.uncompressedStream()
+	r.Uncompressed()
 	ctx, cancel := context.WithCancel(ctx)
 	resp, start, err := r.send(ctx, false)
 	if err != nil {
@@ -493,13 +493,18 @@ func (r *Request) openWatch(ctx context.Context) (*http.Response, context.Cancel
 	return resp, cancel, nil
 }
 
-// uncompressedStream asks for a watch stream without gzip: the server
-// flushes every event, so each one would be its own deflate block, which
-// costs both ends more CPU than the bytes it saves.
-func (r *Request) uncompressedStream() {
+// Uncompressed asks for a response without gzip (Accept-Encoding:
+// identity) unless the request already names an encoding. Watches always
+// ask so: the server flushes every event, so each one would be its own
+// deflate block, which costs both ends more CPU than the bytes it saves.
+// Informers ask so for their lists too: on the fast networks controllers
+// run on, compressing a large list costs the server (and the client
+// inflating it) more than the transfer it saves.
+func (r *Request) Uncompressed() *Request {
 	if r.headers.Get("Accept-Encoding") == "" {
 		r.SetHeader("Accept-Encoding", "identity")
 	}
+	return r
 }
 
 // WatchUnstructured is Watch for objects decoded as

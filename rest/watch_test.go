@@ -245,3 +245,24 @@ func TestWatchMapsRawHandsOverObjectText(t *testing.T) {
 		}
 	}
 }
+
+func TestUncompressedKeepsAnExplicitEncoding(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("Accept-Encoding"))
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	c := newTestClient(t, srv.URL)
+	for _, req := range []*Request{
+		c.Get().Version("v1").Resource("configmaps").Uncompressed(),
+		c.Get().Version("v1").Resource("configmaps").SetHeader("Accept-Encoding", "gzip").Uncompressed(),
+	} {
+		if _, err := req.DoRaw(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(got) != 2 || got[0] != "identity" || got[1] != "gzip" {
+		t.Fatalf("Accept-Encoding %q", got)
+	}
+}

@@ -48,12 +48,8 @@ func serverFloorMs(ctx context.Context, rc *krest.Client, gvr string, ns string,
 	if stream {
 		opts = metav1.ListOptions{Watch: true, SendInitialEvents: ptr.To(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true}
 	}
-	req := rc.Get().Group(g.Group).Version(g.Version).Namespace(ns).Resource(g.Resource).VersionedParams(&opts).SetHeader("Accept", "application/json")
-	if stream {
-		// As kdyn's watches ask (rest.Request.Watch): uncompressed. A
-		// list is asked for as kdyn's informer lists are, gzip accepted.
-		req = req.SetHeader("Accept-Encoding", "identity")
-	}
+	// Uncompressed, as kdyn's informers ask for lists and watches.
+	req := rc.Get().Group(g.Group).Version(g.Version).Namespace(ns).Resource(g.Resource).VersionedParams(&opts).SetHeader("Accept", "application/json").Uncompressed()
 	t0 := time.Now()
 	body, err := req.Stream(ctx)
 	if err != nil {
