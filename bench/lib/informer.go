@@ -147,7 +147,7 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 			for run := range runs {
 				// Alternate the order, so that no contender always follows
 				// the same one on the server.
-				order := slices.Clone(informerContenders)
+				order := slices.Clone(b.Opts.contenders())
 				if run%2 == 1 {
 					slices.Reverse(order)
 				}
@@ -180,7 +180,7 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 			return nil, fmt.Errorf("relist: %w", err)
 		}
 	}
-	for _, who := range informerContenders {
+	for _, who := range b.Opts.contenders() {
 		var r informerResult
 		if b.Opts.part("watch") {
 			if r, err = b.watchInformer(ctx, who); err != nil {
@@ -218,8 +218,11 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 			t.Add(Row{Metric: label + ": CPU during sync, metadata-only", Unit: "ms", Kdyn: med(k("kdyn-metadata"), syncCPU), ClientGo: med(k("clientgo-metadata"), syncCPU), Target: "—"})
 			t.Add(Row{Metric: label + ": allocations during sync, kdyn default vs client-go plain", Unit: "allocs/obj", Kdyn: med(k("kdyn-default"), allocPer), ClientGo: med(k("clientgo-plain"), allocPer), Target: "—"})
 			t.Add(Row{Metric: label + ": bytes allocated during sync, kdyn default vs client-go plain", Unit: "MB", Kdyn: med(k("kdyn-default"), allocMB), ClientGo: med(k("clientgo-plain"), allocMB), Target: "—"})
-			for _, who := range informerContenders {
+			for _, who := range b.Opts.contenders() {
 				rs := results[k(who)]
+				if len(rs) == 0 {
+					continue
+				}
 				t.RawLine("%-7s %-10s %-17s heap MB=%s B/obj=%s sync ms=%s sync CPU ms=%s alloc MB=%s allocs/obj=%s requests=%+v",
 					res, mode, who, fmtSample(vals(rs, func(r informerResult) float64 { return float64(r.HeapBytes) / mib }), 1),
 					fmtSample(vals(rs, heapPer), 0), fmtSample(vals(rs, syncMs), 0), fmtSample(vals(rs, func(r informerResult) float64 { return r.SyncCPUMs }), 0),
@@ -265,7 +268,7 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 		t.Add(Row{Metric: fmt.Sprintf("watch: lag p50 (patch sent → handler), %s vs %s", p[0], p[1]), Unit: "ms", Kdyn: w(p[0], func(r *watchResult) float64 { return r.LagP50Ms }), ClientGo: w(p[1], func(r *watchResult) float64 { return r.LagP50Ms }), Target: "—"})
 		t.Add(Row{Metric: fmt.Sprintf("watch: lag p99, %s vs %s", p[0], p[1]), Unit: "ms", Kdyn: w(p[0], func(r *watchResult) float64 { return r.LagP99Ms }), ClientGo: w(p[1], func(r *watchResult) float64 { return r.LagP99Ms }), Target: "—"})
 	}
-	for _, who := range informerContenders {
+	for _, who := range b.Opts.contenders() {
 		r := phase[who]
 		if rr := r.Relist; rr != nil {
 			t.RawLine("relist %-17s observed=%v after %.1fs, relist requests=%d (failed while down: %d), steady %.1f MB, peak HeapAlloc %.1f MB, peak live %.1f MB, after %.1f MB, %d samples",
@@ -302,7 +305,7 @@ func (b *Bench) relistAll(ctx context.Context) (map[string]informerResult, error
 			c.cmd.Process.Kill()
 		}
 	}()
-	for _, who := range informerContenders {
+	for _, who := range b.Opts.contenders() {
 		args, env := b.informerArgs("configmaps", true)
 		args.Relist = true
 		c, err := startChild(ctx, "informer-"+who, args, env...)

@@ -26,7 +26,24 @@ type Options struct {
 	// InformerParts limits the informer scenario to a comma list of sync,
 	// relist, watch ("" runs all three).
 	InformerParts string
-	Out           io.Writer
+	// InformerContenders limits the informer scenario to a comma list of
+	// contenders ("" runs all), for head-to-head runs of two of them.
+	InformerContenders string
+	Out                io.Writer
+}
+
+// contenders returns the informer contenders to run, in their order.
+func (o Options) contenders() []string {
+	if o.InformerContenders == "" {
+		return informerContenders
+	}
+	var out []string
+	for _, c := range informerContenders {
+		if slices.Contains(strings.Split(o.InformerContenders, ","), c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // part reports whether the informer scenario should run part p.

@@ -26,6 +26,7 @@ func main() {
 	runs := flag.Int("runs", 0, "timing repetitions, median reported (0: 5, or 3 with -quick)")
 	profile := flag.String("profile", "", "directory for CPU/heap profiles of the informer children")
 	parts := flag.String("informer-parts", "", "informer scenario parts to run: a comma list of sync, relist, watch (default all)")
+	contenders := flag.String("informer-contenders", "", "informer contenders to run: a comma list of kdyn-default, kdyn-compact, kdyn-metadata, clientgo-plain, clientgo-strip, clientgo-metadata (default all)")
 	child := flag.String(lib.ChildFlag, "", "internal: run one child measurement")
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		if len(f.Name) > 5 && f.Name[:5] == "test." {
@@ -42,7 +43,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := lib.Run(ctx, lib.Options{Scenario: *scenario, Quick: *quick, Runs: *runs, ProfileDir: *profile, InformerParts: *parts}); err != nil {
+	if err := lib.Run(ctx, lib.Options{Scenario: *scenario, Quick: *quick, Runs: *runs, ProfileDir: *profile, InformerParts: *parts, InformerContenders: *contenders}); err != nil {
 		fmt.Fprintln(os.Stderr, "libbench:", err)
 		os.Exit(1)
 	}
