@@ -45,9 +45,9 @@ func UnwrapProtobuf(data []byte) (raw []byte, tm runtime.TypeMeta, err error) {
 			pbwire.Each(v, func(n int, s []byte) bool {
 				switch n {
 				case 1:
-					tm.APIVersion = string(s)
+					tm.APIVersion = knownString(s)
 				case 2:
-					tm.Kind = string(s)
+					tm.Kind = knownString(s)
 				}
 				return true
 			})
@@ -65,6 +65,19 @@ func UnwrapProtobuf(data []byte) (raw []byte, tm runtime.TypeMeta, err error) {
 		return nil, tm, fmt.Errorf("rest: protobuf object with content encoding %q is not supported", encoding)
 	}
 	return raw, tm, nil
+}
+
+// envelopeStrings are the type names protobuf envelopes carry most often:
+// knownString returns these without allocating (once per watch event).
+var envelopeStrings = []string{"meta.k8s.io/v1", "PartialObjectMetadata", "PartialObjectMetadataList", "v1", "Status", "Table", "meta.k8s.io/v1beta1"}
+
+func knownString(b []byte) string {
+	for _, s := range envelopeStrings {
+		if string(b) == s {
+			return s
+		}
+	}
+	return string(b)
 }
 
 // WatchNegotiated is Watch for a request that accepts both protobuf and
