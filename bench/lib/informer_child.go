@@ -2,6 +2,7 @@ package lib
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -77,6 +78,8 @@ type watchResult struct {
 	CPUPer1000  float64 `json:"cpuPer1000Ms"`
 	Patches     int64   `json:"patches"`
 	HeapAfterMB float64 `json:"heapAfterMB"`
+	// Paced is the same measurement at a fixed patch rate (PacedPatchRate).
+	Paced *watchResult `json:"paced,omitempty"`
 }
 
 // reqLog classifies the requests an informer made.
@@ -457,20 +460,44 @@ func watchPhase(ctx context.Context, cio *childIO, h *eventCounter, args ChildAr
 	c0 := cpuTime()
 	time.Sleep(idle)
 	idleRate := float64(cpuTime()-c0) / float64(idle)
-	u0 := h.updates.Load()
 	h.watching.Store(true)
 	stopProf := startCPUProfile(args.ProfileDir, profName+"-watch")
+	wr, err := watchWindow(ctx, cio, h, idleRate, "watch")
+	stopProf()
+	if err != nil {
+		return nil, err
+	}
+	// The same at a fixed patch rate, equal for every contender, so that
+	// CPU per event is compared at the same event rate.
+	if wr.Paced, err = watchWindow(ctx, cio, h, idleRate, "paced"); err != nil {
+		return nil, err
+	}
+	wr.HeapAfterMB = float64(gc2().HeapAlloc) / mib
+	return wr, nil
+}
+
+// watchWindow tells the parent to start patching and measures until it
+// says how many patches it made ("PATCHES n") and their events arrived.
+func watchWindow(ctx context.Context, cio *childIO, h *eventCounter, idleRate float64, phase string) (*watchResult, error) {
+	u0 := h.updates.Load()
+	h.mu.Lock()
+	h.first, h.last, h.lags = time.Time{}, time.Time{}, nil
+	h.mu.Unlock()
 	cpu0 := cpuTime()
 	t0 := time.Now()
-	cio.send("READY", map[string]any{"phase": "watch"})
-	// The parent sends "PATCHES n" when it stopped patching.
+	cio.send("READY", map[string]any{"phase": phase})
 	var patches int64
+	got := false
 	for cio.in.Scan() {
 		l := strings.TrimSpace(cio.in.Text())
 		if v, ok := strings.CutPrefix(l, "PATCHES "); ok {
 			patches, _ = strconv.ParseInt(v, 10, 64)
+			got = true
 			break
 		}
+	}
+	if !got {
+		return nil, errors.New("the parent did not say how many patches it made")
 	}
 	// Wait for the stragglers: every patch, or 3 s without a new event.
 	lastN, lastChange := h.updates.Load(), time.Now()
@@ -485,12 +512,7 @@ func watchPhase(ctx context.Context, cio *childIO, h *eventCounter, args ChildAr
 	lags := append([]float64(nil), h.lags...)
 	first := h.first
 	h.mu.Unlock()
-	if last.IsZero() {
-		last = time.Now()
-	}
 	cpuEnd := cpuTime()
-	stopProf()
-	window := last.Sub(t0)
 	wr := &watchResult{Events: h.updates.Load() - u0, Patches: patches}
 	wr.CPUMs = ms(cpuEnd - cpu0)
 	wr.IdleCPUMs = idleRate * ms(time.Since(t0))
@@ -498,12 +520,10 @@ func watchPhase(ctx context.Context, cio *childIO, h *eventCounter, args ChildAr
 		wr.Seconds = last.Sub(first).Seconds()
 		wr.PerSecond = float64(wr.Events) / wr.Seconds
 	}
-	_ = window
 	sort.Float64s(lags)
 	wr.LagP50Ms, wr.LagP99Ms = percentile(lags, 50), percentile(lags, 99)
 	if wr.Events > 0 {
 		wr.CPUPer1000 = (wr.CPUMs - wr.IdleCPUMs) / float64(wr.Events) * 1000
 	}
-	wr.HeapAfterMB = float64(gc2().HeapAlloc) / mib
 	return wr, nil
 }
