@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -77,17 +78,10 @@ func withTypeMeta(raw []byte, apiVersion, kind string) []byte {
 	b = appendString(b, apiVersion)
 	b = append(b, `,"kind":`...)
 	b = appendString(b, kind)
-	if trimmed := trimLeftSpace(rest); len(trimmed) > 0 && trimmed[0] != '}' {
+	if trimmed := bytes.TrimLeft(rest, " \t\r\n"); len(trimmed) > 0 && trimmed[0] != '}' {
 		b = append(b, ',')
 	}
 	return append(b, rest...)
-}
-
-func trimLeftSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
-		b = b[1:]
-	}
-	return b
 }
 
 // compactStorage keeps each object as JSON bytes (the server's text when

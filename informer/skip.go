@@ -106,11 +106,15 @@ func streamItems(body io.Reader, known func(key, rv string) bool, parse func([]b
 
 // listItems sends a list request and streams its items (see streamItems).
 func (s *unstructuredSource) listItems(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, each func(*unstructured.Unstructured) error) (ListPage, error) {
-	return s.streamList(ctx, opts, known, s.decode, func(m map[string]any, _ []byte) error { return each(&unstructured.Unstructured{Object: m}) })
+	parse := func(b []byte) (map[string]any, []byte, error) {
+		m, err := s.decode(b)
+		return m, nil, err
+	}
+	return s.streamList(ctx, opts, known, parse, func(m map[string]any, _ []byte) error { return each(&unstructured.Unstructured{Object: m}) })
 }
 
 func (s *unstructuredSource) streamList(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, parse func([]byte) (map[string]any, []byte, error), decode func(map[string]any, []byte) error) (ListPage, error) {
-	body, err := request(s.rc, s.gvr, s.ns).VersionedParams(&opts).Uncompressed().Stream(ctx)
+	body, err := request(s.rc, s.gvr, s.ns).VersionedParams(&opts).Stream(ctx)
 	if err != nil {
 		return ListPage{}, err
 	}

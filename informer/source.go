@@ -42,15 +42,11 @@ type unstructuredSource struct {
 }
 
 // decode decodes one list item.
-func (s *unstructuredSource) decode(raw []byte) (map[string]any, []byte, error) {
-	var m map[string]any
-	var err error
+func (s *unstructuredSource) decode(raw []byte) (map[string]any, error) {
 	if s.omitMF {
-		m, err = fastjson.DecodeObjectSharedOmittingManagedFields(raw, 1)
-	} else {
-		m, err = fastjson.DecodeObjectShared(raw)
+		return fastjson.DecodeObjectSharedOmittingManagedFields(raw, 1)
 	}
-	return m, nil, err
+	return fastjson.DecodeObjectShared(raw)
 }
 
 // watchRequest is the request of a watch with opts.
@@ -63,8 +59,10 @@ func (s *unstructuredSource) watchRequest(opts metav1.ListOptions) *rest.Request
 	return r
 }
 
+// request is a GET of the resource, uncompressed (see
+// rest.Request.Uncompressed): informers list and watch with it.
 func request(rc *rest.Client, gvr schema.GroupVersionResource, ns string) *rest.Request {
-	return rc.Get().Group(gvr.Group).Version(gvr.Version).Namespace(ns).Resource(gvr.Resource)
+	return rc.Get().Group(gvr.Group).Version(gvr.Version).Namespace(ns).Resource(gvr.Resource).Uncompressed()
 }
 
 // List streams the page: items are decoded and handed to each as they
@@ -94,7 +92,7 @@ type metadataSource struct {
 // List streams the page: items are decoded and handed to each as they
 // arrive.
 func (s *metadataSource) List(ctx context.Context, opts metav1.ListOptions, each func(*metav1.PartialObjectMetadata) error) (ListPage, error) {
-	lm, err := dynamic.StreamMetadataList(ctx, request(s.rc, s.gvr, s.ns).VersionedParams(&opts).Uncompressed(), s.keepMF, each)
+	lm, err := dynamic.StreamMetadataList(ctx, request(s.rc, s.gvr, s.ns).VersionedParams(&opts), s.keepMF, each)
 	if err != nil {
 		return ListPage{}, err
 	}

@@ -159,10 +159,10 @@ func (w *protobufWatcher) run() {
 	// Reading through a large buffer takes whatever has arrived in one
 	// read: a burst of small events (a streaming list) then costs one
 	// HTTP/2 flow-control update per read rather than one per 4 KiB, each
-	// a write to the connection. Frames that fit are decoded in place.
+	// a write to the connection.
 	br := bufio.NewReaderSize(w.body, protobufReadBuffer)
 	var lenBuf [4]byte
-	var big []byte // frames larger than the buffer
+	buf := make([]byte, 0, 32<<10)
 	for {
 		if _, err := io.ReadFull(br, lenBuf[:]); err != nil {
 			return // the stream ended (or was stopped); the caller re-watches
@@ -172,21 +172,12 @@ func (w *protobufWatcher) run() {
 			w.send(decodeErrorEvent(fmt.Errorf("a watch event is larger than %d bytes", maxFrameBytes)))
 			return
 		}
-		var buf []byte
-		var err error
-		if n <= protobufReadBuffer {
-			if buf, err = br.Peek(int(n)); err != nil {
-				return
-			}
-			_, _ = br.Discard(int(n)) // buf stays valid until the next read
-		} else {
-			if cap(big) < int(n) {
-				big = make([]byte, n)
-			}
-			buf = big[:n]
-			if _, err := io.ReadFull(br, buf); err != nil {
-				return
-			}
+		if cap(buf) < int(n) {
+			buf = make([]byte, n)
+		}
+		buf = buf[:n]
+		if _, err := io.ReadFull(br, buf); err != nil {
+			return
 		}
 		if w.peek != nil {
 			if ev, ok := w.peek(buf); ok {

@@ -370,28 +370,23 @@ func (b *Bench) watchInformer(ctx context.Context, who string) (informerResult, 
 	if err != nil {
 		return informerResult{}, err
 	}
-	if err := c.ready(ctx, nil); err != nil { // watch phase
-		c.cmd.Process.Kill()
-		return informerResult{}, err
-	}
-	patches, err := b.patchStorm(ctx, b.watchDuration(), 0)
-	if err != nil {
-		c.cmd.Process.Kill()
-		return informerResult{}, err
-	}
-	if err := c.tell("PATCHES " + strconv.FormatInt(patches, 10)); err != nil {
-		return informerResult{}, err
-	}
-	if err := c.ready(ctx, nil); err != nil { // paced phase
-		c.cmd.Process.Kill()
-		return informerResult{}, err
-	}
-	if patches, err = b.patchStorm(ctx, b.watchDuration()/2, PacedPatchRate); err != nil {
-		c.cmd.Process.Kill()
-		return informerResult{}, err
-	}
-	if err := c.tell("PATCHES " + strconv.FormatInt(patches, 10)); err != nil {
-		return informerResult{}, err
+	// The watch phase as fast as the server allows, then the paced one.
+	for _, p := range []struct {
+		d    time.Duration
+		rate int
+	}{{b.watchDuration(), 0}, {b.watchDuration() / 2, PacedPatchRate}} {
+		if err := c.ready(ctx, nil); err != nil {
+			c.cmd.Process.Kill()
+			return informerResult{}, err
+		}
+		patches, err := b.patchStorm(ctx, p.d, p.rate)
+		if err != nil {
+			c.cmd.Process.Kill()
+			return informerResult{}, err
+		}
+		if err := c.tell("PATCHES " + strconv.FormatInt(patches, 10)); err != nil {
+			return informerResult{}, err
+		}
 	}
 	var r informerResult
 	if err := c.finish(ctx, &r); err != nil {

@@ -21,40 +21,13 @@ const (
 // if b is not a well-formed message.
 func Each(b []byte, fn func(num int, v []byte) bool) bool {
 	for len(b) > 0 {
-		tag, n := binary.Uvarint(b)
-		if n <= 0 {
+		num, typ, v, n, ok := field(b)
+		if !ok {
 			return false
 		}
 		b = b[n:]
-		num, typ := int(tag>>3), tag&7
-		switch typ {
-		case wireVarint:
-			if _, n = binary.Uvarint(b); n <= 0 {
-				return false
-			}
-			b = b[n:]
-		case wireFixed64:
-			if len(b) < 8 {
-				return false
-			}
-			b = b[8:]
-		case wireFixed32:
-			if len(b) < 4 {
-				return false
-			}
-			b = b[4:]
-		case wireBytes:
-			l, n := binary.Uvarint(b)
-			if n <= 0 || l > uint64(len(b)-n) {
-				return false
-			}
-			v := b[n : n+int(l)]
-			b = b[n+int(l):]
-			if !fn(num, v) {
-				return true
-			}
-		default:
-			return false
+		if typ == wireBytes && !fn(num, v) {
+			return true
 		}
 	}
 	return true
@@ -94,10 +67,11 @@ func Path(b []byte, nums ...int) ([]byte, bool) {
 // itself is left out. It reports false, with dst as given, if b is not a
 // well-formed message.
 func AppendWithout(dst, b []byte, drop int, path ...int) ([]byte, bool) {
-	if _, ok := sizeWithout(b, drop, path); !ok {
+	out, ok := appendWithout(dst, b, drop, path)
+	if !ok {
 		return dst, false
 	}
-	return appendWithout(dst, b, drop, path), true
+	return out, true
 }
 
 // field splits the field at the start of b into its number, wire type,
@@ -160,23 +134,30 @@ func sizeWithout(b []byte, drop int, path []int) (int, bool) {
 	return size, true
 }
 
-// appendWithout is AppendWithout for a b that sizeWithout accepted.
-func appendWithout(dst, b []byte, drop int, path []int) []byte {
+func appendWithout(dst, b []byte, drop int, path []int) ([]byte, bool) {
 	for len(b) > 0 {
-		num, typ, v, n, _ := field(b)
+		num, typ, v, n, ok := field(b)
+		if !ok {
+			return dst, false
+		}
 		switch {
 		case len(path) == 0 && num == drop:
 		case len(path) > 0 && num == path[0] && typ == wireBytes:
-			s, _ := sizeWithout(v, drop, path[1:])
+			// The length comes first, so the stripped size is counted
+			// before the stripped bytes are written.
+			s, ok := sizeWithout(v, drop, path[1:])
+			if !ok {
+				return dst, false
+			}
 			dst = binary.AppendUvarint(dst, uint64(num)<<3|wireBytes)
 			dst = binary.AppendUvarint(dst, uint64(s))
-			dst = appendWithout(dst, v, drop, path[1:])
+			dst, _ = appendWithout(dst, v, drop, path[1:]) // well formed: sizeWithout read it
 		default:
 			dst = append(dst, b[:n]...)
 		}
 		b = b[n:]
 	}
-	return dst
+	return dst, true
 }
 
 func uvarintLen(x uint64) int {
