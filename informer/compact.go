@@ -31,7 +31,7 @@ type wireSource struct{ *unstructuredSource }
 
 func (s wireSource) listWire(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, each func(*unstructured.Unstructured, []byte) error) (ListPage, error) {
 	return s.streamList(ctx, opts, known,
-		func(b []byte) (map[string]any, []byte, error) { return fastjson.DecodeObjectSharedRaw(b, 1, s.omitMF) },
+		func(b []byte) (map[string]any, []byte, error) { return fastjson.DecodeObjectSharedRaw(b, "", s.omitMF) },
 		func(m map[string]any, raw []byte) error { return each(&unstructured.Unstructured{Object: m}, raw) })
 }
 

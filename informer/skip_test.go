@@ -64,7 +64,7 @@ func TestStreamItemsKindAfterItems(t *testing.T) {
 	// With the items' text: the list's kind and apiVersion are added to
 	// the text of items without them, so it decodes to what was cached.
 	got = nil
-	rawParse := func(b []byte) (map[string]any, []byte, error) { return fastjson.DecodeObjectSharedRaw(b, 1, true) }
+	rawParse := func(b []byte) (map[string]any, []byte, error) { return fastjson.DecodeObjectSharedRaw(b, "", true) }
 	body = `{"items":[{"metadata":{"name":"a","managedFields":[]}},{ },{"kind":"Other","metadata":{"name":"b"}}],"kind":"WidgetList","apiVersion":"x/v1","metadata":{"resourceVersion":"3"}}`
 	if _, err := streamItems(strings.NewReader(body), nil, rawParse, func(m map[string]any, raw []byte) error {
 		back, err := fastjson.DecodeObject(raw)

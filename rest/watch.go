@@ -235,7 +235,7 @@ func mapEvent(frame []byte, conv RawMapDecoder, omitManagedFields, wantRaw bool)
 	var err error
 	switch {
 	case wantRaw:
-		m, objRaw, err = fastjson.DecodeObjectSharedRaw(frame, 2, omitManagedFields)
+		m, objRaw, err = fastjson.DecodeObjectSharedRaw(frame, "object", omitManagedFields)
 	case omitManagedFields:
 		m, err = fastjson.DecodeObjectSharedOmittingManagedFields(frame, 2)
 	default:

@@ -56,16 +56,23 @@ type Decoder struct {
 	omitMF  int  // Options.OmitManagedFields
 	meta    bool // the next value is the "metadata" of an object at depth omitMF
 
-	// For DecodeObjectSharedRaw: rawDepth, when > 0, is the depth of the
-	// object whose text is wanted; objSpan is that object's byte range in
-	// data and omSpan the range to cut from it (the omitted managedFields
-	// member with one adjacent comma), {-1, -1} when none. omCount counts
-	// the omissions within the object (a duplicate member makes the cut
-	// ambiguous).
-	rawDepth int
-	objSpan  [2]int
-	omSpan   [2]int
-	omCount  int
+	// For DecodeObjectSharedRaw: rawOn is set during such a decode, whose
+	// wanted object is data itself (rawKey "") or the value of its member
+	// rawKey. trackNext says the value about to be parsed is that member's
+	// and trackThis passes that on to the object it opens; trackDepth is
+	// the wanted object's depth while it is being parsed (else 0). objSpan
+	// is its byte range in data and omSpan the range to cut from it (the
+	// omitted managedFields member with one adjacent comma), {-1, -1} when
+	// none; omCount counts the omissions (a duplicate member makes the
+	// cut ambiguous).
+	rawOn      bool
+	rawKey     string
+	trackNext  bool
+	trackThis  bool
+	trackDepth int
+	objSpan    [2]int
+	omSpan     [2]int
+	omCount    int
 }
 
 // NewDecoder returns a Decoder configured by opts.
@@ -364,8 +371,8 @@ var uniqueValueKeys = map[string]bool{
 // skipped) and returns it with the offset just past it.
 func (d *Decoder) value(i int) (any, int, error) {
 	data := d.data
-	unique, meta := d.unique, d.meta
-	d.unique, d.meta = false, false
+	unique, meta, track := d.unique, d.meta, d.trackNext
+	d.unique, d.meta, d.trackNext = false, false, false
 	if i >= len(data) {
 		return nil, i, syntaxErr("unexpected end of JSON input", i)
 	}
@@ -380,6 +387,7 @@ func (d *Decoder) value(i int) (any, int, error) {
 		}
 		return string(b), j, nil
 	case '{':
+		d.trackThis = track
 		if meta {
 			return d.objectOmitting(i, "managedFields")
 		}
@@ -452,15 +460,18 @@ func (d *Decoder) objectOmitting(i int, omit string) (map[string]any, int, error
 	if d.depth > maxDepth {
 		return nil, i, depthErr(i)
 	}
-	tracked := d.rawDepth > 0 && depth == d.rawDepth
+	tracked := d.rawOn && (d.trackThis || (d.rawKey == "" && depth == 1))
+	d.trackThis = false
+	outerTrack := d.trackDepth
 	if tracked {
+		d.trackDepth = depth
 		d.omSpan, d.omCount = [2]int{-1, -1}, 0
 	}
 	i = skipWS(data, i+1)
 	if i < len(data) && data[i] == '}' {
 		d.depth--
 		if tracked {
-			d.objSpan = [2]int{start, i + 1}
+			d.objSpan, d.trackDepth = [2]int{start, i + 1}, outerTrack
 		}
 		return map[string]any{}, i + 1, nil
 	}
@@ -501,9 +512,9 @@ func (d *Decoder) objectOmitting(i int, omit string) (map[string]any, int, error
 			}
 			valEnd := i + end
 			i = skipWS(data, valEnd)
-			if d.rawDepth > 0 {
-				// The cut takes the comma before the member, or after it
-				// when it comes first.
+			if d.trackDepth > 0 && depth == d.trackDepth+1 {
+				// The wanted object's metadata: the cut takes the comma
+				// before the member, or after it when it comes first.
 				d.omCount++
 				if prevEnd >= 0 {
 					d.omSpan = [2]int{prevEnd, valEnd}
@@ -517,6 +528,10 @@ func (d *Decoder) objectOmitting(i int, omit string) (map[string]any, int, error
 			// entries.
 			d.unique = d.valTab != nil && uniqueValueKeys[key]
 			d.meta = depth == d.omitMF && key == "metadata"
+			if d.rawOn && d.rawKey != "" && depth == 1 && key == d.rawKey {
+				// The wanted member (a later duplicate replaces it).
+				d.trackNext, d.objSpan = true, [2]int{-1, -1}
+			}
 			v, j, err := d.value(i)
 			if err != nil {
 				return nil, j, err
@@ -551,7 +566,7 @@ func (d *Decoder) objectOmitting(i int, omit string) (map[string]any, int, error
 	d.keys, d.vals = d.keys[:kbase], d.vals[:vbase]
 	d.depth--
 	if tracked {
-		d.objSpan = [2]int{start, i}
+		d.objSpan, d.trackDepth = [2]int{start, i}, outerTrack
 	}
 	return m, i, nil
 }
@@ -631,30 +646,31 @@ func DecodeObjectSharedOmittingManagedFields(data []byte, depth int) (map[string
 
 // DecodeObjectSharedRaw is DecodeObjectShared, or with omitManagedFields
 // DecodeObjectSharedOmittingManagedFields, that also returns the text of
-// the object at depth (1: data itself; 2: the object one level down, such
-// as the "object" of a watch event) as data holds it, without the
-// managedFields member it left out, in a new slice sized to fit. raw is
-// nil when data has no object at that depth or the cut is ambiguous (a
-// duplicate managedFields member). It is safe for concurrent use.
-func DecodeObjectSharedRaw(data []byte, depth int, omitManagedFields bool) (m map[string]any, raw []byte, err error) {
-	if depth != 1 && depth != 2 {
-		return nil, nil, errors.New("fastjson: the raw object must be at depth 1 or 2")
-	}
+// an object as data holds it, without the managedFields member it left
+// out, in a new slice sized to fit: data itself when member is "", else
+// the value of data's member of that name (such as the "object" of a watch
+// event). raw is nil when that value is not an object or the cut is
+// ambiguous (a duplicate managedFields member). It is safe for concurrent
+// use.
+func DecodeObjectSharedRaw(data []byte, member string, omitManagedFields bool) (m map[string]any, raw []byte, err error) {
 	p := &sharedPool
 	if omitManagedFields {
-		p = &sharedOmitting[depth-1]
+		p = &sharedOmitting[0]
+		if member != "" {
+			p = &sharedOmitting[1]
+		}
 	}
 	d := p.Get().(*Decoder)
-	d.rawDepth, d.objSpan, d.omSpan, d.omCount = depth, [2]int{-1, -1}, [2]int{-1, -1}, 0
+	d.rawOn, d.rawKey, d.objSpan, d.omSpan, d.omCount = true, member, [2]int{-1, -1}, [2]int{-1, -1}, 0
 	m, err = d.DecodeObject(data)
 	obj, cut, n := d.objSpan, d.omSpan, d.omCount
-	d.rawDepth = 0
+	d.rawOn, d.rawKey, d.trackNext, d.trackThis, d.trackDepth = false, "", false, false, 0
 	p.Put(d)
 	if err != nil || obj[0] < 0 || n > 1 {
 		return m, nil, err
 	}
-	if n == 0 || cut[0] < obj[0] || cut[1] > obj[1] {
-		cut = [2]int{obj[0], obj[0]}
+	if n == 0 {
+		cut = [2]int{obj[0], obj[0]} // nothing to cut
 	}
 	raw = make([]byte, 0, obj[1]-obj[0]-(cut[1]-cut[0]))
 	raw = append(raw, data[obj[0]:cut[0]]...)

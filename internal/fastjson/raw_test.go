@@ -11,37 +11,41 @@ import (
 
 func TestDecodeObjectSharedRaw(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		data  string
-		depth int
-		omit  bool
-		want  string // the raw text; "" for nil
+		name   string
+		data   string
+		member string
+		omit   bool
+		want   string // the raw text; "" for nil
 	}{
-		{"object kept whole", `{"a":1,"metadata":{"name":"x","managedFields":[{"m":"k"}]}}`, 1, false,
+		{"object kept whole", `{"a":1,"metadata":{"name":"x","managedFields":[{"m":"k"}]}}`, "", false,
 			`{"a":1,"metadata":{"name":"x","managedFields":[{"m":"k"}]}}`},
-		{"managedFields last", `{"a":1,"metadata":{"name":"x","managedFields":[{"m":"k"}]}}`, 1, true,
+		{"managedFields last", `{"a":1,"metadata":{"name":"x","managedFields":[{"m":"k"}]}}`, "", true,
 			`{"a":1,"metadata":{"name":"x"}}`},
-		{"managedFields first", `{"metadata":{"managedFields":[],"name":"x","uid":"u"},"b":[1]}`, 1, true,
+		{"managedFields first", `{"metadata":{"managedFields":[],"name":"x","uid":"u"},"b":[1]}`, "", true,
 			`{"metadata":{"name":"x","uid":"u"},"b":[1]}`},
-		{"managedFields in the middle", `{"metadata":{"name":"x","managedFields":{"k":[1,"}"]},"uid":"u"}}`, 1, true,
+		{"managedFields in the middle", `{"metadata":{"name":"x","managedFields":{"k":[1,"}"]},"uid":"u"}}`, "", true,
 			`{"metadata":{"name":"x","uid":"u"}}`},
-		{"managedFields alone", `{"metadata":{"managedFields":null}}`, 1, true, `{"metadata":{}}`},
-		{"whitespace", "{ \"metadata\" : { \"managedFields\" : [ ] ,\n \"name\" : \"x\" } }", 1, true,
+		{"managedFields alone", `{"metadata":{"managedFields":null}}`, "", true, `{"metadata":{}}`},
+		{"whitespace", "{ \"metadata\" : { \"managedFields\" : [ ] ,\n \"name\" : \"x\" } }", "", true,
 			"{ \"metadata\" : { \"name\" : \"x\" } }"},
-		{"whitespace before the comma", "{\"metadata\":{\"name\":\"x\" ,\t\"managedFields\":[] }}", 1, true,
+		{"whitespace before the comma", "{\"metadata\":{\"name\":\"x\" ,\t\"managedFields\":[] }}", "", true,
 			"{\"metadata\":{\"name\":\"x\" }}"},
-		{"no managedFields", `{"metadata":{"name":"x"},"spec":{"managedFields":[1]}}`, 1, true,
+		{"no managedFields", `{"metadata":{"name":"x"},"spec":{"managedFields":[1]}}`, "", true,
 			`{"metadata":{"name":"x"},"spec":{"managedFields":[1]}}`},
-		{"empty object", `  {}  `, 1, true, `{}`},
-		{"watch event", `{"type":"ADDED","object":{"kind":"K","metadata":{"name":"x","managedFields":[{"f":{}}]},"data":{"k":"v"}}}`, 2, true,
+		{"empty object", `  {}  `, "", true, `{}`},
+		{"watch event", `{"type":"ADDED","object":{"kind":"K","metadata":{"name":"x","managedFields":[{"f":{}}]},"data":{"k":"v"}}}`, "object", true,
 			`{"kind":"K","metadata":{"name":"x"},"data":{"k":"v"}}`},
-		{"watch event, kept", `{"type":"ADDED","object":{"metadata":{"managedFields":[]}}}`, 2, false,
+		{"watch event, kept", `{"type":"ADDED","object":{"metadata":{"managedFields":[]}}}`, "object", false,
 			`{"metadata":{"managedFields":[]}}`},
-		{"watch event without an object", `{"type":"ADDED","object":"x"}`, 2, true, ""},
-		{"duplicate managedFields", `{"metadata":{"managedFields":[],"name":"x","managedFields":[]}}`, 1, true, ""},
+		{"watch event without an object", `{"type":"ADDED","object":"x"}`, "object", true, ""},
+		{"duplicate managedFields", `{"metadata":{"managedFields":[],"name":"x","managedFields":[]}}`, "", true, ""},
+		{"another object after the member", `{"object":{"metadata":{"name":"x"}},"other":{"metadata":{"managedFields":[]}}}`, "object", true,
+			`{"metadata":{"name":"x"}}`},
+		{"the member in an array is not the member", `{"list":[{"object":{"a":1}}],"object":{"b":2}}`, "object", true, `{"b":2}`},
+		{"a later duplicate that is not an object", `{"object":{},"object":""}`, "object", true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, raw, err := DecodeObjectSharedRaw([]byte(tc.data), tc.depth, tc.omit)
+			m, raw, err := DecodeObjectSharedRaw([]byte(tc.data), tc.member, tc.omit)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,8 +63,8 @@ func TestDecodeObjectSharedRaw(t *testing.T) {
 			}
 			// The raw text decodes to the decoded object.
 			obj := m
-			if tc.depth == 2 {
-				obj = m["object"].(map[string]any)
+			if tc.member != "" {
+				obj = m[tc.member].(map[string]any)
 			}
 			back, err := DecodeObject(raw)
 			if err != nil {
@@ -71,10 +75,7 @@ func TestDecodeObjectSharedRaw(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := DecodeObjectSharedRaw([]byte(`{}`), 3, true); err == nil {
-		t.Fatal("depth 3 accepted")
-	}
-	if _, raw, err := DecodeObjectSharedRaw([]byte(`{"metadata":{"managedFields":[}}`), 1, true); err == nil || raw != nil {
+	if _, raw, err := DecodeObjectSharedRaw([]byte(`{"metadata":{"managedFields":[}}`), "", true); err == nil || raw != nil {
 		t.Fatalf("bad JSON: raw %q, err %v", raw, err)
 	}
 	// The pooled decoders are left as they were: a plain shared decode
@@ -98,7 +99,7 @@ func TestDecodeObjectSharedRawGenerated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, raw, err := DecodeObjectSharedRaw(data, 1, true)
+		m, raw, err := DecodeObjectSharedRaw(data, "", true)
 		if err != nil || raw == nil {
 			t.Fatalf("item %d: raw %v, %v", i, raw != nil, err)
 		}
@@ -116,12 +117,16 @@ func TestDecodeObjectSharedRawGenerated(t *testing.T) {
 }
 
 func FuzzDecodeObjectSharedRaw(f *testing.F) {
-	f.Add([]byte(`{"metadata":{"managedFields":[{"a":1}],"name":"x"}}`), uint8(1), true)
-	f.Add([]byte(`{"object":{"metadata":{"name":"x","managedFields":[]}},"type":"ADDED"}`), uint8(2), true)
-	f.Add([]byte(`{"a":{"metadata":{}},"b":{"metadata":{"managedFields":1}}}`), uint8(2), false)
+	f.Add([]byte(`{"metadata":{"managedFields":[{"a":1}],"name":"x"}}`), uint8(0), true)
+	f.Add([]byte(`{"object":{"metadata":{"name":"x","managedFields":[]}},"type":"ADDED"}`), uint8(1), true)
+	f.Add([]byte(`{"a":{"metadata":{}},"b":{"metadata":{"managedFields":1}}}`), uint8(1), false)
+	f.Add([]byte(`{"object":{},"x":{"metadata":{"managedFields":[]}},"object":""}`), uint8(1), true)
 	f.Fuzz(func(t *testing.T, data []byte, d uint8, omit bool) {
-		depth := int(d%2) + 1
-		m, raw, err := DecodeObjectSharedRaw(data, depth, omit)
+		member := ""
+		if d%2 == 1 {
+			member = "object"
+		}
+		m, raw, err := DecodeObjectSharedRaw(data, member, omit)
 		if err != nil || raw == nil {
 			return
 		}
@@ -129,17 +134,12 @@ func FuzzDecodeObjectSharedRaw(f *testing.F) {
 		if err != nil {
 			t.Fatalf("raw %q of %q does not decode: %v", raw, data, err)
 		}
-		if depth == 1 {
-			if !reflect.DeepEqual(m, back) {
-				t.Fatalf("raw %q decodes to %v; the object is %v", raw, back, m)
-			}
-			return
+		want := any(m)
+		if member != "" {
+			want = m[member]
 		}
-		for _, v := range m {
-			if reflect.DeepEqual(v, back) {
-				return
-			}
+		if !reflect.DeepEqual(want, back) {
+			t.Fatalf("raw %q decodes to %v; the object is %v", raw, back, want)
 		}
-		t.Fatalf("raw %q decodes to %v, none of the values of %v", raw, back, m)
 	})
 }
