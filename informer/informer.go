@@ -186,11 +186,14 @@ func (i *Informer[T]) notify(n notification[T]) {
 // Run runs the informer until ctx is done, and returns when every goroutine
 // it started has exited. It may be called once.
 func (i *Informer[T]) Run(ctx context.Context) error {
+	// started flips under mu, which AddEventHandler holds while it reads
+	// it: a handler added meanwhile is started by exactly one of the two.
+	i.mu.Lock()
 	if !i.started.CompareAndSwap(false, true) {
+		i.mu.Unlock()
 		return errors.New("informer: Run called twice")
 	}
 	i.runCtx.Store(ctx)
-	i.mu.Lock()
 	for _, r := range i.handlers {
 		i.startHandler(r)
 	}

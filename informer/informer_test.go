@@ -155,6 +155,7 @@ func TestSlowHandlerDoesNotStallOthers(t *testing.T) {
 	src.addList("10", "", nil)
 	w := src.addWatch(nil)
 	slow := &blockingHandler{release: make(chan struct{})}
+	release := sync.OnceFunc(func() { close(slow.release) })
 	slow.AddFunc = func(*unstructured.Unstructured, bool) {
 		<-slow.release
 		slow.mu.Lock()
@@ -163,6 +164,8 @@ func TestSlowHandlerDoesNotStallOthers(t *testing.T) {
 	}
 	fast := newRecorder()
 	inf, _ := startInformer(t, src, listWatch, nil)
+	t.Cleanup(release) // before Run is waited for: a failed check must not leave it stuck on the handler
+	// Added while Run starts: each handler must run in one goroutine.
 	reg, _ := inf.AddEventHandler(slow)
 	if _, err := inf.AddEventHandler(fast); err != nil {
 		t.Fatal(err)
@@ -181,7 +184,7 @@ func TestSlowHandlerDoesNotStallOthers(t *testing.T) {
 	if p := reg.Pending(); p < 499 {
 		t.Fatalf("slow handler buffer holds %d", p)
 	}
-	close(slow.release)
+	release()
 	waitUntil(t, func() bool { slow.mu.Lock(); defer slow.mu.Unlock(); return slow.got == 500 })
 }
 
