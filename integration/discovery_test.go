@@ -102,7 +102,19 @@ func TestMapperFindsCRDCreatedAfterItAndForgetsDeletedOne(t *testing.T) {
 	// Wait out the negative cache of the miss above (5 s by default).
 	time.Sleep(restmapper.DefaultNegativeCacheTTL)
 	createCRD(t, c, spec)
-	// First lookup after the CRD is established resolves, with no Reset.
+	// Established comes a moment before the server's discovery documents
+	// list the new group (another controller updates them): wait for that
+	// with a discovery client of its own, leaving the mapper untouched.
+	probe := mustDiscovery(t, countingConfig(env, new(atomic.Int32)))
+	waitFor(t, "discovery to serve "+group, func() (bool, error) {
+		snap, err := probe.Refresh(t.Context())
+		if err != nil {
+			return false, err
+		}
+		_, ok := snap.ResourceList(schema.GroupVersion{Group: group, Version: "v1"})
+		return ok, nil
+	})
+	// First lookup after the CRD is served resolves, with no Reset.
 	mp, err := m.RESTMapping(gk)
 	if err != nil {
 		t.Fatalf("after the CRD is established: %v", err)
