@@ -66,15 +66,30 @@ func TestProtobufMetadata(t *testing.T) {
 	st := metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old"}
 	sraw, _ := st.Marshal()
 	frame("ERROR", envelope(t, "Status", sraw))
-	w := rest.NewProtobufWatchDecoder(io.NopCloser(&stream), func(b []byte) (runtime.Object, error) { return DecodePartialObjectMetadataProtobuf(b, false) })
-	var evs []watch.Event
-	for ev := range w.ResultChan() {
-		evs = append(evs, ev)
-	}
-	if len(evs) != 2 || evs[0].Type != watch.Added || evs[0].Object.(*metav1.PartialObjectMetadata).Name != "a" {
-		t.Fatalf("events %+v", evs)
-	}
-	if s, ok := evs[1].Object.(*metav1.Status); !ok || s.Code != 410 {
-		t.Fatalf("error event %+v", evs[1].Object)
+	data := stream.Bytes()
+	decode := func(b []byte) (runtime.Object, error) { return DecodePartialObjectMetadataProtobuf(b, false) }
+	// Read through the channel, and in the caller's goroutine.
+	for _, pull := range []bool{false, true} {
+		w := rest.NewProtobufWatchDecoder(io.NopCloser(bytes.NewReader(data)), decode)
+		var evs []watch.Event
+		if pull {
+			for {
+				ev, ok := w.(rest.EventReader).NextEvent()
+				if !ok {
+					break
+				}
+				evs = append(evs, ev)
+			}
+		} else {
+			for ev := range w.ResultChan() {
+				evs = append(evs, ev)
+			}
+		}
+		if len(evs) != 2 || evs[0].Type != watch.Added || evs[0].Object.(*metav1.PartialObjectMetadata).Name != "a" {
+			t.Fatalf("pull=%v: events %+v", pull, evs)
+		}
+		if s, ok := evs[1].Object.(*metav1.Status); !ok || s.Code != 410 {
+			t.Fatalf("pull=%v: error event %+v", pull, evs[1].Object)
+		}
 	}
 }

@@ -90,6 +90,12 @@
 // it worse (the trade-off behind kubeconfig's disable-compression and
 // kubectl's --disable-compression).
 //
+// A watch is read in the reflector's own goroutine (rest.EventReader): each
+// event is decoded by the goroutine that applies it to the cache, with no
+// hand-off between goroutines on the way; a small watchdog goroutine per
+// watch enforces the idle deadline and stops the watch when Run's context
+// ends.
+//
 // Lists stream: a page's items (JSON, or the protobuf items of a
 // metadata-only list) are decoded and enter the cache while the page is
 // still arriving, so decoding overlaps the transfer and a page is never

@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kdyn/kdyn/rest"
 )
 
 // fakeClock is a manual clock: timers fire when Step moves time past them.
@@ -117,7 +120,7 @@ type listResult struct {
 // test drives.
 type watchResult struct {
 	err error
-	w   *watch.FakeWatcher
+	w   watch.Interface
 }
 
 // scriptedSource answers List and Watch from scripts and records the
@@ -148,6 +151,17 @@ func (s *scriptedSource) addWatch(err error) *watch.FakeWatcher {
 	}
 	s.watches = append(s.watches, watchResult{err: err, w: w})
 	return w
+}
+
+// addStream scripts a watch answered by kdyn's own JSON watch decoder
+// (a rest.EventReader, which the reflector reads in its goroutine) over a
+// pipe: the test writes the server's frames to the returned writer.
+func (s *scriptedSource) addStream() *io.PipeWriter {
+	pr, pw := io.Pipe()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watches = append(s.watches, watchResult{w: rest.NewUnstructuredWatchDecoder(pr)})
+	return pw
 }
 
 func (s *scriptedSource) List(ctx context.Context, opts metav1.ListOptions, each func(*unstructured.Unstructured) error) (ListPage, error) {

@@ -399,56 +399,53 @@ func (r *reflector[T]) stream(ctx context.Context) error {
 		return err
 	}
 	w = stopWith(w, stop)
-	t := r.opts.clock.NewTimer(r.opts.initialEventsTimeout)
-	defer t.Stop()
+	er := readEvents(ctx, r.opts.clock, w, r.opts.initialEventsTimeout)
+	defer er.close()
 	for {
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			w.Stop()
+		ev, ok := er.next()
+		if !ok {
+			er.close()
 			r.sink.abortSync()
-			return ctx.Err()
-		case <-t.C():
-			w.Stop()
-			r.sink.abortSync()
-			return fmt.Errorf("%w: no initial-events-end bookmark within %s of silence", errStreamingUnsupported, r.opts.initialEventsTimeout)
-		case ev, ok := <-w.ResultChan():
-			t.Reset(r.opts.initialEventsTimeout)
-			if !ok {
-				r.sink.abortSync()
-				return errors.New("informer: the streaming list ended before its initial-events-end bookmark")
-			}
-			switch ev.Type {
-			case watch.Added, watch.Modified:
-				obj, raw, ok := eventObject[T](ev.Object)
-				if !ok {
-					continue
-				}
-				r.sink.upsert(obj, raw, true)
-			case watch.Deleted:
-				if obj, _, ok := eventObject[T](ev.Object); ok {
-					r.sink.remove(obj)
-				}
-			case watch.Bookmark:
-				obj, _, ok := eventObject[T](ev.Object)
-				if !ok {
-					continue
-				}
-				if obj.GetAnnotations()[InitialEventsEndAnnotation] == "true" {
-					r.rv = obj.GetResourceVersion()
-					r.sink.endSync(r.rv)
-					r.pending = w
-					return nil
-				}
-			case watch.Error:
+			switch {
+			case ctx.Err() != nil:
 				w.Stop()
-				r.sink.abortSync()
-				err := statusError(ev.Object)
-				if apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) {
-					return fmt.Errorf("%w: %v", errStreamingUnsupported, err)
-				}
-				return err
+				return ctx.Err()
+			case er.expired.Load():
+				w.Stop()
+				return fmt.Errorf("%w: no initial-events-end bookmark within %s of silence", errStreamingUnsupported, r.opts.initialEventsTimeout)
 			}
+			return errors.New("informer: the streaming list ended before its initial-events-end bookmark")
+		}
+		switch ev.Type {
+		case watch.Added, watch.Modified:
+			obj, raw, ok := eventObject[T](ev.Object)
+			if !ok {
+				continue
+			}
+			r.sink.upsert(obj, raw, true)
+		case watch.Deleted:
+			if obj, _, ok := eventObject[T](ev.Object); ok {
+				r.sink.remove(obj)
+			}
+		case watch.Bookmark:
+			obj, _, ok := eventObject[T](ev.Object)
+			if !ok {
+				continue
+			}
+			if obj.GetAnnotations()[InitialEventsEndAnnotation] == "true" {
+				r.rv = obj.GetResourceVersion()
+				r.sink.endSync(r.rv)
+				r.pending = w
+				return nil
+			}
+		case watch.Error:
+			w.Stop()
+			r.sink.abortSync()
+			err := statusError(ev.Object)
+			if apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) {
+				return fmt.Errorf("%w: %v", errStreamingUnsupported, err)
+			}
+			return err
 		}
 	}
 }
@@ -543,52 +540,48 @@ func (r *reflector[T]) watch(ctx context.Context) (gone bool, err error) {
 	}
 	defer w.Stop()
 	start := r.opts.clock.Now()
-	idle := r.opts.clock.NewTimer(r.opts.idleTimeout)
-	defer idle.Stop()
+	er := readEvents(ctx, r.opts.clock, w, r.opts.idleTimeout)
+	defer er.close()
 	for {
-		select {
-		case <-ctx.Done():
+		ev, ok := er.next()
+		if !ok {
+			switch {
+			case ctx.Err() != nil:
+			case er.expired.Load():
+				r.opts.log.Debug("watch went silent past the idle deadline; re-watching", zap.Duration("idle", r.opts.idleTimeout))
+			case r.opts.clock.Now().Sub(start) > r.watchHealthyFor:
+				r.backoff.reset()
+			}
 			return false, nil
-		case <-idle.C():
-			r.opts.log.Debug("watch went silent past the idle deadline; re-watching", zap.Duration("idle", r.opts.idleTimeout))
-			return false, nil
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				if r.opts.clock.Now().Sub(start) > r.watchHealthyFor {
-					r.backoff.reset()
-				}
+		}
+		switch ev.Type {
+		case watch.Added, watch.Modified:
+			if obj, raw, ok := eventObject[T](ev.Object); ok {
+				r.sink.upsert(obj, raw, false)
+				r.rv = obj.GetResourceVersion()
+			}
+		case watch.Deleted:
+			if obj, _, ok := eventObject[T](ev.Object); ok {
+				r.sink.remove(obj)
+				r.rv = obj.GetResourceVersion()
+			}
+		case watch.Bookmark:
+			if obj, _, ok := eventObject[T](ev.Object); ok && obj.GetResourceVersion() != "" {
+				r.rv = obj.GetResourceVersion()
+			}
+		case watch.Error:
+			err := statusError(ev.Object)
+			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+				return true, nil
+			}
+			var se *apierrors.StatusError
+			if errors.As(err, &se) && se.ErrStatus.Reason == metav1.StatusReasonInternalError && se.ErrStatus.Code == 500 {
+				// A frame that did not decode: log once per stream and
+				// resume from the last good resourceVersion.
+				r.opts.log.Warn("watch stream sent an event that does not decode; re-watching from the last good resourceVersion", zap.Error(err))
 				return false, nil
 			}
-			idle.Reset(r.opts.idleTimeout)
-			switch ev.Type {
-			case watch.Added, watch.Modified:
-				if obj, raw, ok := eventObject[T](ev.Object); ok {
-					r.sink.upsert(obj, raw, false)
-					r.rv = obj.GetResourceVersion()
-				}
-			case watch.Deleted:
-				if obj, _, ok := eventObject[T](ev.Object); ok {
-					r.sink.remove(obj)
-					r.rv = obj.GetResourceVersion()
-				}
-			case watch.Bookmark:
-				if obj, _, ok := eventObject[T](ev.Object); ok && obj.GetResourceVersion() != "" {
-					r.rv = obj.GetResourceVersion()
-				}
-			case watch.Error:
-				err := statusError(ev.Object)
-				if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-					return true, nil
-				}
-				var se *apierrors.StatusError
-				if errors.As(err, &se) && se.ErrStatus.Reason == metav1.StatusReasonInternalError && se.ErrStatus.Code == 500 {
-					// A frame that did not decode: log once per stream and
-					// resume from the last good resourceVersion.
-					r.opts.log.Warn("watch stream sent an event that does not decode; re-watching from the last good resourceVersion", zap.Error(err))
-					return false, nil
-				}
-				return false, err
-			}
+			return false, err
 		}
 	}
 }

@@ -2,7 +2,9 @@ package informer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -421,5 +423,63 @@ func TestUnansweredWatchIsAbandoned(t *testing.T) {
 	case <-src.opened:
 	case <-time.After(5 * time.Second):
 		t.Fatal("no new watch after the unanswered one")
+	}
+}
+
+// frame is one JSON watch frame as the server writes it.
+func frame(t *testing.T, typ watch.EventType, obj *unstructured.Unstructured) []byte {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"type": typ, "object": obj.Object})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, '\n')
+}
+
+// A watch from kdyn's rest package is read in the reflector's goroutine
+// (rest.EventReader): a streaming list, its watch, the end of the stream,
+// and the idle deadline, which must end a read that is waiting.
+func TestStreamsAreReadInTheReflectorGoroutine(t *testing.T) {
+	src := newScriptedSource()
+	pw := src.addStream()
+	pw2 := src.addStream()
+	src.addWatch(nil)
+	rec := newRecorder()
+	opts := Options[*unstructured.Unstructured]{IdleTimeout: 90 * time.Second}
+	inf, clk := startInformer(t, src, opts, rec)
+	src.waitCall(t, "watch")
+	write := func(pw *io.PipeWriter, b []byte) {
+		t.Helper()
+		if _, err := pw.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(pw, frame(t, watch.Added, cm("a", "5")))
+	write(pw, frame(t, watch.Bookmark, bookmark("7", true)))
+	rec.expect(t, "add a@5 initial=true")
+	waitUntil(t, inf.HasSynced)
+	write(pw, frame(t, watch.Modified, cm("a", "8")))
+	rec.expect(t, "update a 5->8")
+	pw.Close() // the server ends the stream
+	src.waitCall(t, "watch")
+	if o := src.lastWatch(); o.SendInitialEvents != nil || o.ResourceVersion != "8" {
+		t.Fatalf("reconnect options = %+v", o)
+	}
+	write(pw2, frame(t, watch.Modified, cm("a", "9")))
+	rec.expect(t, "update a 8->9")
+	// Only this watch's idle deadline runs (the deadlines for the answers
+	// and for the initial events were stopped).
+	waitUntil(t, func() bool {
+		a := clk.activeTimers()
+		return len(a) == 1 && a[0] == 90*time.Second
+	})
+	clk.Step(90 * time.Second)
+	src.waitCall(t, "watch")
+	if o := src.lastWatch(); o.ResourceVersion != "9" {
+		t.Fatalf("re-watch after the idle deadline from %q, want 9", o.ResourceVersion)
+	}
+	// The idle stream was stopped: its reader is closed.
+	if _, err := pw2.Write([]byte("{}")); !errors.Is(err, io.ErrClosedPipe) {
+		t.Fatalf("write to the stopped stream: %v, want io.ErrClosedPipe", err)
 	}
 }

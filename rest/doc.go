@@ -59,6 +59,12 @@
 // also hands over each object's text as the server sent it, for callers
 // that keep objects as bytes.
 //
+// Every watch is also an EventReader: NextEvent decodes the next event in
+// the caller's goroutine instead of a goroutine feeding the channel (which
+// starts on the first call of ResultChan). Use one or the other. Informers
+// read their watches with NextEvent, which saves a goroutine hand-off per
+// event.
+//
 // # Security
 //
 // TLS verification is on unless TLSClientConfig.Insecure is set.

@@ -10,7 +10,6 @@ import (
 	"github.com/kdyn/kdyn/internal/pbwire"
 	"io"
 	"strings"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -100,7 +99,6 @@ func (r *Request) WatchNegotiatedPeek(ctx context.Context, decodeProtobuf, decod
 	if IsProtobuf(resp.Header.Get("Content-Type")) {
 		w := newProtobufWatcher(resp.Body, cancel, decodeProtobuf)
 		w.peek = peekProtobuf
-		go w.run()
 		return w, nil
 	}
 	return newStreamWatcher(resp.Body, cancel, decodeJSON), nil
@@ -109,93 +107,61 @@ func (r *Request) WatchNegotiatedPeek(ctx context.Context, decodeProtobuf, decod
 // protobufWatcher decodes a protobuf watch stream: frames of a 4-byte
 // big-endian length and a metav1.WatchEvent.
 type protobufWatcher struct {
-	body   io.ReadCloser
-	cancel func()
+	eventPump
+	br     *bufio.Reader
+	lenBuf [4]byte
+	frame  []byte // the frame being decoded, reused
 	decode ObjectDecoder
 	peek   FramePeek // optional
-	result chan watch.Event
-	done   chan struct{}
-	once   sync.Once
-}
-
-// newProtobufWatcher returns a watcher for the caller to start (go w.run()).
-func newProtobufWatcher(body io.ReadCloser, cancel func(), decode ObjectDecoder) *protobufWatcher {
-	return &protobufWatcher{body: body, cancel: cancel, decode: decode, result: make(chan watch.Event, eventBuffer), done: make(chan struct{})}
-}
-
-// NewProtobufWatchDecoder starts a watch.Interface over an open protobuf
-// watch stream (for tests and custom transports).
-func NewProtobufWatchDecoder(body io.ReadCloser, decode ObjectDecoder) WatchInterface {
-	w := newProtobufWatcher(body, func() {}, decode)
-	go w.run()
-	return w
-}
-
-func (w *protobufWatcher) ResultChan() <-chan watch.Event { return w.result }
-
-func (w *protobufWatcher) Stop() {
-	w.once.Do(func() {
-		close(w.done)
-		w.cancel()
-		w.body.Close()
-	})
-}
-
-func (w *protobufWatcher) send(ev watch.Event) bool {
-	select {
-	case w.result <- ev:
-		return true
-	case <-w.done:
-		return false
-	}
 }
 
 // protobufReadBuffer is the read buffer of protobuf watches.
 const protobufReadBuffer = 64 << 10
 
-func (w *protobufWatcher) run() {
-	defer close(w.result)
-	defer w.Stop()
+func newProtobufWatcher(body io.ReadCloser, cancel func(), decode ObjectDecoder) *protobufWatcher {
+	w := &protobufWatcher{eventPump: newEventPump(body, cancel), decode: decode}
 	// Reading through a large buffer takes whatever has arrived in one
 	// read: a burst of small events (a streaming list) then costs one
 	// HTTP/2 flow-control update per read rather than one per 4 KiB, each
 	// a write to the connection.
-	br := bufio.NewReaderSize(w.body, protobufReadBuffer)
-	var lenBuf [4]byte
-	buf := make([]byte, 0, 32<<10)
-	for {
-		if _, err := io.ReadFull(br, lenBuf[:]); err != nil {
-			return // the stream ended (or was stopped); the caller re-watches
-		}
-		n := binary.BigEndian.Uint32(lenBuf[:])
-		if n > maxFrameBytes {
-			w.send(decodeErrorEvent(fmt.Errorf("a watch event is larger than %d bytes", maxFrameBytes)))
-			return
-		}
-		if cap(buf) < int(n) {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(br, buf); err != nil {
-			return
-		}
-		if w.peek != nil {
-			if ev, ok := w.peek(buf); ok {
-				if !w.send(ev) {
-					return
-				}
-				continue
-			}
-		}
-		ev, err := w.event(buf)
-		if err != nil {
-			w.send(decodeErrorEvent(err))
-			return
-		}
-		if !w.send(ev) {
-			return
+	w.br = bufio.NewReaderSize(body, protobufReadBuffer)
+	w.read = w.readEvent
+	return w
+}
+
+// NewProtobufWatchDecoder returns a watch over an open protobuf watch
+// stream (for tests and custom transports); it is an EventReader.
+func NewProtobufWatchDecoder(body io.ReadCloser, decode ObjectDecoder) WatchInterface {
+	return newProtobufWatcher(body, func() {}, decode)
+}
+
+// readEvent reads and decodes the next frame. A stream that ends, cleanly
+// or not, just ends: the caller re-watches.
+func (w *protobufWatcher) readEvent() (watch.Event, bool) {
+	if _, err := io.ReadFull(w.br, w.lenBuf[:]); err != nil {
+		return watch.Event{}, false
+	}
+	n := binary.BigEndian.Uint32(w.lenBuf[:])
+	if n > maxFrameBytes {
+		return w.failed(fmt.Errorf("a watch event is larger than %d bytes", maxFrameBytes))
+	}
+	if cap(w.frame) < int(n) {
+		w.frame = make([]byte, n, max(int(n), 32<<10))
+	}
+	buf := w.frame[:n]
+	if _, err := io.ReadFull(w.br, buf); err != nil {
+		return watch.Event{}, false
+	}
+	if w.peek != nil {
+		if ev, ok := w.peek(buf); ok {
+			return ev, true
 		}
 	}
+	ev, err := w.event(buf)
+	if err != nil {
+		return w.failed(err)
+	}
+	return ev, true
 }
 
 // event decodes one frame, an encoded metav1.WatchEvent (field 1: type;

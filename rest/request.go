@@ -544,7 +544,6 @@ func (r *Request) watchMaps(ctx context.Context, conv RawMapDecoder, wantRaw boo
 	}
 	w := newMapStreamWatcher(resp.Body, cancel, conv, peek)
 	w.omitMF, w.wantRaw = r.omitMF, wantRaw
-	go w.run()
 	return w, nil
 }
 

@@ -31,14 +31,112 @@ type watchFrame struct {
 	Object json.RawMessage `json:"object"`
 }
 
-// streamWatcher decodes JSON watch frames from a response body into
-// watch.Events. A frame that does not decode becomes one ERROR event
-// carrying a *metav1.Status, and the stream ends. Stop closes the
-// connection; the result channel is closed once the decoding goroutine has
-// exited.
-type streamWatcher struct {
+// EventReader is a watch whose events can also be read one at a time in
+// the caller's goroutine. Every watch this package returns implements it:
+// type-assert a WatchInterface to use it.
+//
+// NextEvent reads and decodes the next event. It returns false once the
+// stream has ended, after an ERROR event for a frame that did not decode,
+// or after Stop (which may be called from another goroutine to end a
+// NextEvent that is waiting). Use NextEvent or ResultChan, not both:
+// ResultChan starts a goroutine that decodes ahead into the channel, which
+// overlaps decoding with the consumer's work at the cost of a goroutine
+// hand-off per event; NextEvent does the decoding in the caller, which is
+// cheaper when events come one at a time. Informers read their watches so.
+type EventReader interface {
+	WatchInterface
+	NextEvent() (watch.Event, bool)
+}
+
+// eventPump is what both watchers (JSON and protobuf) share: Stop, and the
+// two ways of reading, NextEvent in the caller's goroutine or ResultChan
+// fed by a goroutine started on its first call.
+type eventPump struct {
 	body   io.ReadCloser
 	cancel func()
+	// read reads and decodes one event; false at the end of the stream.
+	// It sets ended when it returns a decode failure's ERROR event, so
+	// that the event is the stream's last.
+	read   func() (watch.Event, bool)
+	ended  bool
+	result chan watch.Event
+	done   chan struct{}
+	once   sync.Once
+	start  sync.Once
+}
+
+func newEventPump(body io.ReadCloser, cancel func()) eventPump {
+	return eventPump{body: body, cancel: cancel, result: make(chan watch.Event, eventBuffer), done: make(chan struct{})}
+}
+
+// NextEvent implements EventReader.
+func (p *eventPump) NextEvent() (watch.Event, bool) {
+	if !p.ended && !p.stopped() {
+		if ev, ok := p.read(); ok {
+			return ev, true
+		}
+	}
+	// The end: the connection is released whichever side ended it.
+	p.ended = true
+	p.Stop()
+	return watch.Event{}, false
+}
+
+// ResultChan returns the channel of events, starting the goroutine that
+// decodes into it. The channel is closed when the stream ends or Stop is
+// called; it buffers up to 64 decoded events, which may still be received
+// after Stop.
+func (p *eventPump) ResultChan() <-chan watch.Event {
+	p.start.Do(func() { go p.run() })
+	return p.result
+}
+
+// Stop ends the watch and closes the connection. It is safe to call more
+// than once and from any goroutine.
+func (p *eventPump) Stop() {
+	p.once.Do(func() {
+		close(p.done)
+		p.cancel()
+		p.body.Close()
+	})
+}
+
+func (p *eventPump) stopped() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *eventPump) run() {
+	defer close(p.result)
+	for {
+		ev, ok := p.NextEvent()
+		if !ok {
+			return
+		}
+		select {
+		case p.result <- ev:
+		case <-p.done:
+			return
+		}
+	}
+}
+
+// failed ends the stream with the ERROR event of err.
+func (p *eventPump) failed(err error) (watch.Event, bool) {
+	p.ended = true
+	return decodeErrorEvent(err), true
+}
+
+// streamWatcher decodes JSON watch frames from a response body into
+// watch.Events. A frame that does not decode becomes one ERROR event
+// carrying a *metav1.Status, and the stream ends.
+type streamWatcher struct {
+	eventPump
+	fr *framer
 	// Exactly one of decode (object bytes → object) and decodeMap (the
 	// whole frame decoded once into maps, then the object's map converted)
 	// is set.
@@ -49,20 +147,12 @@ type streamWatcher struct {
 	// itself, skipping the decode.
 	peek   FramePeek
 	omitMF bool // map mode: leave the object's metadata.managedFields out
-	result chan watch.Event
-	done   chan struct{}
-	once   sync.Once
 }
 
 func newStreamWatcher(body io.ReadCloser, cancel func(), decode ObjectDecoder) *streamWatcher {
-	w := &streamWatcher{
-		body:   body,
-		cancel: cancel,
-		decode: decode,
-		result: make(chan watch.Event, eventBuffer),
-		done:   make(chan struct{}),
-	}
-	go w.run()
+	w := &streamWatcher{eventPump: newEventPump(body, cancel), decode: decode}
+	w.fr = &framer{r: body, buf: make([]byte, 64<<10)}
+	w.read = w.readEvent
 	return w
 }
 
@@ -87,22 +177,15 @@ func unstructuredMap(obj map[string]any) (runtime.Object, error) {
 	return &unstructured.Unstructured{Object: obj}, nil
 }
 
-// newMapStreamWatcher returns a map-mode watcher for the caller to start
-// (go w.run()).
+// newMapStreamWatcher returns a map-mode watcher.
 func newMapStreamWatcher(body io.ReadCloser, cancel func(), conv RawMapDecoder, peek FramePeek) *streamWatcher {
-	w := &streamWatcher{
-		body:      body,
-		cancel:    cancel,
-		decodeMap: conv,
-		peek:      peek,
-		result:    make(chan watch.Event, eventBuffer),
-		done:      make(chan struct{}),
-	}
+	w := newStreamWatcher(body, cancel, nil)
+	w.decodeMap, w.peek = conv, peek
 	return w
 }
 
-// NewWatchDecoder starts a watch.Interface over an already open watch
-// response body; Stop closes body. It is exported for callers that open the
+// NewWatchDecoder returns a watch over an already open watch response
+// body (an EventReader); Stop closes body. It is exported for callers that open the
 // stream themselves (fault-injection tests, custom transports).
 func NewWatchDecoder(body io.ReadCloser, decode ObjectDecoder) WatchInterface {
 	return newStreamWatcher(body, func() {}, decode)
@@ -111,79 +194,33 @@ func NewWatchDecoder(body io.ReadCloser, decode ObjectDecoder) WatchInterface {
 // NewUnstructuredWatchDecoder is NewWatchDecoder for objects decoded as
 // *unstructured.Unstructured in one pass (see Request.WatchUnstructured).
 func NewUnstructuredWatchDecoder(body io.ReadCloser) WatchInterface {
-	w := newMapStreamWatcher(body, func() {}, withoutRaw(unstructuredMap), nil)
-	go w.run()
-	return w
+	return newMapStreamWatcher(body, func() {}, withoutRaw(unstructuredMap), nil)
 }
 
-// ResultChan returns the channel of events. It is closed when the stream
-// ends or Stop is called; it buffers up to 64 decoded events, which may
-// still be received after Stop.
-func (w *streamWatcher) ResultChan() <-chan watch.Event { return w.result }
-
-// Stop ends the watch and closes the connection. It is safe to call more
-// than once and from any goroutine.
-func (w *streamWatcher) Stop() {
-	w.once.Do(func() {
-		close(w.done)
-		w.cancel()
-		w.body.Close()
-	})
-}
-
-func (w *streamWatcher) stopped() bool {
-	select {
-	case <-w.done:
-		return true
-	default:
-		return false
+// readEvent reads and decodes the next frame.
+func (w *streamWatcher) readEvent() (watch.Event, bool) {
+	frame, err := w.fr.next()
+	if err != nil {
+		if w.stopped() || isStreamEnd(err) {
+			return watch.Event{}, false
+		}
+		return w.failed(fmt.Errorf("unable to decode an event from the watch stream: %w", err))
 	}
-}
-
-func (w *streamWatcher) run() {
-	defer close(w.result)
-	defer w.Stop()
-	fr := &framer{r: w.body, buf: make([]byte, 64<<10)}
-	for {
-		frame, err := fr.next()
-		if err != nil {
-			if w.stopped() || isStreamEnd(err) {
-				return
-			}
-			w.send(decodeErrorEvent(fmt.Errorf("unable to decode an event from the watch stream: %w", err)))
-			return
-		}
-		var ev watch.Event
-		if w.peek != nil {
-			if pe, ok := w.peek(frame); ok {
-				if !w.send(pe) {
-					return
-				}
-				continue
-			}
-		}
-		if w.decodeMap != nil {
-			ev, err = mapEvent(frame, w.decodeMap, w.omitMF, w.wantRaw)
-		} else {
-			ev, err = w.bytesEvent(frame)
-		}
-		if err != nil {
-			w.send(decodeErrorEvent(err))
-			return
-		}
-		if !w.send(ev) {
-			return
+	if w.peek != nil {
+		if ev, ok := w.peek(frame); ok {
+			return ev, true
 		}
 	}
-}
-
-func (w *streamWatcher) send(ev watch.Event) bool {
-	select {
-	case w.result <- ev:
-		return true
-	case <-w.done:
-		return false
+	var ev watch.Event
+	if w.decodeMap != nil {
+		ev, err = mapEvent(frame, w.decodeMap, w.omitMF, w.wantRaw)
+	} else {
+		ev, err = w.bytesEvent(frame)
 	}
+	if err != nil {
+		return w.failed(err)
+	}
+	return ev, true
 }
 
 // bytesEvent decodes a frame by handing the object's JSON to w.decode.

@@ -73,36 +73,69 @@ func TestWatchDecoding(t *testing.T) {
 	}
 	for mode, newWatcher := range modes {
 		for _, tt := range tests {
-			t.Run(mode+"/"+tt.name, func(t *testing.T) {
-				w := newWatcher(tt.stream)
-				evs := collect(t, w)
-				var types []watch.EventType
-				for _, e := range evs {
-					types = append(types, e.Type)
-				}
-				if len(types) != len(tt.wantTypes) {
-					t.Fatalf("events %v, want %v", types, tt.wantTypes)
-				}
-				for i := range types {
-					if types[i] != tt.wantTypes[i] {
-						t.Fatalf("events %v, want %v", types, tt.wantTypes)
+			for _, read := range []string{"channel", "pull"} {
+				t.Run(mode+"/"+read+"/"+tt.name, func(t *testing.T) {
+					w := newWatcher(tt.stream)
+					var evs []watch.Event
+					if read == "pull" {
+						evs = pull(t, w)
+					} else {
+						evs = collect(t, w)
 					}
-				}
-				if tt.lastErr != "" {
-					st, ok := evs[len(evs)-1].Object.(*metav1.Status)
-					if !ok {
-						t.Fatalf("last event object is %T, want *metav1.Status", evs[len(evs)-1].Object)
-					}
-					if !strings.Contains(st.Message, tt.lastErr) {
-						t.Fatalf("status message %q does not contain %q", st.Message, tt.lastErr)
-					}
-				}
-				if len(evs) > 0 && evs[0].Type == watch.Added {
-					if u, ok := evs[0].Object.(*unstructured.Unstructured); !ok || u.GetName() != "a" {
-						t.Fatalf("first object = %#v", evs[0].Object)
-					}
-				}
-			})
+					checkDecoded(t, evs, tt.wantTypes, tt.lastErr)
+				})
+			}
+		}
+	}
+}
+
+// pull reads w's events with NextEvent until it reports the end.
+func pull(t *testing.T, w watch.Interface) []watch.Event {
+	t.Helper()
+	r, ok := w.(EventReader)
+	if !ok {
+		t.Fatalf("%T is not an EventReader", w)
+	}
+	var out []watch.Event
+	for {
+		ev, ok := r.NextEvent()
+		if !ok {
+			break
+		}
+		out = append(out, ev)
+	}
+	if _, ok := r.NextEvent(); ok {
+		t.Fatal("NextEvent delivered after reporting the end")
+	}
+	return out
+}
+
+func checkDecoded(t *testing.T, evs []watch.Event, wantTypes []watch.EventType, lastErr string) {
+	t.Helper()
+	var types []watch.EventType
+	for _, e := range evs {
+		types = append(types, e.Type)
+	}
+	if len(types) != len(wantTypes) {
+		t.Fatalf("events %v, want %v", types, wantTypes)
+	}
+	for i := range types {
+		if types[i] != wantTypes[i] {
+			t.Fatalf("events %v, want %v", types, wantTypes)
+		}
+	}
+	if lastErr != "" {
+		st, ok := evs[len(evs)-1].Object.(*metav1.Status)
+		if !ok {
+			t.Fatalf("last event object is %T, want *metav1.Status", evs[len(evs)-1].Object)
+		}
+		if !strings.Contains(st.Message, lastErr) {
+			t.Fatalf("status message %q does not contain %q", st.Message, lastErr)
+		}
+	}
+	if len(evs) > 0 && evs[0].Type == watch.Added {
+		if u, ok := evs[0].Object.(*unstructured.Unstructured); !ok || u.GetName() != "a" {
+			t.Fatalf("first object = %#v", evs[0].Object)
 		}
 	}
 }
@@ -138,16 +171,7 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 }
 
 func TestWatchStopClosesConnection(t *testing.T) {
-	closed := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}}` + "\n"))
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-		close(closed)
-	}))
-	defer srv.Close()
-	c := newTestClient(t, srv.URL)
+	c, closed := oneEventServer(t)
 	w, err := c.Get().Version("v1").Resource("configmaps").Param("watch", "true").Watch(context.Background(), decodeUnstructured)
 	if err != nil {
 		t.Fatal(err)
@@ -157,6 +181,13 @@ func TestWatchStopClosesConnection(t *testing.T) {
 	}
 	w.Stop()
 	w.Stop() // idempotent
+	expectClosed(t, w, closed)
+}
+
+// expectClosed checks that a stopped watch closed its connection (the
+// server saw closed) and that its result channel is closed.
+func expectClosed(t *testing.T, w watch.Interface, closed <-chan struct{}) {
+	t.Helper()
 	select {
 	case <-closed:
 	case <-time.After(5 * time.Second):
@@ -265,4 +296,50 @@ func TestUncompressedKeepsAnExplicitEncoding(t *testing.T) {
 	if len(got) != 2 || got[0] != "identity" || got[1] != "gzip" {
 		t.Fatalf("Accept-Encoding %q", got)
 	}
+}
+
+// oneEventServer serves watches that send one ADDED event and then stay
+// silent; closed is closed when the client has closed the connection.
+func oneEventServer(t *testing.T) (c *Client, closed <-chan struct{}) {
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}}` + "\n"))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		close(done)
+	}))
+	t.Cleanup(srv.Close)
+	return newTestClient(t, srv.URL), done
+}
+
+// A NextEvent waiting on a silent stream returns when another goroutine
+// calls Stop, and the connection is closed; the result channel is never
+// started.
+func TestNextEventEndsOnStop(t *testing.T) {
+	c, closed := oneEventServer(t)
+	w, err := c.Get().Version("v1").Resource("configmaps").Param("watch", "true").WatchUnstructured(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := w.(EventReader)
+	if ev, ok := r.NextEvent(); !ok || ev.Type != watch.Added {
+		t.Fatalf("first event %v, %v", ev.Type, ok)
+	}
+	ended := make(chan bool)
+	go func() {
+		_, ok := r.NextEvent()
+		ended <- ok
+	}()
+	time.Sleep(50 * time.Millisecond) // let it wait on the silent stream
+	w.Stop()
+	select {
+	case ok := <-ended:
+		if ok {
+			t.Fatal("NextEvent delivered an event after Stop")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("NextEvent did not return after Stop")
+	}
+	expectClosed(t, w, closed) // the result channel, never started, is closed at once
 }
