@@ -284,11 +284,11 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 				who, rr.Observed, rr.SecondsToSeen, rr.RelistRequests, rr.FailedRequests, float64(rr.SteadyHeap)/mib, float64(rr.PeakHeapAlloc)/mib, float64(rr.PeakLive)/mib, float64(rr.AfterHeap)/mib, rr.Samples)
 		}
 		if wr := r.Watch; wr != nil {
-			t.RawLine("watch  %-17s patches=%d events=%d in %.1fs = %.0f ev/s, lag p50 %.1f ms p99 %.1f ms, CPU %.0f ms (idle %.0f ms) = %.1f ms/1000 events, heap after %.1f MB",
-				who, wr.Patches, wr.Events, wr.Seconds, wr.PerSecond, wr.LagP50Ms, wr.LagP99Ms, wr.CPUMs, wr.IdleCPUMs, wr.CPUPer1000, wr.HeapAfterMB)
+			t.RawLine("watch  %-17s patches=%d events=%d in %.1fs = %.0f ev/s, lag p50 %.1f ms p99 %.1f ms, CPU %.0f ms (idle %.0f ms) = %.1f ms/1000 events (sys %.0f ms, %.1f context switches/event), heap after %.1f MB",
+				who, wr.Patches, wr.Events, wr.Seconds, wr.PerSecond, wr.LagP50Ms, wr.LagP99Ms, wr.CPUMs, wr.IdleCPUMs, wr.CPUPer1000, wr.SysMs, wr.Switches, wr.HeapAfterMB)
 			if pr := wr.Paced; pr != nil {
-				t.RawLine("paced  %-17s patches=%d events=%d in %.1fs = %.0f ev/s, lag p50 %.1f ms p99 %.1f ms, CPU %.0f ms (idle %.0f ms) = %.1f ms/1000 events",
-					who, pr.Patches, pr.Events, pr.Seconds, pr.PerSecond, pr.LagP50Ms, pr.LagP99Ms, pr.CPUMs, pr.IdleCPUMs, pr.CPUPer1000)
+				t.RawLine("paced  %-17s patches=%d events=%d in %.1fs = %.0f ev/s, lag p50 %.1f ms p99 %.1f ms, CPU %.0f ms (idle %.0f ms) = %.1f ms/1000 events (sys %.0f ms, %.1f context switches/event)",
+					who, pr.Patches, pr.Events, pr.Seconds, pr.PerSecond, pr.LagP50Ms, pr.LagP99Ms, pr.CPUMs, pr.IdleCPUMs, pr.CPUPer1000, pr.SysMs, pr.Switches)
 			}
 		}
 	}

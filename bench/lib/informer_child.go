@@ -77,6 +77,8 @@ type watchResult struct {
 	IdleCPUMs   float64 `json:"idleCpuMs"` // idle CPU scaled to the window
 	CPUPer1000  float64 `json:"cpuPer1000Ms"`
 	Patches     int64   `json:"patches"`
+	SysMs       float64 `json:"sysMs"`    // of CPUMs, in the kernel
+	Switches    float64 `json:"switches"` // context switches per event
 	HeapAfterMB float64 `json:"heapAfterMB"`
 	// Paced is the same measurement at a fixed patch rate (PacedPatchRate).
 	Paced *watchResult `json:"paced,omitempty"`
@@ -175,11 +177,18 @@ type runningInformer struct {
 }
 
 func cpuTime() time.Duration {
+	u, s, _ := usage()
+	return u + s
+}
+
+// usage returns the process's user and system CPU time and its context
+// switches (voluntary and not) so far.
+func usage() (user, sys time.Duration, switches int64) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+		return 0, 0, 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()), ru.Nvcsw + ru.Nivcsw
 }
 
 func gvrFor(resource string) schema.GroupVersionResource {
@@ -469,7 +478,10 @@ func watchPhase(ctx context.Context, cio *childIO, h *eventCounter, args ChildAr
 	}
 	// The same at a fixed patch rate, equal for every contender, so that
 	// CPU per event is compared at the same event rate.
-	if wr.Paced, err = watchWindow(ctx, cio, h, idleRate, "paced"); err != nil {
+	stopProf = startCPUProfile(args.ProfileDir, profName+"-paced")
+	wr.Paced, err = watchWindow(ctx, cio, h, idleRate, "paced")
+	stopProf()
+	if err != nil {
 		return nil, err
 	}
 	wr.HeapAfterMB = float64(gc2().HeapAlloc) / mib
@@ -483,7 +495,8 @@ func watchWindow(ctx context.Context, cio *childIO, h *eventCounter, idleRate fl
 	h.mu.Lock()
 	h.first, h.last, h.lags = time.Time{}, time.Time{}, nil
 	h.mu.Unlock()
-	cpu0 := cpuTime()
+	user0, sys0, sw0 := usage()
+	cpu0 := user0 + sys0
 	t0 := time.Now()
 	cio.send("READY", map[string]any{"phase": phase})
 	var patches int64
@@ -502,7 +515,7 @@ func watchWindow(ctx context.Context, cio *childIO, h *eventCounter, idleRate fl
 	// Wait for the stragglers: every patch, or 3 s without a new event.
 	lastN, lastChange := h.updates.Load(), time.Now()
 	for h.updates.Load()-u0 < patches && time.Since(lastChange) < 3*time.Second && ctx.Err() == nil {
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // coarse: this loop's wake-ups count in the CPU measured
 		if n := h.updates.Load(); n != lastN {
 			lastN, lastChange = n, time.Now()
 		}
@@ -512,8 +525,9 @@ func watchWindow(ctx context.Context, cio *childIO, h *eventCounter, idleRate fl
 	lags := append([]float64(nil), h.lags...)
 	first := h.first
 	h.mu.Unlock()
-	cpuEnd := cpuTime()
-	wr := &watchResult{Events: h.updates.Load() - u0, Patches: patches}
+	user1, sys1, sw1 := usage()
+	cpuEnd := user1 + sys1
+	wr := &watchResult{Events: h.updates.Load() - u0, Patches: patches, SysMs: ms(sys1 - sys0)}
 	wr.CPUMs = ms(cpuEnd - cpu0)
 	wr.IdleCPUMs = idleRate * ms(time.Since(t0))
 	if !first.IsZero() && last.After(first) {
@@ -524,6 +538,7 @@ func watchWindow(ctx context.Context, cio *childIO, h *eventCounter, idleRate fl
 	wr.LagP50Ms, wr.LagP99Ms = percentile(lags, 50), percentile(lags, 99)
 	if wr.Events > 0 {
 		wr.CPUPer1000 = (wr.CPUMs - wr.IdleCPUMs) / float64(wr.Events) * 1000
+		wr.Switches = float64(sw1-sw0) / float64(wr.Events)
 	}
 	return wr, nil
 }
