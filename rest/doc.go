@@ -59,11 +59,13 @@
 // also hands over each object's text as the server sent it, for callers
 // that keep objects as bytes.
 //
-// Every watch is also an EventReader: NextEvent decodes the next event in
-// the caller's goroutine instead of a goroutine feeding the channel (which
-// starts on the first call of ResultChan). Use one or the other. Informers
-// read their watches with NextEvent, which saves a goroutine hand-off per
-// event.
+// Every watch is also an EventReader. The watches of a Request decode in
+// the goroutine that calls NextEvent, unless ResultChan was called first,
+// which starts a goroutine decoding ahead into the channel; informers read
+// with NextEvent, which saves a goroutine hand-off per event. The decoders
+// over a body the caller opened (NewWatchDecoder and the like) decode into
+// the channel from the start, so Stop ends a waiting NextEvent even if
+// closing that body does not end its read.
 //
 // # Security
 //

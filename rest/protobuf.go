@@ -129,10 +129,10 @@ func newProtobufWatcher(body io.ReadCloser, cancel func(), decode ObjectDecoder)
 	return w
 }
 
-// NewProtobufWatchDecoder returns a watch over an open protobuf watch
-// stream (for tests and custom transports); it is an EventReader.
+// NewProtobufWatchDecoder starts a watch over an open protobuf watch stream
+// (for tests and custom transports), decoding into its channel at once.
 func NewProtobufWatchDecoder(body io.ReadCloser, decode ObjectDecoder) WatchInterface {
-	return newProtobufWatcher(body, func() {}, decode)
+	return readingAhead(newProtobufWatcher(body, func() {}, decode))
 }
 
 // readEvent reads and decodes the next frame. A stream that ends, cleanly

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -35,22 +36,37 @@ type watchFrame struct {
 // the caller's goroutine. Every watch this package returns implements it:
 // type-assert a WatchInterface to use it.
 //
-// NextEvent reads and decodes the next event. It returns false once the
-// stream has ended, after an ERROR event for a frame that did not decode,
-// or after Stop (which may be called from another goroutine to end a
-// NextEvent that is waiting). Use NextEvent or ResultChan, not both:
-// ResultChan starts a goroutine that decodes ahead into the channel, which
-// overlaps decoding with the consumer's work at the cost of a goroutine
-// hand-off per event; NextEvent does the decoding in the caller, which is
-// cheaper when events come one at a time. Informers read their watches so.
+// NextEvent returns the next event, or false once the stream has ended,
+// after the ERROR event of a frame that did not decode, or once Stop was
+// called (a call already decoding may still return its event). Stop may be
+// called from another goroutine to end a NextEvent that is waiting. One
+// goroutine at a time may call NextEvent; call Stop when done, or read
+// until false, to release the connection.
+//
+// The watches of a Request decode in the goroutine that calls NextEvent,
+// which is cheaper when events come one at a time (no hand-off between
+// goroutines per event): informers read them so. ResultChan, called
+// first, starts a goroutine that decodes ahead into the channel instead,
+// which overlaps decoding with the consumer's work; NextEvent then takes
+// from the channel. After NextEvent, ResultChan returns a channel that is
+// closed when the watch is stopped. The decoders over a body the caller
+// opened (NewWatchDecoder and the like) start decoding into the channel
+// at once.
 type EventReader interface {
 	WatchInterface
 	NextEvent() (watch.Event, bool)
 }
 
+// How an eventPump is read, fixed by the first NextEvent or ResultChan.
+const (
+	readUnset int32 = iota
+	readPull        // NextEvent decodes in the caller's goroutine
+	readPush        // run decodes into result; NextEvent receives from it
+)
+
 // eventPump is what both watchers (JSON and protobuf) share: Stop, and the
-// two ways of reading, NextEvent in the caller's goroutine or ResultChan
-// fed by a goroutine started on its first call.
+// two ways of reading (see EventReader). Only one goroutine decodes: the
+// caller of NextEvent, or run.
 type eventPump struct {
 	body   io.ReadCloser
 	cancel func()
@@ -58,19 +74,38 @@ type eventPump struct {
 	// It sets ended when it returns a decode failure's ERROR event, so
 	// that the event is the stream's last.
 	read   func() (watch.Event, bool)
-	ended  bool
+	ended  bool // touched only by the decoding goroutine
+	mode   atomic.Int32
 	result chan watch.Event
-	done   chan struct{}
-	once   sync.Once
-	start  sync.Once
+	// done is closed by Stop; released once the connection is let go, by
+	// Stop or at the end of the stream.
+	done, released    chan struct{}
+	stopOnce, relOnce sync.Once
+	start             sync.Once
 }
 
 func newEventPump(body io.ReadCloser, cancel func()) eventPump {
-	return eventPump{body: body, cancel: cancel, result: make(chan watch.Event, eventBuffer), done: make(chan struct{})}
+	return eventPump{body: body, cancel: cancel, result: make(chan watch.Event, eventBuffer),
+		done: make(chan struct{}), released: make(chan struct{})}
 }
 
 // NextEvent implements EventReader.
 func (p *eventPump) NextEvent() (watch.Event, bool) {
+	if p.mode.CompareAndSwap(readUnset, readPull) || p.mode.Load() == readPull {
+		return p.next()
+	}
+	// Fed by run. Stop ends the wait even when run is stuck in a read
+	// that closing the body does not interrupt.
+	select {
+	case ev, ok := <-p.result:
+		return ev, ok
+	case <-p.done:
+		return watch.Event{}, false
+	}
+}
+
+// next reads and decodes one event in the calling goroutine.
+func (p *eventPump) next() (watch.Event, bool) {
 	if !p.ended && !p.stopped() {
 		if ev, ok := p.read(); ok {
 			return ev, true
@@ -78,26 +113,43 @@ func (p *eventPump) NextEvent() (watch.Event, bool) {
 	}
 	// The end: the connection is released whichever side ended it.
 	p.ended = true
-	p.Stop()
+	p.release()
 	return watch.Event{}, false
 }
 
 // ResultChan returns the channel of events, starting the goroutine that
-// decodes into it. The channel is closed when the stream ends or Stop is
-// called; it buffers up to 64 decoded events, which may still be received
-// after Stop.
+// decodes into it unless the watch is read with NextEvent. The channel is
+// closed when the stream ends or Stop is called; it buffers up to 64
+// decoded events, which may still be received after Stop.
 func (p *eventPump) ResultChan() <-chan watch.Event {
-	p.start.Do(func() { go p.run() })
+	p.start.Do(func() {
+		if p.mode.CompareAndSwap(readUnset, readPush) {
+			go p.run()
+			return
+		}
+		// Read with NextEvent: nothing is sent; the channel closes when
+		// the watch is stopped or its stream has ended.
+		go func() {
+			<-p.released
+			close(p.result)
+		}()
+	})
 	return p.result
 }
 
 // Stop ends the watch and closes the connection. It is safe to call more
 // than once and from any goroutine.
 func (p *eventPump) Stop() {
-	p.once.Do(func() {
-		close(p.done)
+	p.stopOnce.Do(func() { close(p.done) })
+	p.release()
+}
+
+// release lets the connection go.
+func (p *eventPump) release() {
+	p.relOnce.Do(func() {
 		p.cancel()
 		p.body.Close()
+		close(p.released)
 	})
 }
 
@@ -113,7 +165,7 @@ func (p *eventPump) stopped() bool {
 func (p *eventPump) run() {
 	defer close(p.result)
 	for {
-		ev, ok := p.NextEvent()
+		ev, ok := p.next()
 		if !ok {
 			return
 		}
@@ -128,6 +180,7 @@ func (p *eventPump) run() {
 // failed ends the stream with the ERROR event of err.
 func (p *eventPump) failed(err error) (watch.Event, bool) {
 	p.ended = true
+	p.release() // nothing more is read
 	return decodeErrorEvent(err), true
 }
 
@@ -184,17 +237,26 @@ func newMapStreamWatcher(body io.ReadCloser, cancel func(), conv RawMapDecoder, 
 	return w
 }
 
-// NewWatchDecoder returns a watch over an already open watch response
-// body (an EventReader); Stop closes body. It is exported for callers that open the
-// stream themselves (fault-injection tests, custom transports).
+// NewWatchDecoder starts a watch over an already open watch response body,
+// decoding into its channel at once; Stop closes body. It is exported for
+// callers that open the stream themselves (fault-injection tests, custom
+// transports).
 func NewWatchDecoder(body io.ReadCloser, decode ObjectDecoder) WatchInterface {
-	return newStreamWatcher(body, func() {}, decode)
+	return readingAhead(newStreamWatcher(body, func() {}, decode))
+}
+
+// readingAhead starts w decoding into its channel, as the decoders over a
+// caller's body do: whether closing that body ends a pending read is up to
+// the caller, so a consumer must be able to stop waiting without it.
+func readingAhead(w WatchInterface) WatchInterface {
+	w.ResultChan()
+	return w
 }
 
 // NewUnstructuredWatchDecoder is NewWatchDecoder for objects decoded as
 // *unstructured.Unstructured in one pass (see Request.WatchUnstructured).
 func NewUnstructuredWatchDecoder(body io.ReadCloser) WatchInterface {
-	return newMapStreamWatcher(body, func() {}, withoutRaw(unstructuredMap), nil)
+	return readingAhead(newMapStreamWatcher(body, func() {}, withoutRaw(unstructuredMap), nil))
 }
 
 // readEvent reads and decodes the next frame.

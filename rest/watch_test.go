@@ -298,6 +298,27 @@ func TestUncompressedKeepsAnExplicitEncoding(t *testing.T) {
 	}
 }
 
+// stopEndsNextEvent checks that Stop from another goroutine ends a
+// NextEvent waiting on a silent stream, without an event.
+func stopEndsNextEvent(t *testing.T, w WatchInterface) {
+	t.Helper()
+	ended := make(chan bool)
+	go func() {
+		_, ok := w.(EventReader).NextEvent()
+		ended <- ok
+	}()
+	time.Sleep(50 * time.Millisecond) // let it wait on the silent stream
+	w.Stop()
+	select {
+	case ok := <-ended:
+		if ok {
+			t.Fatal("NextEvent delivered an event after Stop")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("NextEvent did not return after Stop")
+	}
+}
+
 // oneEventServer serves watches that send one ADDED event and then stay
 // silent; closed is closed when the client has closed the connection.
 func oneEventServer(t *testing.T) (c *Client, closed <-chan struct{}) {
@@ -326,20 +347,66 @@ func TestNextEventEndsOnStop(t *testing.T) {
 	if ev, ok := r.NextEvent(); !ok || ev.Type != watch.Added {
 		t.Fatalf("first event %v, %v", ev.Type, ok)
 	}
-	ended := make(chan bool)
-	go func() {
-		_, ok := r.NextEvent()
-		ended <- ok
-	}()
-	time.Sleep(50 * time.Millisecond) // let it wait on the silent stream
-	w.Stop()
-	select {
-	case ok := <-ended:
-		if ok {
-			t.Fatal("NextEvent delivered an event after Stop")
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("NextEvent did not return after Stop")
-	}
+	stopEndsNextEvent(t, w)
 	expectClosed(t, w, closed) // the result channel, never started, is closed at once
+}
+
+// The stop-then-drain idiom while another goroutine waits in NextEvent:
+// both end, and only one goroutine ever decodes (run under -race).
+func TestStopThenDrainWhileNextEventWaits(t *testing.T) {
+	c, closed := oneEventServer(t)
+	w, err := c.Get().Version("v1").Resource("configmaps").Param("watch", "true").WatchUnstructured(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := w.(EventReader)
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		for {
+			if _, ok := r.NextEvent(); !ok {
+				return
+			}
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	w.Stop()
+	for range w.ResultChan() {
+		t.Error("the channel of a watch read with NextEvent delivered an event")
+	}
+	<-ended
+	expectClosed(t, w, closed)
+}
+
+// stuckBody is a body whose Close does not end a pending Read.
+type stuckBody struct{ io.Reader }
+
+func (stuckBody) Close() error { return nil }
+
+// The decoders over a caller's body decode ahead from the start, and Stop
+// ends a NextEvent even when closing the body does not end the read.
+func TestCallerBodyDecodersReadAheadAndStopWithoutTheBody(t *testing.T) {
+	for name, start := range map[string]func(io.ReadCloser) WatchInterface{
+		"bytes":    func(b io.ReadCloser) WatchInterface { return NewWatchDecoder(b, decodeUnstructured) },
+		"maps":     NewUnstructuredWatchDecoder,
+		"protobuf": func(b io.ReadCloser) WatchInterface { return NewProtobufWatchDecoder(b, decodeUnstructured) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			pr, pw := io.Pipe()
+			defer pw.Close()
+			w := start(stuckBody{pr})
+			// Nobody has asked for an event yet: the decoder reads anyway.
+			wrote := make(chan error, 1)
+			go func() { _, err := pw.Write([]byte("{")); wrote <- err }()
+			select {
+			case err := <-wrote:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the decoder did not read before ResultChan or NextEvent was called")
+			}
+			stopEndsNextEvent(t, w)
+		})
+	}
 }
