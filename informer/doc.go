@@ -45,7 +45,10 @@
 // and objects that vanished while the informer was away are delivered as
 // deletes with Deleted.FinalStateUnknown set and the last known object.
 // Failures back off from about 0.8 s, doubling to 30 s, with jitter, reset
-// after a healthy period; a 429 waits as long as its Retry-After says.
+// after a healthy period; a 429 waits as long as its Retry-After says. An
+// event that does not decode, and a watch that ends within a second
+// without an event (a proxy closing every watch), count as failures too,
+// so neither loops against the server.
 // Forbidden and not-found answers are reported (Options.OnWatchError,
 // LastError) and make WaitForSync return an error instead of hanging.
 //
@@ -90,11 +93,13 @@
 // it worse (the trade-off behind kubeconfig's disable-compression and
 // kubectl's --disable-compression).
 //
-// A watch is read in the reflector's own goroutine (rest.EventReader): each
-// event is decoded by the goroutine that applies it to the cache, with no
-// hand-off between goroutines on the way; a small watchdog goroutine per
-// watch enforces the idle deadline and stops the watch when Run's context
-// ends.
+// The watches of kdyn's sources are read in the reflector's own goroutine
+// (rest.EventReader): each event is decoded by the goroutine that applies
+// it to the cache, with no hand-off between goroutines on the way; a small
+// watchdog goroutine per watch enforces the idle deadline and stops the
+// watch when Run's context ends, which ends a waiting read. Other
+// watch.Interface implementations, from Sources of your own, are read from
+// their channel.
 //
 // Lists stream: a page's items (JSON, or the protobuf items of a
 // metadata-only list) are decoded and enter the cache while the page is

@@ -3,7 +3,8 @@ package informer
 import (
 	"context"
 	"fmt"
-	"io"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -119,8 +120,9 @@ type listResult struct {
 // watchResult is one scripted Watch answer: an error, or a fake watcher the
 // test drives.
 type watchResult struct {
-	err error
-	w   watch.Interface
+	err  error
+	w    watch.Interface
+	open func(context.Context) (watch.Interface, error) // instead of w
 }
 
 // scriptedSource answers List and Watch from scripts and records the
@@ -153,15 +155,42 @@ func (s *scriptedSource) addWatch(err error) *watch.FakeWatcher {
 	return w
 }
 
-// addStream scripts a watch answered by kdyn's own JSON watch decoder
-// (a rest.EventReader, which the reflector reads in its goroutine) over a
-// pipe: the test writes the server's frames to the returned writer.
-func (s *scriptedSource) addStream() *io.PipeWriter {
-	pr, pw := io.Pipe()
+// addStream scripts a watch answered by kdyn's own HTTP watch (a
+// rest.EventReader, which the reflector reads in its goroutine) from a
+// test server: the test sends the server's frames on the returned
+// channel and closes it to end the stream; gone is closed when the client
+// has closed the connection.
+func (s *scriptedSource) addStream(t *testing.T) (frames chan<- []byte, gone <-chan struct{}) {
+	ch := make(chan []byte)
+	closed := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(closed)
+		w.Header().Set("Content-Type", "application/json")
+		w.(http.Flusher).Flush()
+		for {
+			select {
+			case f, ok := <-ch:
+				if !ok {
+					return
+				}
+				_, _ = w.Write(f)
+				w.(http.Flusher).Flush()
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	rc, err := rest.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.watches = append(s.watches, watchResult{w: rest.NewUnstructuredWatchDecoder(pr)})
-	return pw
+	s.watches = append(s.watches, watchResult{open: func(ctx context.Context) (watch.Interface, error) {
+		return rc.Get().AbsPath("/watch").WatchUnstructured(ctx)
+	}})
+	return ch, closed
 }
 
 func (s *scriptedSource) List(ctx context.Context, opts metav1.ListOptions, each func(*unstructured.Unstructured) error) (ListPage, error) {
@@ -203,6 +232,9 @@ func (s *scriptedSource) Watch(ctx context.Context, opts metav1.ListOptions) (wa
 	s.called <- "watch"
 	if r.err != nil {
 		return nil, r.err
+	}
+	if r.open != nil {
+		return r.open(ctx)
 	}
 	return r.w, nil
 }
@@ -301,6 +333,17 @@ func (r *recorder) expectSet(t *testing.T, want ...string) {
 	}
 }
 
+// runInformer runs inf until cancel; done is closed when Run returned.
+func runInformer(inf *Informer[*unstructured.Unstructured]) (cancel context.CancelFunc, done <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		_ = inf.Run(ctx)
+	}()
+	return cancel, ch
+}
+
 // startInformer runs an informer on src with a fake clock until the test
 // ends.
 func startInformer(t *testing.T, src Source[*unstructured.Unstructured], opts Options[*unstructured.Unstructured], h Handler[*unstructured.Unstructured]) (*Informer[*unstructured.Unstructured], *fakeClock) {
@@ -313,12 +356,7 @@ func startInformer(t *testing.T, src Source[*unstructured.Unstructured], opts Op
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = inf.Run(ctx)
-	}()
+	cancel, done := runInformer(inf)
 	t.Cleanup(func() {
 		cancel()
 		select {

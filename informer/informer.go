@@ -79,6 +79,7 @@ type Informer[T Object] struct {
 	mutation   error
 
 	started atomic.Bool
+	stopped bool // under mu: Run is stopping or has returned
 	running sync.WaitGroup
 	runCtx  atomic.Value
 }
@@ -133,7 +134,8 @@ func (i *Informer[T]) LastError() error {
 type errBox struct{ err error }
 
 // AddEventHandler registers h. A handler added after the informer started
-// first receives every cached object as OnAdd(obj, true).
+// first receives every cached object as OnAdd(obj, true). Once Run is
+// returning (its context is done), it returns an error and adds nothing.
 func (i *Informer[T]) AddEventHandler(h Handler[T]) (*Registration[T], error) {
 	if h == nil {
 		return nil, errors.New("informer: nil handler")
@@ -141,6 +143,9 @@ func (i *Informer[T]) AddEventHandler(h Handler[T]) (*Registration[T], error) {
 	r := newRegistration[T](h)
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	if i.stopped {
+		return nil, errors.New("informer: the informer has stopped; the handler was not added")
+	}
 	if i.synced.Load() || i.syncing {
 		// The cache as it stands; a handler joining during the first list
 		// gets the rest as the list goes on.
@@ -217,6 +222,7 @@ func (i *Informer[T]) Run(ctx context.Context) error {
 	}
 	ref.run(ctx)
 	i.mu.Lock()
+	i.stopped = true // no handler starts after this: Wait below sees them all
 	for _, r := range i.handlers {
 		r.stop()
 	}

@@ -3,6 +3,7 @@ package informer
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -246,5 +247,50 @@ func TestRunReturnsAfterEveryGoroutineExits(t *testing.T) {
 	sort.Strings(keys)
 	if len(keys) != 1 {
 		t.Fatal(keys)
+	}
+}
+
+// A handler added while Run is stopping (another handler still busy) is
+// refused, rather than started after Run has begun waiting for handlers,
+// which would hold Run until that handler was removed.
+func TestAddEventHandlerWhileStoppingIsRefused(t *testing.T) {
+	src := newScriptedSource()
+	src.addList("10", "", nil, cm("a", "1"))
+	src.addWatch(nil)
+	busy := &blockingHandler{release: make(chan struct{})}
+	entered := make(chan struct{})
+	busy.AddFunc = func(*unstructured.Unstructured, bool) {
+		close(entered)
+		<-busy.release
+	}
+	opts := listWatch
+	opts.clock = newFakeClock()
+	inf := New[*unstructured.Unstructured](src, opts)
+	if _, err := inf.AddEventHandler(busy); err != nil {
+		t.Fatal(err)
+	}
+	cancel, done := runInformer(inf)
+	<-entered
+	cancel()
+	// Once Run is stopping, a new handler is refused.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := inf.AddEventHandler(newRecorder())
+		if err != nil {
+			if !strings.Contains(err.Error(), "stopped") {
+				t.Fatalf("AddEventHandler while stopping: %v", err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("AddEventHandler still accepted handlers 5 s after Run's context ended")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(busy.release)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return once the busy handler finished")
 	}
 }

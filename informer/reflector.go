@@ -61,7 +61,9 @@ type sink[T Object] interface {
 //	watching   → watching again (from the last resourceVersion seen) when the
 //	             stream ends or goes silent past the idle deadline;
 //	             relist (streaming or listing) on 410 Gone;
-//	             backoff (then watching) when the watch cannot be opened
+//	             backoff (then watching) when the watch cannot be opened,
+//	             the server sends an ERROR, an event does not decode, or
+//	             the watch ends within a second without an event
 //	backoff    → the state that failed, after ~0.8 s doubling to 30 s with
 //	             jitter (or the server's Retry-After)
 type state int
@@ -405,13 +407,12 @@ func (r *reflector[T]) stream(ctx context.Context) error {
 		ev, ok := er.next()
 		if !ok {
 			er.close()
+			w.Stop() // releases the request's context too
 			r.sink.abortSync()
 			switch {
 			case ctx.Err() != nil:
-				w.Stop()
 				return ctx.Err()
 			case er.expired.Load():
-				w.Stop()
 				return fmt.Errorf("%w: no initial-events-end bookmark within %s of silence", errStreamingUnsupported, r.opts.initialEventsTimeout)
 			}
 			return errors.New("informer: the streaming list ended before its initial-events-end bookmark")
@@ -516,10 +517,15 @@ func statusError(obj any) error {
 	return fmt.Errorf("informer: watch ERROR event with a %T", obj)
 }
 
+// shortWatch: a watch that ends sooner without an event counts as a
+// failure (backoff), as in client-go's reflector.
+const shortWatch = time.Second
+
 // watch consumes one watch stream (the pending streaming watch, or a new
 // one from the last resourceVersion). It returns gone=true on 410, and an
-// error only when the watch could not be opened or the server sent an
-// ERROR other than 410.
+// error (which backs off) when the watch could not be opened, the server
+// sent an ERROR other than 410, an event did not decode, or the watch
+// ended at once without an event.
 func (r *reflector[T]) watch(ctx context.Context) (gone bool, err error) {
 	w := r.pending
 	r.pending = nil
@@ -542,18 +548,25 @@ func (r *reflector[T]) watch(ctx context.Context) (gone bool, err error) {
 	start := r.opts.clock.Now()
 	er := readEvents(ctx, r.opts.clock, w, r.opts.idleTimeout)
 	defer er.close()
+	events := 0
 	for {
 		ev, ok := er.next()
 		if !ok {
+			lasted := r.opts.clock.Now().Sub(start)
 			switch {
 			case ctx.Err() != nil:
 			case er.expired.Load():
 				r.opts.log.Debug("watch went silent past the idle deadline; re-watching", zap.Duration("idle", r.opts.idleTimeout))
-			case r.opts.clock.Now().Sub(start) > r.watchHealthyFor:
+			case events == 0 && lasted < shortWatch:
+				// A server or proxy that ends every watch at once would
+				// otherwise be asked again in a tight loop.
+				return false, fmt.Errorf("informer: the watch ended after %s without an event", lasted.Round(time.Millisecond))
+			case lasted > r.watchHealthyFor:
 				r.backoff.reset()
 			}
 			return false, nil
 		}
+		events++
 		switch ev.Type {
 		case watch.Added, watch.Modified:
 			if obj, raw, ok := eventObject[T](ev.Object); ok {
@@ -576,10 +589,11 @@ func (r *reflector[T]) watch(ctx context.Context) (gone bool, err error) {
 			}
 			var se *apierrors.StatusError
 			if errors.As(err, &se) && se.ErrStatus.Reason == metav1.StatusReasonInternalError && se.ErrStatus.Code == 500 {
-				// A frame that did not decode: log once per stream and
-				// resume from the last good resourceVersion.
+				// A frame that did not decode: log it and resume from the
+				// last good resourceVersion, after a backoff (the same
+				// object would likely fail again at once).
 				r.opts.log.Warn("watch stream sent an event that does not decode; re-watching from the last good resourceVersion", zap.Error(err))
-				return false, nil
+				return false, fmt.Errorf("informer: the watch sent an event that does not decode: %w", err)
 			}
 			return false, err
 		}

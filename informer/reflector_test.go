@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -368,15 +367,58 @@ func TestMalformedFrameRewatchesFromLastGood(t *testing.T) {
 	w1 := src.addWatch(nil)
 	src.addWatch(nil)
 	rec := newRecorder()
-	startInformer(t, src, listWatch, rec)
+	_, clk := startInformer(t, src, listWatch, rec)
 	src.waitCall(t, "list")
 	src.waitCall(t, "watch")
 	w1.Add(cm("a", "11"))
 	rec.expect(t, "add a@11 initial=false")
 	w1.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 500, Reason: metav1.StatusReasonInternalError, Message: "unable to decode an event from the watch stream"})
+	// After a backoff, not at once: the same object would fail again.
+	stepBackoff(t, clk)
 	src.waitCall(t, "watch")
 	if o := src.lastWatch(); o.ResourceVersion != "11" {
 		t.Fatalf("re-watch from %q, want 11", o.ResourceVersion)
+	}
+}
+
+// stepBackoff waits for the reflector's backoff timer (the one active
+// timer shorter than a minute) and moves the clock past it.
+func stepBackoff(t *testing.T, clk *fakeClock) {
+	t.Helper()
+	var d time.Duration
+	waitUntil(t, func() bool {
+		for _, a := range clk.activeTimers() {
+			if a < time.Minute {
+				d = a
+				return true
+			}
+		}
+		return false
+	})
+	clk.Step(d)
+}
+
+// A watch that ends at once without an event (a server or proxy closing
+// every watch) is retried after a backoff, not in a tight loop.
+func TestShortEmptyWatchBacksOff(t *testing.T) {
+	src := newScriptedSource()
+	src.addList("10", "", nil)
+	w1 := src.addWatch(nil)
+	src.addWatch(nil)
+	var mu sync.Mutex
+	var errs []error
+	opts := listWatch
+	opts.OnWatchError = func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }
+	_, clk := startInformer(t, src, opts, nil)
+	src.waitCall(t, "list")
+	src.waitCall(t, "watch")
+	w1.Stop()
+	stepBackoff(t, clk)
+	src.waitCall(t, "watch")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "without an event") {
+		t.Fatalf("reported errors %v", errs)
 	}
 }
 
@@ -441,31 +483,26 @@ func frame(t *testing.T, typ watch.EventType, obj *unstructured.Unstructured) []
 // and the idle deadline, which must end a read that is waiting.
 func TestStreamsAreReadInTheReflectorGoroutine(t *testing.T) {
 	src := newScriptedSource()
-	pw := src.addStream()
-	pw2 := src.addStream()
+	frames, gone := src.addStream(t)
+	frames2, gone2 := src.addStream(t)
 	src.addWatch(nil)
 	rec := newRecorder()
 	opts := Options[*unstructured.Unstructured]{IdleTimeout: 90 * time.Second}
 	inf, clk := startInformer(t, src, opts, rec)
 	src.waitCall(t, "watch")
-	write := func(pw *io.PipeWriter, b []byte) {
-		t.Helper()
-		if _, err := pw.Write(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(pw, frame(t, watch.Added, cm("a", "5")))
-	write(pw, frame(t, watch.Bookmark, bookmark("7", true)))
+	frames <- frame(t, watch.Added, cm("a", "5"))
+	frames <- frame(t, watch.Bookmark, bookmark("7", true))
 	rec.expect(t, "add a@5 initial=true")
 	waitUntil(t, inf.HasSynced)
-	write(pw, frame(t, watch.Modified, cm("a", "8")))
+	frames <- frame(t, watch.Modified, cm("a", "8"))
 	rec.expect(t, "update a 5->8")
-	pw.Close() // the server ends the stream
+	close(frames) // the server ends the stream
+	<-gone
 	src.waitCall(t, "watch")
 	if o := src.lastWatch(); o.SendInitialEvents != nil || o.ResourceVersion != "8" {
 		t.Fatalf("reconnect options = %+v", o)
 	}
-	write(pw2, frame(t, watch.Modified, cm("a", "9")))
+	frames2 <- frame(t, watch.Modified, cm("a", "9"))
 	rec.expect(t, "update a 8->9")
 	// Only this watch's idle deadline runs (the deadlines for the answers
 	// and for the initial events were stopped).
@@ -478,8 +515,10 @@ func TestStreamsAreReadInTheReflectorGoroutine(t *testing.T) {
 	if o := src.lastWatch(); o.ResourceVersion != "9" {
 		t.Fatalf("re-watch after the idle deadline from %q, want 9", o.ResourceVersion)
 	}
-	// The idle stream was stopped: its reader is closed.
-	if _, err := pw2.Write([]byte("{}")); !errors.Is(err, io.ErrClosedPipe) {
-		t.Fatalf("write to the stopped stream: %v, want io.ErrClosedPipe", err)
+	// The silent stream was stopped: the server saw its connection close.
+	select {
+	case <-gone2:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream past its idle deadline was not closed")
 	}
 }
