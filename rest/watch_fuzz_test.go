@@ -46,8 +46,37 @@ func FuzzWatchDecoder(f *testing.F) {
 			return NewWatchDecoder(body, fuzzDecodeUnstructured)
 		}, false)
 		runWatchFuzz(t, data, chunks, hang, NewUnstructuredWatchDecoder, true)
+		// A Request's watch, read with NextEvent (the decoding in the
+		// caller's goroutine, as informers read).
+		runWatchFuzz(t, data, chunks, hang, func(body io.ReadCloser) WatchInterface {
+			return pulled(newMapStreamWatcher(body, func() {}, withoutRaw(unstructuredMap), nil))
+		}, true)
 	})
 }
+
+// pulledWatch reads an EventReader with NextEvent in a goroutine of its
+// own and hands the events over on a channel, for the fuzz target's loop.
+type pulledWatch struct {
+	EventReader
+	ch chan watch.Event
+}
+
+func pulled(r EventReader) WatchInterface {
+	w := &pulledWatch{EventReader: r, ch: make(chan watch.Event)}
+	go func() {
+		defer close(w.ch)
+		for {
+			ev, ok := r.NextEvent()
+			if !ok {
+				return
+			}
+			w.ch <- ev
+		}
+	}()
+	return w
+}
+
+func (w *pulledWatch) ResultChan() <-chan watch.Event { return w.ch }
 
 // runWatchFuzz writes data through a pipe in chunks, collects the events
 // and checks them.
