@@ -529,6 +529,10 @@ const shortWatch = time.Second
 func (r *reflector[T]) watch(ctx context.Context) (gone bool, err error) {
 	w := r.pending
 	r.pending = nil
+	events := 0 // on this watch; a streaming list's watch has had its initial events
+	if w != nil {
+		events = 1
+	}
 	if w == nil {
 		opts := r.opts.listOptions
 		opts.ResourceVersion = r.rv
@@ -548,7 +552,6 @@ func (r *reflector[T]) watch(ctx context.Context) (gone bool, err error) {
 	start := r.opts.clock.Now()
 	er := readEvents(ctx, r.opts.clock, w, r.opts.idleTimeout)
 	defer er.close()
-	events := 0
 	for {
 		ev, ok := er.next()
 		if !ok {

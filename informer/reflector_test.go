@@ -522,3 +522,30 @@ func TestStreamsAreReadInTheReflectorGoroutine(t *testing.T) {
 		t.Fatal("the stream past its idle deadline was not closed")
 	}
 }
+
+// A streaming list's watch that ends right after the end bookmark is not
+// a "short watch without an event": it delivered the initial events, so the
+// informer re-watches at once and reports nothing.
+func TestStreamEndingAfterItsBookmarkRewatchesAtOnce(t *testing.T) {
+	src := newScriptedSource()
+	w := src.addWatch(nil)
+	src.addWatch(nil)
+	var mu sync.Mutex
+	var errs []error
+	opts := Options[*unstructured.Unstructured]{OnWatchError: func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }}
+	inf, _ := startInformer(t, src, opts, nil)
+	src.waitCall(t, "watch")
+	w.Add(cm("a", "5"))
+	w.Action(watch.Bookmark, bookmark("7", true))
+	waitUntil(t, inf.HasSynced)
+	w.Stop()
+	src.waitCall(t, "watch") // no clock step: no backoff
+	if o := src.lastWatch(); o.ResourceVersion != "7" || o.SendInitialEvents != nil {
+		t.Fatalf("re-watch options = %+v", o)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) != 0 {
+		t.Fatalf("reported %v", errs)
+	}
+}
