@@ -134,8 +134,9 @@ func (i *Informer[T]) LastError() error {
 type errBox struct{ err error }
 
 // AddEventHandler registers h. A handler added after the informer started
-// first receives every cached object as OnAdd(obj, true). Once Run is
-// returning (its context is done), it returns an error and adds nothing.
+// first receives every cached object as OnAdd(obj, true). Once Run has
+// stopped watching (its context is done), it returns an error and adds
+// nothing.
 func (i *Informer[T]) AddEventHandler(h Handler[T]) (*Registration[T], error) {
 	if h == nil {
 		return nil, errors.New("informer: nil handler")

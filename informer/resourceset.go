@@ -323,6 +323,7 @@ func (s *ResourceSet) start(r *discovery.Resource) {
 			},
 		})
 		if err != nil {
+			s.log.Warn("resource set: not watching a resource; retried at the next refresh", zap.Stringer("resource", gvr), zap.Error(err))
 			return
 		}
 		m = &member{synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.LastError, givenUp: inf.givenUp, remove: func() {
@@ -347,6 +348,7 @@ func (s *ResourceSet) start(r *discovery.Resource) {
 			},
 		})
 		if err != nil {
+			s.log.Warn("resource set: not watching a resource; retried at the next refresh", zap.Stringer("resource", gvr), zap.Error(err))
 			return
 		}
 		m = &member{synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.LastError, givenUp: inf.givenUp, remove: func() {

@@ -95,7 +95,11 @@ func (p *eventPump) NextEvent() (watch.Event, bool) {
 		return p.next()
 	}
 	// Fed by run. Stop ends the wait even when run is stuck in a read
-	// that closing the body does not interrupt.
+	// that closing the body does not interrupt; after Stop, buffered
+	// events are not handed out.
+	if p.stopped() {
+		return watch.Event{}, false
+	}
 	select {
 	case ev, ok := <-p.result:
 		return ev, ok

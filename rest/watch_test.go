@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -408,5 +409,26 @@ func TestCallerBodyDecodersReadAheadAndStopWithoutTheBody(t *testing.T) {
 			}
 			stopEndsNextEvent(t, w)
 		})
+	}
+}
+
+// After Stop, NextEvent of a decoder feeding its channel hands out none of
+// the events still buffered there.
+func TestNextEventAfterStopDropsBufferedEvents(t *testing.T) {
+	var stream strings.Builder
+	for i := range 5 {
+		fmt.Fprintf(&stream, `{"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c%d"}}}`+"\n", i)
+	}
+	w := NewUnstructuredWatchDecoder(io.NopCloser(strings.NewReader(stream.String())))
+	// The body is read to its end, and the decoder stops there.
+	waitFull := time.Now().Add(5 * time.Second)
+	for len(w.ResultChan()) < 5 && time.Now().Before(waitFull) {
+		time.Sleep(time.Millisecond)
+	}
+	w.Stop()
+	for range 6 {
+		if ev, ok := w.(EventReader).NextEvent(); ok {
+			t.Fatalf("NextEvent after Stop returned %v", ev.Type)
+		}
 	}
 }
