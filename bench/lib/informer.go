@@ -180,15 +180,27 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 			return nil, fmt.Errorf("relist: %w", err)
 		}
 	}
-	for _, who := range b.Opts.contenders() {
-		var r informerResult
-		if b.Opts.part("watch") {
-			if r, err = b.watchInformer(ctx, who); err != nil {
-				return nil, fmt.Errorf("%s watch: %w", who, err)
+	// Watch: rounds of one child per contender, the order reversed every
+	// other round, so that the host's load drifting over the minutes of
+	// this phase does not fall on one contender; medians are reported.
+	watches := map[string][]*watchResult{}
+	if b.Opts.part("watch") {
+		for round := range b.watchRounds() {
+			order := slices.Clone(b.Opts.contenders())
+			if round%2 == 1 {
+				slices.Reverse(order)
+			}
+			for _, who := range order {
+				r, err := b.watchInformer(ctx, who)
+				if err != nil {
+					return nil, fmt.Errorf("%s watch: %w", who, err)
+				}
+				watches[who] = append(watches[who], r.Watch)
 			}
 		}
-		r.Relist = rel[who].Relist
-		phase[who] = r
+	}
+	for _, who := range b.Opts.contenders() {
+		phase[who] = informerResult{Relist: rel[who].Relist}
 	}
 
 	med := func(k infKey, f func(informerResult) float64) float64 { return median(vals(results[k], f)) }
@@ -253,11 +265,18 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 	}
 	// Watch rows.
 	w := func(who string, f func(*watchResult) float64) float64 {
-		r := phase[who].Watch
-		if r == nil || r.Events == 0 {
+		var xs []float64
+		for _, r := range watches[who] {
+			if r != nil && r.Events > 0 {
+				if v := f(r); !math.IsNaN(v) {
+					xs = append(xs, v)
+				}
+			}
+		}
+		if len(xs) == 0 {
 			return math.NaN()
 		}
-		return f(r)
+		return median(xs)
 	}
 	per1000 := func(r *watchResult) float64 { return r.CPUPer1000 }
 	paced := func(f func(*watchResult) float64) func(*watchResult) float64 {
@@ -283,7 +302,7 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 			t.RawLine("relist %-17s observed=%v after %.1fs, relist requests=%d (failed while down: %d), steady %.1f MB, peak HeapAlloc %.1f MB, peak live %.1f MB, after %.1f MB, %d samples",
 				who, rr.Observed, rr.SecondsToSeen, rr.RelistRequests, rr.FailedRequests, float64(rr.SteadyHeap)/mib, float64(rr.PeakHeapAlloc)/mib, float64(rr.PeakLive)/mib, float64(rr.AfterHeap)/mib, rr.Samples)
 		}
-		if wr := r.Watch; wr != nil {
+		for _, wr := range watches[who] {
 			t.RawLine("watch  %-17s patches=%d events=%d in %.1fs = %.0f ev/s, lag p50 %.1f ms p99 %.1f ms, CPU %.0f ms (idle %.0f ms) = %.1f ms/1000 events (sys %.0f ms, %.1f context switches/event), heap after %.1f MB",
 				who, wr.Patches, wr.Events, wr.Seconds, wr.PerSecond, wr.LagP50Ms, wr.LagP99Ms, wr.CPUMs, wr.IdleCPUMs, wr.CPUPer1000, wr.SysMs, wr.Switches, wr.HeapAfterMB)
 			if pr := wr.Paced; pr != nil {
@@ -296,17 +315,25 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 	t.Note("each measurement is a fresh child process; heap = HeapAlloc after 2× runtime.GC() once synced (and the handler has seen every add) minus the same taken before the informer was created; sync = informer created → HasSynced (polled every 1 ms, both); allocations = MemStats deltas over the sync; %d run(s) per cell, median, the contenders in turn (the order reversed on every other run, %s pause before each)", runs, settleBetweenChildren)
 	t.Note("modes: streaming list = kdyn default (sendInitialEvents) / client-go with KUBE_FEATURE_WatchListClient=true (its default in v0.37.2: beta, on since 1.35); list+watch = kdyn FactoryOptions{DisableStreaming: true} / client-go KUBE_FEATURE_WatchListClient=false; the requests each child made are in the raw lines (lists, streams = watches with sendInitialEvents, watches)")
 	t.Note("relist: one extra child per contender (ConfigMaps, streaming), all six running through the same restart: once all are steady, the parent writes one object elsewhere and restarts the control plane (env.Restart; the fresh watch cache answers 410), each child samples runtime.ReadMemStats HeapAlloc and /gc/heap/live:bytes every 10 ms from before the restart until 5 s after its relist request. Peak HeapAlloc includes garbage not yet collected, so with GOGC=100 it can reach ~2× the live heap for any library that allocates more than the live heap while relisting; the live-heap row is what \"a relist does not double memory\" means")
-	t.Note("watch: one more child per contender, one at a time (ConfigMaps, streaming): once synced, %d workers in the parent merge-patch an annotation (the send time, Unix ns) of random ConfigMaps for %s with a kdyn rest client (no client-side limit); the handler counts updates and the lag from that time; CPU = getrusage(self) user+sys over the phase minus the idle rate measured for 3 s before it; then the same for %s at a fixed %d patches/s in total, so that every contender's CPU per event is taken at the same event rate (at the server-bound rate the rates differ, and CPU per event falls as the rate rises)", patchWorkers, b.watchDuration(), b.watchDuration()/2, PacedPatchRate)
+	t.Note("watch: %d round(s) of one more child per contender, one at a time, the order reversed every other round, median reported (ConfigMaps, streaming): once synced, %d workers in the parent merge-patch an annotation (the send time, Unix ns) of random ConfigMaps for %s with a kdyn rest client (no client-side limit); the handler counts updates and the lag from that time; CPU = getrusage(self) user+sys over the phase minus the idle rate measured for 3 s before it; then the same for %s at a fixed %d patches/s in total, so that every contender's CPU per event is taken at the same event rate (at the server-bound rate the rates differ, and CPU per event falls as the rate rises)", b.watchRounds(), patchWorkers, b.watchDuration(), b.watchDuration(), PacedPatchRate)
 	return t, nil
 }
 
 const patchWorkers = 16
 
+// watchDuration is the length of each watch window (server-bound, then
+// paced).
 func (b *Bench) watchDuration() time.Duration {
 	if b.Opts.Quick {
 		return 5 * time.Second
 	}
-	return 20 * time.Second
+	return 10 * time.Second
+}
+
+// watchRounds is how many times each contender's watch phase runs: the
+// timing runs, at most 3 (each round is about 30 s per contender).
+func (b *Bench) watchRounds() int {
+	return min(b.runs(), 3)
 }
 
 // relistAll starts one relist child per contender, restarts the control
@@ -374,7 +401,7 @@ func (b *Bench) watchInformer(ctx context.Context, who string) (informerResult, 
 	for _, p := range []struct {
 		d    time.Duration
 		rate int
-	}{{b.watchDuration(), 0}, {b.watchDuration() / 2, PacedPatchRate}} {
+	}{{b.watchDuration(), 0}, {b.watchDuration(), PacedPatchRate}} {
 		if err := c.ready(ctx, nil); err != nil {
 			c.cmd.Process.Kill()
 			return informerResult{}, err
