@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -292,5 +293,40 @@ func TestAddEventHandlerWhileStoppingIsRefused(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run did not return once the busy handler finished")
+	}
+}
+
+// An object an index function fails on is neither cached nor delivered,
+// and an update it fails on leaves the previous version cached and
+// indexed: the cache never holds an object its handlers were not told of.
+func TestIndexErrorLeavesTheStoreAsItWas(t *testing.T) {
+	src := newScriptedSource()
+	src.addList("10", "", nil, cm("a", "1"))
+	w := src.addWatch(nil)
+	rec := newRecorder()
+	inf, _ := startInformer(t, src, listWatch, rec)
+	rec.expect(t, "add a@1 initial=true")
+	waitUntil(t, inf.HasSynced)
+	picky := func(o *unstructured.Unstructured) ([]string, error) {
+		if o.GetResourceVersion() >= "5" {
+			return nil, errors.New("no index for this one")
+		}
+		return []string{o.GetName()}, nil
+	}
+	if err := inf.AddIndexer("picky", picky); err != nil {
+		t.Fatal(err)
+	}
+	w.Add(cm("bad", "5"))  // fails the index: not cached, not delivered
+	w.Modify(cm("a", "6")) // fails the index: a@1 stays
+	w.Add(cm("good", "2")) // indexes: delivered
+	rec.expect(t, "add good@2 initial=false")
+	if _, ok := inf.Store().Get("ns/bad"); ok {
+		t.Fatal("the object the index failed on is cached")
+	}
+	if a, _ := inf.Store().Get("ns/a"); a.GetResourceVersion() != "1" {
+		t.Fatalf("a is at %s after a failed update, want 1", a.GetResourceVersion())
+	}
+	if got, err := inf.Store().ByIndex("picky", "a"); err != nil || len(got) != 1 {
+		t.Fatalf("ByIndex(picky, a) = %v, %v", got, err)
 	}
 }

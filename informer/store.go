@@ -76,10 +76,12 @@ func (s *Store[T]) AddIndexer(name string, fn IndexFunc[T]) error {
 	s.values[name] = map[string][]string{}
 	var err error
 	s.data.each(func(key string, obj T) bool {
-		if e := s.indexOne(name, fn, key, obj); e != nil {
+		vals, e := indexValues(name, fn, key, obj)
+		if e != nil {
 			err = e
 			return false
 		}
+		s.insertIndex(name, key, vals)
 		return true
 	})
 	if err != nil {
@@ -91,13 +93,19 @@ func (s *Store[T]) AddIndexer(name string, fn IndexFunc[T]) error {
 	return nil
 }
 
-func (s *Store[T]) indexOne(name string, fn IndexFunc[T], key string, obj T) error {
+// indexValues returns obj's values in one index.
+func indexValues[T Object](name string, fn IndexFunc[T], key string, obj T) ([]string, error) {
 	vals, err := fn(obj)
 	if err != nil {
-		return fmt.Errorf("informer: index %q of %s: %w", name, key, err)
+		return nil, fmt.Errorf("informer: index %q of %s: %w", name, key, err)
 	}
+	return vals, nil
+}
+
+// insertIndex records key under vals in one index.
+func (s *Store[T]) insertIndex(name, key string, vals []string) {
 	if len(vals) == 0 {
-		return nil
+		return
 	}
 	idx := s.indices[name]
 	for _, v := range vals {
@@ -109,7 +117,6 @@ func (s *Store[T]) indexOne(name string, fn IndexFunc[T], key string, obj T) err
 		set[key] = struct{}{}
 	}
 	s.values[name][key] = vals
-	return nil
 }
 
 func (s *Store[T]) unindex(key string) {
@@ -189,17 +196,25 @@ func (s *Store[T]) namespaceIndexRLocked() map[string]map[string]struct{} {
 }
 
 // putLocked stores obj (with its text raw, if not nil) and indexes it;
-// the caller holds the write lock.
+// the caller holds the write lock. When an index function fails, or the
+// object cannot be stored, the store is left as it was (the object's
+// previous version, if any, stays cached and indexed).
 func (s *Store[T]) putLocked(key string, obj T, raw []byte) error {
-	s.unindex(key)
-	s.nsAdd(key)
+	vals := make(map[string][]string, len(s.indexers))
+	for name, fn := range s.indexers {
+		v, err := indexValues(name, fn, key, obj)
+		if err != nil {
+			return err
+		}
+		vals[name] = v
+	}
 	if err := s.data.put(key, obj, raw); err != nil {
 		return err
 	}
-	for name, fn := range s.indexers {
-		if err := s.indexOne(name, fn, key, obj); err != nil {
-			return err
-		}
+	s.unindex(key)
+	s.nsAdd(key)
+	for name, v := range vals {
+		s.insertIndex(name, key, v)
 	}
 	return nil
 }
