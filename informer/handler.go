@@ -75,9 +75,11 @@ type Registration[T Object] struct {
 	pending []notification[T]
 	head    int
 	stopped bool
-	done    chan struct{}
-	remove  func()
-	started bool
+	// delivering is true while a callback runs (under mu).
+	delivering bool
+	done       chan struct{}
+	remove     func()
+	started    bool
 }
 
 func newRegistration[T Object](h Handler[T]) *Registration[T] {
@@ -90,14 +92,21 @@ func newRegistration[T Object](h Handler[T]) *Registration[T] {
 // initial list (or, when added late, of the cache as it stood).
 func (r *Registration[T]) HasSynced() bool { return r.synced.Load() }
 
-// Remove unregisters the handler; it gets no events after Remove returns
-// (one being delivered finishes first).
+// Remove unregisters the handler: no event is delivered to it after
+// Remove returns. When no event is being delivered, Remove waits until
+// the handler's goroutine has exited; when one is (which includes a
+// handler removing itself from its own callback), that callback may still
+// be finishing as Remove returns.
 func (r *Registration[T]) Remove() {
 	if r.remove != nil {
 		r.remove()
 	}
-	r.stop()
-	if r.started {
+	r.mu.Lock()
+	r.stopped = true
+	r.cond.Broadcast()
+	inCallback := r.delivering
+	r.mu.Unlock()
+	if r.started && !inCallback {
 		<-r.done
 	}
 }
@@ -130,6 +139,7 @@ func (r *Registration[T]) run() {
 	defer close(r.done)
 	for {
 		r.mu.Lock()
+		r.delivering = false // the previous callback, if any, has returned
 		for r.head == len(r.pending) && !r.stopped {
 			r.cond.Wait()
 		}
@@ -147,6 +157,7 @@ func (r *Registration[T]) run() {
 			r.pending = append(r.pending[:0:0], r.pending[r.head:]...)
 			r.head = 0
 		}
+		r.delivering = true
 		r.mu.Unlock()
 		switch n.kind {
 		case notifyAdd:

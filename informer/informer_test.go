@@ -330,3 +330,53 @@ func TestIndexErrorLeavesTheStoreAsItWas(t *testing.T) {
 		t.Fatalf("ByIndex(picky, a) = %v, %v", got, err)
 	}
 }
+
+// A handler may remove itself from its own callback: Remove returns (it
+// does not wait for the callback calling it), no event follows, and Run
+// still returns on cancel.
+func TestHandlerRemovesItself(t *testing.T) {
+	src := newScriptedSource()
+	src.addList("10", "", nil, cm("a", "1"))
+	w := src.addWatch(nil)
+	inf, _ := startInformer(t, src, listWatch, nil)
+	var mu sync.Mutex
+	var got []string
+	var reg *Registration[*unstructured.Unstructured]
+	removed := make(chan struct{})
+	h := HandlerFuncs[*unstructured.Unstructured]{AddFunc: func(o *unstructured.Unstructured, _ bool) {
+		mu.Lock()
+		got = append(got, o.GetName())
+		r := reg
+		mu.Unlock()
+		if o.GetName() == "b" {
+			r.Remove()
+			close(removed)
+		}
+	}}
+	mu.Lock()
+	var err error
+	reg, err = inf.AddEventHandler(h)
+	mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, inf.HasSynced)
+	w.Add(cm("b", "11"))
+	select {
+	case <-removed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Remove from the handler's own callback did not return")
+	}
+	w.Add(cm("c", "12"))
+	waitUntil(t, func() bool { _, ok := inf.Store().Get("ns/c"); return ok })
+	fast := newRecorder()
+	if _, err := inf.AddEventHandler(fast); err != nil {
+		t.Fatal(err)
+	}
+	fast.expect(t, "add a@1 initial=true", "add b@11 initial=true", "add c@12 initial=true")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 || got[1] != "b" {
+		t.Fatalf("the removed handler got %v, want [a b]", got)
+	}
+}
