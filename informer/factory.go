@@ -35,6 +35,10 @@ type FactoryOptions struct {
 type InformerOptions struct {
 	// Namespace overrides the factory's namespace ("" keeps it).
 	Namespace string
+	// AllNamespaces watches the resource in every namespace, whatever the
+	// factory's Namespace: set it for cluster-scoped resources (a
+	// namespaced request for one is answered 404).
+	AllNamespaces bool
 	// LabelSelector and FieldSelector filter the objects.
 	LabelSelector, FieldSelector string
 	// KeepManagedFields keeps metadata.managedFields, which the factory
@@ -94,7 +98,10 @@ func NewFactory(rc *rest.Client, opts FactoryOptions) *Factory {
 
 func (f *Factory) key(gvr schema.GroupVersionResource, o InformerOptions, metadata bool) factoryKey {
 	ns := o.Namespace
-	if ns == "" {
+	switch {
+	case o.AllNamespaces:
+		ns = ""
+	case ns == "":
 		ns = f.opts.Namespace
 	}
 	k := factoryKey{gvr: gvr, ns: ns, labels: o.LabelSelector, fields: o.FieldSelector, keepMF: o.KeepManagedFields, compact: o.Compact, metadata: metadata}

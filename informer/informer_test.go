@@ -13,7 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kdyn/kdyn/discovery"
 )
 
 func labeled(name, rv string, lbls map[string]string, owner string, node string) *unstructured.Unstructured {
@@ -378,5 +381,29 @@ func TestHandlerRemovesItself(t *testing.T) {
 	defer mu.Unlock()
 	if len(got) != 2 || got[1] != "b" {
 		t.Fatalf("the removed handler got %v, want [a b]", got)
+	}
+}
+
+// A factory's namespace does not apply to informers asked for in all
+// namespaces, as a resource set asks for cluster-scoped resources and for
+// CRDs (a namespaced request for them is answered 404).
+func TestAllNamespacesIgnoresTheFactoryNamespace(t *testing.T) {
+	f := NewFactory(nil, FactoryOptions{Namespace: "prod"})
+	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	if k := f.key(gvr, InformerOptions{}, false); k.ns != "prod" {
+		t.Fatalf("default namespace %q, want prod", k.ns)
+	}
+	if k := f.key(gvr, InformerOptions{Namespace: "dev"}, false); k.ns != "dev" {
+		t.Fatalf("overridden namespace %q, want dev", k.ns)
+	}
+	if k := f.key(gvr, InformerOptions{AllNamespaces: true}, true); k.ns != "" {
+		t.Fatalf("AllNamespaces gave namespace %q", k.ns)
+	}
+	s := &ResourceSet{opts: ResourceSetOptions{Informer: InformerOptions{Namespace: "team"}}}
+	if o := s.informerOptions(&discovery.Resource{APIResource: metav1.APIResource{Namespaced: false}}); f.key(gvr, o, true).ns != "" {
+		t.Fatalf("a resource set's cluster-scoped member is watched in namespace %q", f.key(gvr, o, true).ns)
+	}
+	if o := s.informerOptions(&discovery.Resource{APIResource: metav1.APIResource{Namespaced: true}}); f.key(gvr, o, true).ns != "team" {
+		t.Fatalf("a resource set's namespaced member is watched in namespace %q, want team", f.key(gvr, o, true).ns)
 	}
 }

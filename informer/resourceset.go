@@ -121,7 +121,7 @@ func NewResourceSet(f *Factory, mapper *restmapper.Mapper, opts ResourceSetOptio
 // releases its informers. The factory must be started (Start) with a
 // context that lives at least as long.
 func (s *ResourceSet) Run(ctx context.Context) error {
-	crds := s.f.ForResourceMetadata(crdGVR, InformerOptions{})
+	crds := s.f.ForResourceMetadata(crdGVR, InformerOptions{AllNamespaces: true})
 	reg, err := crds.AddEventHandler(HandlerFuncs[*metav1.PartialObjectMetadata]{
 		AddFunc:    func(_ *metav1.PartialObjectMetadata, initial bool) { s.kick() },
 		UpdateFunc: func(_, _ *metav1.PartialObjectMetadata) { s.kick() },
@@ -296,7 +296,7 @@ func (s *ResourceSet) reportDiscovery(err error) {
 func (s *ResourceSet) informerOptions(r *discovery.Resource) InformerOptions {
 	o := s.opts.Informer
 	if !r.Namespaced {
-		o.Namespace = ""
+		o.Namespace, o.AllNamespaces = "", true
 	}
 	return o
 }
