@@ -73,6 +73,10 @@ type factoryEntry struct {
 	informer any
 	cancel   context.CancelFunc
 	done     chan struct{}
+	// pinned: handed out by ForResource or ForResourceMetadata; held:
+	// holds of resource sets not yet given back (releaseHeld).
+	pinned bool
+	held   int
 }
 
 // Factory hands out shared informers keyed by resource and options: every
@@ -122,10 +126,18 @@ func (f *Factory) logger() *zap.Logger {
 // opts, creating it on first use (and starting it, if the factory has
 // started). Do not call Run on it: the factory runs it.
 func (f *Factory) ForResource(gvr schema.GroupVersionResource, opts InformerOptions) *Informer[*unstructured.Unstructured] {
+	return f.forResource(gvr, opts, true)
+}
+
+// forResource is ForResource for a caller that holds the informer pinned
+// (a user: until Release or Shutdown) or, with pin false, counted (a
+// resource set, which gives it back with releaseHeld).
+func (f *Factory) forResource(gvr schema.GroupVersionResource, opts InformerOptions, pin bool) *Informer[*unstructured.Unstructured] {
 	k := f.key(gvr, opts, false)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if e, ok := f.entries[k]; ok {
+		e.hold(pin)
 		return e.informer.(*Informer[*unstructured.Unstructured])
 	}
 	io := Options[*unstructured.Unstructured]{
@@ -150,7 +162,7 @@ func (f *Factory) ForResource(gvr schema.GroupVersionResource, opts InformerOpti
 		src = wireSource{src.(*unstructuredSource)}
 	}
 	inf := New[*unstructured.Unstructured](src, io)
-	f.addLocked(k, inf, inf.Run, inf.HasSynced, inf.givenUp)
+	f.addLocked(k, inf, inf.Run, inf.HasSynced, inf.givenUp).hold(pin)
 	return inf
 }
 
@@ -158,11 +170,16 @@ func (f *Factory) ForResource(gvr schema.GroupVersionResource, opts InformerOpti
 // objects are *metav1.PartialObjectMetadata (the server sends only
 // metadata). opts.Compact and opts.Transform do not apply.
 func (f *Factory) ForResourceMetadata(gvr schema.GroupVersionResource, opts InformerOptions) *Informer[*metav1.PartialObjectMetadata] {
-	opts.Compact, opts.Transform = false, nil
-	k := f.key(gvr, opts, true)
+	return f.forResourceMetadata(gvr, opts, true)
+}
+
+// forResourceMetadata is forResource for ForResourceMetadata.
+func (f *Factory) forResourceMetadata(gvr schema.GroupVersionResource, opts InformerOptions, pin bool) *Informer[*metav1.PartialObjectMetadata] {
+	k := f.metadataKey(gvr, opts)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if e, ok := f.entries[k]; ok {
+		e.hold(pin)
 		return e.informer.(*Informer[*metav1.PartialObjectMetadata])
 	}
 	io := Options[*metav1.PartialObjectMetadata]{
@@ -178,15 +195,32 @@ func (f *Factory) ForResourceMetadata(gvr schema.GroupVersionResource, opts Info
 		}
 	}
 	inf := New[*metav1.PartialObjectMetadata](NewMetadataSource(f.rc, gvr, k.ns, opts.KeepManagedFields), io)
-	f.addLocked(k, inf, inf.Run, inf.HasSynced, inf.givenUp)
+	f.addLocked(k, inf, inf.Run, inf.HasSynced, inf.givenUp).hold(pin)
 	return inf
 }
 
-func (f *Factory) addLocked(k factoryKey, inf any, run func(context.Context) error, synced func() bool, givenUp func() error) {
+// metadataKey is the key of a metadata-only informer (Compact and
+// Transform do not apply to them).
+func (f *Factory) metadataKey(gvr schema.GroupVersionResource, opts InformerOptions) factoryKey {
+	opts.Compact, opts.Transform = false, nil
+	return f.key(gvr, opts, true)
+}
+
+func (f *Factory) addLocked(k factoryKey, inf any, run func(context.Context) error, synced func() bool, givenUp func() error) *factoryEntry {
 	e := &factoryEntry{key: k, informer: inf, run: run, synced: synced, givenUp: givenUp}
 	f.entries[k] = e
 	if f.ctx != nil && !f.closed {
 		f.startLocked(e)
+	}
+	return e
+}
+
+// hold records one more holder of the entry (under the factory's lock).
+func (e *factoryEntry) hold(pin bool) {
+	if pin {
+		e.pinned = true
+	} else {
+		e.held++
 	}
 }
 
@@ -305,21 +339,44 @@ func waitEntry(ctx context.Context, e *factoryEntry) error {
 }
 
 // Release stops the informer of whole objects for gvr and opts and forgets
-// it (for example when its CRD was deleted), waiting until it has stopped.
-// It reports whether there was one.
+// it (for example when its CRD was deleted), waiting until it has stopped,
+// whoever else holds it. It reports whether there was one. (Resource sets
+// give back their informers without stopping one that a caller of
+// ForResource, or another set, still holds.)
 func (f *Factory) Release(gvr schema.GroupVersionResource, opts InformerOptions) bool {
 	return f.release(f.key(gvr, opts, false))
 }
 
 // ReleaseMetadata is Release for a metadata-only informer.
 func (f *Factory) ReleaseMetadata(gvr schema.GroupVersionResource, opts InformerOptions) bool {
-	opts.Compact, opts.Transform = false, nil
-	return f.release(f.key(gvr, opts, true))
+	return f.release(f.metadataKey(gvr, opts))
 }
 
 func (f *Factory) release(k factoryKey) bool {
+	return f.releaseIf(k, func(*factoryEntry) bool { return true })
+}
+
+// releaseHeld gives back one counted hold (forResource with pin false):
+// the informer stops once no resource set holds it and no user asked for
+// it through ForResource or ForResourceMetadata.
+func (f *Factory) releaseHeld(k factoryKey) bool {
+	return f.releaseIf(k, func(e *factoryEntry) bool {
+		if e.held > 0 {
+			e.held--
+		}
+		return e.held == 0 && !e.pinned
+	})
+}
+
+// releaseIf stops and forgets the entry of k if last (called under the
+// lock) says so, waiting until it has stopped.
+func (f *Factory) releaseIf(k factoryKey, last func(*factoryEntry) bool) bool {
 	f.mu.Lock()
 	e, ok := f.entries[k]
+	if ok && !last(e) {
+		f.mu.Unlock()
+		return false
+	}
 	delete(f.entries, k)
 	f.mu.Unlock()
 	if !ok {

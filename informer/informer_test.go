@@ -407,3 +407,35 @@ func TestAllNamespacesIgnoresTheFactoryNamespace(t *testing.T) {
 		t.Fatalf("a resource set's namespaced member is watched in namespace %q, want team", f.key(gvr, o, true).ns)
 	}
 }
+
+// Resource sets give back the informers they hold without stopping one
+// that a user of the factory, or another set, still holds; Release stops
+// it whoever holds it.
+func TestResourceSetHoldsDoNotStopSharedInformers(t *testing.T) {
+	f := NewFactory(nil, FactoryOptions{})
+	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	k := f.metadataKey(gvr, InformerOptions{})
+	has := func() bool { f.mu.Lock(); defer f.mu.Unlock(); _, ok := f.entries[k]; return ok }
+	a := f.forResourceMetadata(gvr, InformerOptions{}, false) // set A
+	b := f.forResourceMetadata(gvr, InformerOptions{}, false) // set B
+	if a != b {
+		t.Fatal("two holders got different informers")
+	}
+	if f.releaseHeld(k) || !has() {
+		t.Fatal("set A's release stopped the informer set B holds")
+	}
+	if u := f.ForResourceMetadata(gvr, InformerOptions{}); u != a {
+		t.Fatal("the user got another informer")
+	}
+	if f.releaseHeld(k) || !has() {
+		t.Fatal("set B's release stopped the informer a user holds")
+	}
+	if !f.ReleaseMetadata(gvr, InformerOptions{}) || has() {
+		t.Fatal("Release did not stop and forget the informer")
+	}
+	// Held by one set only: its release stops it.
+	f.forResource(gvr, InformerOptions{}, false)
+	if !f.releaseHeld(f.key(gvr, InformerOptions{}, false)) {
+		t.Fatal("the last set's release did not stop the informer")
+	}
+}

@@ -310,7 +310,7 @@ func (s *ResourceSet) start(r *discovery.Resource) {
 	}
 	var m *member
 	if s.opts.FullObjects {
-		inf := s.f.ForResource(gvr, opts)
+		inf := s.f.forResource(gvr, opts, false)
 		reg, err := inf.AddEventHandler(HandlerFuncs[*unstructured.Unstructured]{
 			AddFunc: func(o *unstructured.Unstructured, initial bool) {
 				h(Event{Type: watch.Added, GVR: gvr, Resource: r, Object: o, InInitialList: initial})
@@ -323,19 +323,20 @@ func (s *ResourceSet) start(r *discovery.Resource) {
 			},
 		})
 		if err != nil {
+			s.f.releaseHeld(s.f.key(gvr, opts, false))
 			s.log.Warn("resource set: not watching a resource; retried at the next refresh", zap.Stringer("resource", gvr), zap.Error(err))
 			return
 		}
 		m = &member{synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.LastError, givenUp: inf.givenUp, remove: func() {
 			reg.Remove()
-			s.f.Release(gvr, opts)
+			s.f.releaseHeld(s.f.key(gvr, opts, false))
 		}, drain: func() {
 			for _, o := range inf.Store().List() {
 				h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: o, FinalStateUnknown: true, ResourceGone: true})
 			}
 		}}
 	} else {
-		inf := s.f.ForResourceMetadata(gvr, opts)
+		inf := s.f.forResourceMetadata(gvr, opts, false)
 		reg, err := inf.AddEventHandler(HandlerFuncs[*metav1.PartialObjectMetadata]{
 			AddFunc: func(o *metav1.PartialObjectMetadata, initial bool) {
 				h(Event{Type: watch.Added, GVR: gvr, Resource: r, Object: o, InInitialList: initial})
@@ -348,12 +349,13 @@ func (s *ResourceSet) start(r *discovery.Resource) {
 			},
 		})
 		if err != nil {
+			s.f.releaseHeld(s.f.metadataKey(gvr, opts))
 			s.log.Warn("resource set: not watching a resource; retried at the next refresh", zap.Stringer("resource", gvr), zap.Error(err))
 			return
 		}
 		m = &member{synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.LastError, givenUp: inf.givenUp, remove: func() {
 			reg.Remove()
-			s.f.ReleaseMetadata(gvr, opts)
+			s.f.releaseHeld(s.f.metadataKey(gvr, opts))
 		}, drain: func() {
 			for _, o := range inf.Store().List() {
 				h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: o, FinalStateUnknown: true, ResourceGone: true})
