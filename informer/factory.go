@@ -283,17 +283,23 @@ func (e *SyncError) Unwrap() error { return e.Err }
 // an error naming each resource that failed — because listing it is
 // forbidden or the resource does not exist (at once, rather than hanging),
 // or because ctx ended first — joined with errors.Join, each a *SyncError.
+// After Shutdown, an informer asked for later (which never runs) is such
+// an error too.
 func (f *Factory) WaitForSync(ctx context.Context) error {
 	f.mu.Lock()
 	entries := make([]*factoryEntry, 0, len(f.entries))
+	var errs []error
 	for _, e := range f.entries {
-		if e.done != nil {
+		switch {
+		case e.done != nil:
 			entries = append(entries, e)
+		case f.closed:
+			// Created after Shutdown: it will never run.
+			errs = append(errs, &SyncError{GVR: e.key.gvr, Namespace: e.key.ns, Err: errors.New("the factory was shut down before this informer started")})
 		}
 	}
 	f.mu.Unlock()
 	sort.Slice(entries, func(i, j int) bool { return entries[i].key.gvr.String() < entries[j].key.gvr.String() })
-	var errs []error
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	for _, e := range entries {

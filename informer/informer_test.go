@@ -439,3 +439,17 @@ func TestResourceSetHoldsDoNotStopSharedInformers(t *testing.T) {
 		t.Fatal("the last set's release did not stop the informer")
 	}
 }
+
+// After Shutdown the factory still hands out informers, but they never
+// run: WaitForSync names them instead of reporting success.
+func TestWaitForSyncAfterShutdownNamesInformersThatNeverRan(t *testing.T) {
+	f := NewFactory(nil, FactoryOptions{})
+	f.Shutdown()
+	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	f.ForResourceMetadata(gvr, InformerOptions{})
+	err := f.WaitForSync(t.Context())
+	var se *SyncError
+	if !errors.As(err, &se) || se.GVR != gvr || !strings.Contains(err.Error(), "shut down") {
+		t.Fatalf("WaitForSync after Shutdown = %v", err)
+	}
+}
