@@ -314,8 +314,7 @@ func (f *Factory) WaitForSync(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
-	return errors.Join(errs...)
+	return joinSorted(errs)
 }
 
 func waitEntry(ctx context.Context, e *factoryEntry) error {

@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -451,5 +452,23 @@ func TestWaitForSyncAfterShutdownNamesInformersThatNeverRan(t *testing.T) {
 	var se *SyncError
 	if !errors.As(err, &se) || se.GVR != gvr || !strings.Contains(err.Error(), "shut down") {
 		t.Fatalf("WaitForSync after Shutdown = %v", err)
+	}
+}
+
+// A resource set's WaitForSync that runs out of time names the members
+// not yet synced, each wrapping the context's error.
+func TestResourceSetWaitForSyncNamesPendingMembers(t *testing.T) {
+	slow := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	done := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	s := &ResourceSet{members: map[schema.GroupVersionResource]*member{
+		slow: {synced: func() bool { return false }, givenUp: func() error { return nil }},
+		done: {synced: func() bool { return true }, givenUp: func() error { return nil }},
+	}}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	err := s.WaitForSync(ctx)
+	var se *SyncError
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &se) || se.GVR != slow || strings.Contains(err.Error(), "configmaps") {
+		t.Fatalf("WaitForSync = %v", err)
 	}
 }

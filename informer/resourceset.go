@@ -201,37 +201,51 @@ func (s *ResourceSet) HasSynced() bool {
 
 // WaitForSync waits until the set has members and all have synced,
 // returning at once the members whose listing is forbidden or not found
-// (as *SyncError, joined), or ctx's error.
+// (as *SyncError, joined). When ctx ends first, the error names each
+// member not yet synced (a *SyncError wrapping ctx's error), or is ctx's
+// error alone while the set has no members.
 func (s *ResourceSet) WaitForSync(ctx context.Context) error {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for {
-		var errs []error
+		var errs, pending []error
 		s.mu.Lock()
 		n := len(s.members)
-		all := true
 		for gvr, m := range s.members {
 			if m.synced() {
 				continue
 			}
-			all = false
 			if err := m.givenUp(); err != nil {
 				errs = append(errs, &SyncError{GVR: gvr, Err: err})
+			} else {
+				pending = append(pending, &SyncError{GVR: gvr, Err: ctx.Err()})
 			}
 		}
 		s.mu.Unlock()
-		if n > 0 && all {
+		if n > 0 && len(errs)+len(pending) == 0 {
 			return nil
 		}
 		if len(errs) > 0 {
-			return errors.Join(errs...)
+			return joinSorted(errs)
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			if len(pending) == 0 {
+				return ctx.Err()
+			}
+			for i := range pending {
+				pending[i].(*SyncError).Err = ctx.Err()
+			}
+			return joinSorted(pending)
 		case <-t.C:
 		}
 	}
+}
+
+// joinSorted joins errs in the order of their messages.
+func joinSorted(errs []error) error {
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return errors.Join(errs...)
 }
 
 // sync reconciles members with discovery.
