@@ -333,6 +333,16 @@ func (r *recorder) expectSet(t *testing.T, want ...string) {
 	}
 }
 
+// waitClosed fails the test with msg unless ch is closed within 5 s.
+func waitClosed(t *testing.T, ch <-chan struct{}, msg string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatal(msg)
+	}
+}
+
 // runInformer runs inf until cancel; done is closed when Run returned.
 func runInformer(inf *Informer[*unstructured.Unstructured]) (cancel context.CancelFunc, done <-chan struct{}) {
 	ctx, cancel := context.WithCancel(context.Background())

@@ -101,12 +101,7 @@ func (r *Registration[T]) Remove() {
 	if r.remove != nil {
 		r.remove()
 	}
-	r.mu.Lock()
-	r.stopped = true
-	r.cond.Broadcast()
-	inCallback := r.delivering
-	r.mu.Unlock()
-	if r.started && !inCallback {
+	if inCallback := r.stop(); r.started && !inCallback {
 		<-r.done
 	}
 }
@@ -127,11 +122,13 @@ func (r *Registration[T]) enqueue(n notification[T]) {
 	r.mu.Unlock()
 }
 
-func (r *Registration[T]) stop() {
+// stop ends delivery; it reports whether a callback is running.
+func (r *Registration[T]) stop() (inCallback bool) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.stopped = true
 	r.cond.Broadcast()
-	r.mu.Unlock()
+	return r.delivering
 }
 
 // run delivers notifications until stopped.

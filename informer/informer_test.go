@@ -293,11 +293,7 @@ func TestAddEventHandlerWhileStoppingIsRefused(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	close(busy.release)
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return once the busy handler finished")
-	}
+	waitClosed(t, done, "Run did not return once the busy handler finished")
 }
 
 // An object an index function fails on is neither cached nor delivered,
@@ -366,11 +362,7 @@ func TestHandlerRemovesItself(t *testing.T) {
 	}
 	waitUntil(t, inf.HasSynced)
 	w.Add(cm("b", "11"))
-	select {
-	case <-removed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Remove from the handler's own callback did not return")
-	}
+	waitClosed(t, removed, "Remove from the handler's own callback did not return")
 	w.Add(cm("c", "12"))
 	waitUntil(t, func() bool { _, ok := inf.Store().Get("ns/c"); return ok })
 	fast := newRecorder()

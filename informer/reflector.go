@@ -529,11 +529,9 @@ const shortWatch = time.Second
 func (r *reflector[T]) watch(ctx context.Context) (gone bool, err error) {
 	w := r.pending
 	r.pending = nil
-	events := 0 // on this watch; a streaming list's watch has had its initial events
-	if w != nil {
-		events = 1
-	}
+	events := 1 // on this watch; a streaming list's watch has had its initial events
 	if w == nil {
+		events = 0
 		opts := r.opts.listOptions
 		opts.ResourceVersion = r.rv
 		opts.AllowWatchBookmarks = true

@@ -516,11 +516,7 @@ func TestStreamsAreReadInTheReflectorGoroutine(t *testing.T) {
 		t.Fatalf("re-watch after the idle deadline from %q, want 9", o.ResourceVersion)
 	}
 	// The silent stream was stopped: the server saw its connection close.
-	select {
-	case <-gone2:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the stream past its idle deadline was not closed")
-	}
+	waitClosed(t, gone2, "the stream past its idle deadline was not closed")
 }
 
 // A streaming list's watch that ends right after the end bookmark is not

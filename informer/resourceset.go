@@ -322,10 +322,16 @@ func (s *ResourceSet) start(r *discovery.Resource) {
 	if h == nil {
 		h = func(Event) {}
 	}
+	// The factory counts this set's hold on the informer; key gives it
+	// back (releaseHeld) when the member goes, or cannot be added.
 	var m *member
+	var key factoryKey
+	var err error
 	if s.opts.FullObjects {
+		key = s.f.key(gvr, opts, false)
 		inf := s.f.forResource(gvr, opts, false)
-		reg, err := inf.AddEventHandler(HandlerFuncs[*unstructured.Unstructured]{
+		var reg *Registration[*unstructured.Unstructured]
+		reg, err = inf.AddEventHandler(HandlerFuncs[*unstructured.Unstructured]{
 			AddFunc: func(o *unstructured.Unstructured, initial bool) {
 				h(Event{Type: watch.Added, GVR: gvr, Resource: r, Object: o, InInitialList: initial})
 			},
@@ -336,22 +342,19 @@ func (s *ResourceSet) start(r *discovery.Resource) {
 				h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: d.Obj, FinalStateUnknown: d.FinalStateUnknown})
 			},
 		})
-		if err != nil {
-			s.f.releaseHeld(s.f.key(gvr, opts, false))
-			s.log.Warn("resource set: not watching a resource; retried at the next refresh", zap.Stringer("resource", gvr), zap.Error(err))
-			return
-		}
 		m = &member{synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.LastError, givenUp: inf.givenUp, remove: func() {
 			reg.Remove()
-			s.f.releaseHeld(s.f.key(gvr, opts, false))
+			s.f.releaseHeld(key)
 		}, drain: func() {
 			for _, o := range inf.Store().List() {
 				h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: o, FinalStateUnknown: true, ResourceGone: true})
 			}
 		}}
 	} else {
+		key = s.f.metadataKey(gvr, opts)
 		inf := s.f.forResourceMetadata(gvr, opts, false)
-		reg, err := inf.AddEventHandler(HandlerFuncs[*metav1.PartialObjectMetadata]{
+		var reg *Registration[*metav1.PartialObjectMetadata]
+		reg, err = inf.AddEventHandler(HandlerFuncs[*metav1.PartialObjectMetadata]{
 			AddFunc: func(o *metav1.PartialObjectMetadata, initial bool) {
 				h(Event{Type: watch.Added, GVR: gvr, Resource: r, Object: o, InInitialList: initial})
 			},
@@ -362,19 +365,19 @@ func (s *ResourceSet) start(r *discovery.Resource) {
 				h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: d.Obj, FinalStateUnknown: d.FinalStateUnknown})
 			},
 		})
-		if err != nil {
-			s.f.releaseHeld(s.f.metadataKey(gvr, opts))
-			s.log.Warn("resource set: not watching a resource; retried at the next refresh", zap.Stringer("resource", gvr), zap.Error(err))
-			return
-		}
 		m = &member{synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.LastError, givenUp: inf.givenUp, remove: func() {
 			reg.Remove()
-			s.f.releaseHeld(s.f.metadataKey(gvr, opts))
+			s.f.releaseHeld(key)
 		}, drain: func() {
 			for _, o := range inf.Store().List() {
 				h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: o, FinalStateUnknown: true, ResourceGone: true})
 			}
 		}}
+	}
+	if err != nil {
+		s.f.releaseHeld(key)
+		s.log.Warn("resource set: not watching a resource; retried at the next refresh", zap.Stringer("resource", gvr), zap.Error(err))
+		return
 	}
 	s.mu.Lock()
 	s.members[gvr] = m
