@@ -240,14 +240,18 @@ func (f *Factory) startLocked(e *factoryEntry) {
 
 // Start starts every informer not yet running, and makes informers created
 // later start at once. It may be called many times; informers stop when ctx
-// is done (or on Shutdown).
+// is done (or on Shutdown). Informers created later run under the ctx of
+// the first Start, or, once that ctx is done, of the next Start after it:
+// a factory whose ctx ended starts new informers again when given a live
+// one. An informer that stopped is not restarted (Release it and ask
+// again).
 func (f *Factory) Start(ctx context.Context) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
 		return
 	}
-	if f.ctx == nil {
+	if f.ctx == nil || f.ctx.Err() != nil {
 		f.ctx = ctx
 	}
 	for _, e := range f.entries {

@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -18,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kdyn/kdyn/discovery"
+	"github.com/kdyn/kdyn/rest"
 )
 
 func labeled(name, rv string, lbls map[string]string, owner string, node string) *unstructured.Unstructured {
@@ -453,14 +458,46 @@ func TestResourceSetWaitForSyncNamesPendingMembers(t *testing.T) {
 	slow := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	done := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	s := &ResourceSet{members: map[schema.GroupVersionResource]*member{
-		slow: {synced: func() bool { return false }, givenUp: func() error { return nil }},
+		slow: {ns: "team", synced: func() bool { return false }, givenUp: func() error { return nil }},
 		done: {synced: func() bool { return true }, givenUp: func() error { return nil }},
 	}}
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	err := s.WaitForSync(ctx)
 	var se *SyncError
-	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &se) || se.GVR != slow || strings.Contains(err.Error(), "configmaps") {
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &se) || se.GVR != slow || se.Namespace != "team" ||
+		!strings.Contains(err.Error(), "in namespace team") || strings.Contains(err.Error(), "configmaps") {
 		t.Fatalf("WaitForSync = %v", err)
+	}
+}
+
+// A factory whose Start context ended starts the informers created after
+// a later Start with a live context; they do not inherit the dead one.
+func TestStartAfterContextEndedUsesTheNewContext(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,"message":"widgets is forbidden"}`)
+	}))
+	defer srv.Close()
+	rc, err := rest.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := NewFactory(rc, FactoryOptions{DisableStreaming: true})
+	defer f.Shutdown()
+	first, cancel := context.WithCancel(t.Context())
+	f.Start(first)
+	cancel()
+	f.Start(t.Context())
+	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	f.ForResourceMetadata(gvr, InformerOptions{})
+	ctx, stop := context.WithTimeout(t.Context(), 10*time.Second)
+	defer stop()
+	err = f.WaitForSync(ctx)
+	if !apierrors.IsForbidden(err) || requests.Load() == 0 {
+		t.Fatalf("WaitForSync = %v after %d requests; want the informer to run and report Forbidden", err, requests.Load())
 	}
 }

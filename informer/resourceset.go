@@ -93,6 +93,8 @@ type ResourceSet struct {
 }
 
 type member struct {
+	// ns is the namespace the member's informer watches ("" for all).
+	ns      string
 	synced  func() bool
 	lastErr func() error
 	givenUp func() error
@@ -216,9 +218,9 @@ func (s *ResourceSet) WaitForSync(ctx context.Context) error {
 				continue
 			}
 			if err := m.givenUp(); err != nil {
-				errs = append(errs, &SyncError{GVR: gvr, Err: err})
+				errs = append(errs, &SyncError{GVR: gvr, Namespace: m.ns, Err: err})
 			} else {
-				pending = append(pending, &SyncError{GVR: gvr, Err: ctx.Err()})
+				pending = append(pending, &SyncError{GVR: gvr, Namespace: m.ns, Err: ctx.Err()})
 			}
 		}
 		s.mu.Unlock()
@@ -379,6 +381,7 @@ func (s *ResourceSet) start(r *discovery.Resource) {
 		s.log.Warn("resource set: not watching a resource; retried at the next refresh", zap.Stringer("resource", gvr), zap.Error(err))
 		return
 	}
+	m.ns = key.ns
 	s.mu.Lock()
 	s.members[gvr] = m
 	s.mu.Unlock()
