@@ -25,8 +25,12 @@ func (r *Request) logRequest(req *http.Request) {
 	if r.c.verbose < verbosityBodies || r.body == nil {
 		return
 	}
+	body := redactBody(r.body)
+	if r.group == "" && r.resource == "secrets" {
+		body = redactSecretBody(r.body)
+	}
 	r.c.log.Debug("request body", zap.String("verb", req.Method), zap.String("url", req.URL.Redacted()),
-		zap.String("body", string(redactBody(r.body))))
+		zap.String("body", string(body)))
 }
 
 func (r *Request) logResponse(resp *http.Response, start time.Time, body []byte) {
@@ -106,6 +110,30 @@ func redactBody(b []byte) []byte {
 		return fmt.Appendf(nil, "<%d bytes of non-JSON, not logged>", len(b))
 	}
 	redactValue(v, false)
+	out, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Appendf(nil, "<%d bytes, not logged>", len(b))
+	}
+	if len(out) > maxLoggedBody {
+		out = append(out[:maxLoggedBody:maxLoggedBody], fmt.Sprintf("… (%d bytes in all)", len(out))...)
+	}
+	return out
+}
+
+// redactSecretBody is redactBody for the body of a request to the core
+// secrets resource, which carries Secret data even without kind: Secret (a
+// merge or strategic-merge patch's data and stringData are redacted as a
+// Secret's are), and whose values a JSON patch (a list of operations)
+// cannot be told apart from, so one is summarized by its size.
+func redactSecretBody(b []byte) []byte {
+	var v any
+	if len(b) > 4*maxLoggedBody*16 || json.Unmarshal(b, &v) != nil {
+		return redactBody(b)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return fmt.Appendf(nil, "<%d bytes of a request body for secrets, not logged>", len(b))
+	}
+	redactValue(v, true)
 	out, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Appendf(nil, "<%d bytes, not logged>", len(b))

@@ -507,3 +507,39 @@ func TestTLSPolicy(t *testing.T) {
 		})
 	}
 }
+
+// Patches of a Secret carry its data without kind: Secret, so the
+// verbosity-8 request body log used to show a merge patch's data and
+// stringData and a JSON patch's values in clear.
+func TestSecretPatchBodiesNotLogged(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"Secret","apiVersion":"v1","metadata":{"name":"x"},"data":{"k":"dmFsdWU="}}`))
+	}))
+	defer srv.Close()
+	log, buf := secLogger()
+	c, err := NewForConfig(&Config{Host: srv.URL, Logger: log, LogVerbosity: 8, QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	patches := []struct{ pt, body string }{
+		{ContentTypeMergePatch, `{"data":{"k":"U0VDUkVUVkFMVUU="}}`},
+		{ContentTypeStrategicPatch, `{"stringData":{"k":"SECRETVALUE"}}`},
+		{ContentTypeMergePatch, `{"metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"stringData\":{\"k\":\"SECRETVALUE\"}}"}}}`},
+		{ContentTypeJSONPatch, `[{"op":"replace","path":"/data/k","value":"U0VDUkVUVkFMVUU="}]`},
+	}
+	for _, p := range patches {
+		if err := c.Patch(p.pt).Version("v1").Namespace("d").Resource("secrets").Name("x").Body([]byte(p.body)).Do(context.Background()).Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := buf.String()
+	if !strings.Contains(out, "request body") {
+		t.Fatalf("no request body was logged; the test proves nothing:\n%s", out)
+	}
+	for _, s := range []string{"SECRETVALUE", "U0VDUkVUVkFMVUU"} {
+		if strings.Contains(out, s) {
+			t.Errorf("the logs contain the Secret value %q:\n%s", s, out)
+		}
+	}
+}
