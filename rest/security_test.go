@@ -14,6 +14,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -540,6 +541,48 @@ func TestSecretPatchBodiesNotLogged(t *testing.T) {
 	for _, s := range []string{"SECRETVALUE", "U0VDUkVUVkFMVUU"} {
 		if strings.Contains(out, s) {
 			t.Errorf("the logs contain the Secret value %q:\n%s", s, out)
+		}
+	}
+}
+
+// Impersonate-Extra keys were escaped with url.PathEscape, which leaves
+// ':', '=', '@', ',' and ';' as they are (not valid in a header field
+// name: every request failed with "invalid header field name") and '%'
+// too (which the server's url.PathUnescape then rejects or misreads).
+// client-go %-encodes every byte that is not a header token byte, and '%'.
+func TestImpersonateExtraKeysEscapedAsClientGo(t *testing.T) {
+	var mu sync.Mutex
+	var got http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = r.Header.Clone()
+		mu.Unlock()
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	extra := map[string][]string{"acme.com/scope:read": {"x"}, "a%b": {"y"}, "scopes": {"z"}}
+	c, err := NewForConfig(&Config{Host: srv.URL, QPS: -1, Impersonate: ImpersonationConfig{UserName: "u", Extra: extra}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get().AbsPath("/version").Do(context.Background()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	seen := map[string]string{}
+	for k, vs := range got {
+		if rest, ok := strings.CutPrefix(k, "Impersonate-Extra-"); ok {
+			key, err := url.PathUnescape(rest)
+			if err != nil {
+				t.Fatalf("header %q does not unescape: %v", k, err)
+			}
+			seen[strings.ToLower(key)] = strings.Join(vs, ",")
+		}
+	}
+	for k, vs := range extra {
+		if seen[strings.ToLower(k)] != vs[0] {
+			t.Errorf("extra %q: the server read %q, want %q (headers %v)", k, seen[strings.ToLower(k)], vs[0], got)
 		}
 	}
 }

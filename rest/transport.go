@@ -338,7 +338,7 @@ func (a *authRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 		for k, vs := range im.Extra {
 			for _, v := range vs {
-				req.Header.Add("Impersonate-Extra-"+url.PathEscape(k), v)
+				req.Header.Add("Impersonate-Extra-"+headerKeyEscape(k), v)
 			}
 		}
 	}
@@ -359,6 +359,32 @@ func (a *authRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 	}
 	return a.next.RoundTrip(req)
+}
+
+// headerKeyEscape escapes an Impersonate-Extra key as client-go does (and
+// as the API server unescapes it, with url.PathUnescape): every byte that
+// may not appear in a header field name, and '%', is %-encoded.
+func headerKeyEscape(key string) string {
+	var b strings.Builder
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if c == '%' || !isHeaderTokenByte(c) {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// isHeaderTokenByte reports whether c may appear in a header field name
+// (an RFC 7230 token character).
+func isHeaderTokenByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
 // tokenFile re-reads a bearer token file when its modification time or size
