@@ -328,3 +328,82 @@ func TestDecorators(t *testing.T) {
 		t.Fatalf("namespaces (-want +got):\n%s", diff)
 	}
 }
+
+// strictLister pages n objects and, like the API server, refuses a
+// continue request that also names resourceVersionMatch, or a
+// resourceVersion other than "0".
+type strictLister struct {
+	n      int
+	expire bool // answer the first continue page 410 Gone
+	opts   []metav1.ListOptions
+}
+
+func (s *strictLister) List(_ context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	s.opts = append(s.opts, opts)
+	if opts.ResourceVersionMatch != "" && opts.ResourceVersion == "" {
+		return nil, apierrors.NewBadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
+	}
+	if opts.Continue != "" && s.expire {
+		s.expire = false
+		return nil, apierrors.NewResourceExpired("The provided continue parameter is too old")
+	}
+	if opts.Continue != "" && opts.ResourceVersionMatch != "" {
+		return nil, apierrors.NewBadRequest("resourceVersionMatch is forbidden when continue is provided")
+	}
+	if opts.Continue != "" && opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
+		return nil, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
+	}
+	start, _ := strconv.Atoi(opts.Continue)
+	end := min(start+int(opts.Limit), s.n)
+	l := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMapList"}}
+	l.SetResourceVersion("100")
+	for i := start; i < end; i++ {
+		u := unstructured.Unstructured{}
+		u.SetName(fmt.Sprintf("cm-%d", i))
+		l.Items = append(l.Items, u)
+	}
+	if end < s.n {
+		l.SetContinue(strconv.Itoa(end))
+	}
+	return l, nil
+}
+
+// Items and ListAll sent the caller's resourceVersion and
+// resourceVersionMatch with every continue page, which the API server
+// refuses (400), so a list from a given resource version failed at its
+// second page; and ListAll's restart after an expired token kept
+// resourceVersionMatch without its resourceVersion (also a 400). client-go's
+// pager clears both after the first page, since the continue token carries
+// the snapshot.
+func TestPagingFromResourceVersion(t *testing.T) {
+	ctx := context.Background()
+	for _, opts := range []metav1.ListOptions{
+		{ResourceVersion: "100", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan},
+		{ResourceVersion: "100", ResourceVersionMatch: metav1.ResourceVersionMatchExact},
+		{ResourceVersion: "100"},
+	} {
+		s := &strictLister{n: 5}
+		l, err := ListAll(ctx, s, opts, PageOptions{PageSize: 2})
+		if err != nil || len(l.Items) != 5 {
+			t.Fatalf("ListAll(%+v): %v", opts, err)
+		}
+		if s.opts[0].ResourceVersion != opts.ResourceVersion || s.opts[0].ResourceVersionMatch != opts.ResourceVersionMatch {
+			t.Errorf("ListAll(%+v): the first page was asked with %+v", opts, s.opts[0])
+		}
+		s = &strictLister{n: 5}
+		n := 0
+		for _, err := range Items(ctx, s, opts, PageOptions{PageSize: 2}) {
+			if err != nil {
+				t.Fatalf("Items(%+v) after %d items: %v", opts, n, err)
+			}
+			n++
+		}
+		if n != 5 {
+			t.Fatalf("Items(%+v): %d items", opts, n)
+		}
+		s = &strictLister{n: 5, expire: true}
+		if l, err := ListAll(ctx, s, opts, PageOptions{PageSize: 2}); err != nil || len(l.Items) != 5 {
+			t.Fatalf("ListAll(%+v) with an expired continue token: %v", opts, err)
+		}
+	}
+}

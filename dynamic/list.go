@@ -65,7 +65,9 @@ type Lister interface {
 //	}
 //
 // Only one page is held in memory at a time. An error ends the sequence.
-// opts.Limit and opts.Continue are managed by Items.
+// opts.Limit and opts.Continue are managed by Items; opts.ResourceVersion
+// and opts.ResourceVersionMatch choose the first page's snapshot, which the
+// continue tokens of the others carry.
 func Items(ctx context.Context, l Lister, opts metav1.ListOptions, popts PageOptions) iter.Seq2[*unstructured.Unstructured, error] {
 	popts = popts.withDefaults()
 	return func(yield func(*unstructured.Unstructured, error) bool) {
@@ -107,6 +109,10 @@ func Items(ctx context.Context, l Lister, opts metav1.ListOptions, popts PageOpt
 				return
 			}
 			opts.Continue = page.GetContinue()
+			// The continue token carries the snapshot; the server refuses
+			// a resourceVersion (other than "0") or resourceVersionMatch
+			// beside it, as client-go's pager knows.
+			opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
 		}
 	}
 }
@@ -121,7 +127,7 @@ func ListAll(ctx context.Context, l Lister, opts metav1.ListOptions, popts PageO
 		out, err := listPages(ctx, l, opts, popts.PageSize)
 		if err != nil && apierrors.IsResourceExpired(err) && popts.OnExpired == ExpiredRestart && restarts < popts.MaxRestarts {
 			restarts++
-			opts.ResourceVersion = ""
+			opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
 			continue
 		}
 		return out, err
@@ -153,6 +159,7 @@ func listPages(ctx context.Context, l Lister, opts metav1.ListOptions, pageSize 
 			return out, nil
 		}
 		opts.Continue = page.GetContinue()
+		opts.ResourceVersion, opts.ResourceVersionMatch = "", "" // see Items
 	}
 }
 
