@@ -25,12 +25,8 @@ func (r *Request) logRequest(req *http.Request) {
 	if r.c.verbose < verbosityBodies || r.body == nil {
 		return
 	}
-	body := redactBody(r.body)
-	if r.group == "" && r.resource == "secrets" {
-		body = redactSecretBody(r.body)
-	}
 	r.c.log.Debug("request body", zap.String("verb", req.Method), zap.String("url", req.URL.Redacted()),
-		zap.String("body", string(body)))
+		zap.String("body", string(r.redactBody(r.body))))
 }
 
 func (r *Request) logResponse(resp *http.Response, start time.Time, body []byte) {
@@ -44,7 +40,7 @@ func (r *Request) logResponse(resp *http.Response, start time.Time, body []byte)
 		zap.Duration("latency", time.Since(start)),
 	}
 	if r.c.verbose >= verbosityBodies && body != nil {
-		fields = append(fields, zap.String("body", string(redactBody(body))))
+		fields = append(fields, zap.String("body", string(r.redactBody(body))))
 	}
 	r.c.log.Debug("HTTP request", fields...)
 }
@@ -120,20 +116,32 @@ func redactBody(b []byte) []byte {
 	return out
 }
 
-// redactSecretBody is redactBody for the body of a request to the core
-// secrets resource, which carries Secret data even without kind: Secret (a
-// merge or strategic-merge patch's data and stringData are redacted as a
-// Secret's are), and whose values a JSON patch (a list of operations)
-// cannot be told apart from, so one is summarized by its size.
+// redactBody is redactBody for a body of r: a request for the core
+// secrets resource has its bodies redacted as Secrets throughout (see
+// redactSecretBody).
+func (r *Request) redactBody(b []byte) []byte {
+	if r.group == "" && r.resource == "secrets" {
+		return redactSecretBody(b)
+	}
+	return redactBody(b)
+}
+
+// redactSecretBody is redactBody for a body of a request for secrets,
+// which carries Secret data without kind: Secret: a merge or
+// strategic-merge patch's data and stringData, and the last-applied
+// annotation in the metadata of a Table's rows or of a metadata-only list.
+// Every object in it is redacted as a Secret is. A JSON patch (a list of
+// operations), whose values cannot be told apart, is summarized by its
+// size.
 func redactSecretBody(b []byte) []byte {
 	var v any
 	if len(b) > 4*maxLoggedBody*16 || json.Unmarshal(b, &v) != nil {
 		return redactBody(b)
 	}
 	if _, ok := v.(map[string]any); !ok {
-		return fmt.Appendf(nil, "<%d bytes of a request body for secrets, not logged>", len(b))
+		return fmt.Appendf(nil, "<%d bytes of a body for secrets, not logged>", len(b))
 	}
-	redactValue(v, true)
+	redactSecretValue(v)
 	out, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Appendf(nil, "<%d bytes, not logged>", len(b))
@@ -142,6 +150,46 @@ func redactSecretBody(b []byte) []byte {
 		out = append(out[:maxLoggedBody:maxLoggedBody], fmt.Sprintf("… (%d bytes in all)", len(out))...)
 	}
 	return out
+}
+
+// lastApplied is the annotation in which kubectl apply keeps an object's
+// applied configuration, a Secret's data included.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// redactSecretValue redacts, at any depth, credential fields, the values
+// of data and stringData maps, and last-applied annotations.
+func redactSecretValue(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, val := range t {
+			switch {
+			case secretKeys[k]:
+				if _, ok := val.(string); ok {
+					t[k] = "REDACTED"
+				}
+			case k == "data" || k == "stringData":
+				if m, ok := val.(map[string]any); ok {
+					for dk := range m {
+						m[dk] = "REDACTED"
+					}
+				} else {
+					redactSecretValue(val)
+				}
+			case k == "annotations":
+				if m, ok := val.(map[string]any); ok {
+					if _, ok := m[lastApplied]; ok {
+						m[lastApplied] = "REDACTED"
+					}
+				}
+			default:
+				redactSecretValue(val)
+			}
+		}
+	case []any:
+		for _, e := range t {
+			redactSecretValue(e)
+		}
+	}
 }
 
 func redactValue(v any, inSecretList bool) {

@@ -586,3 +586,39 @@ func TestImpersonateExtraKeysEscapedAsClientGo(t *testing.T) {
 		}
 	}
 }
+
+// The verbosity-8 response log of a request for secrets showed the
+// last-applied annotation (which holds the Secret's data) of every row of a
+// Table and every item of a metadata-only list: those objects are not
+// kind: Secret, so their annotations were not redacted.
+func TestSecretTableAndMetadataResponsesNotLogged(t *testing.T) {
+	const annotations = `"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"stringData\":{\"k\":\"SECRETVALUE\"}}"}`
+	bodies := []string{
+		`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{},"columnDefinitions":[],"rows":[{"cells":["x","Opaque",1,"1d"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"x",` + annotations + `}}}]}`,
+		`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{},"items":[{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"x",` + annotations + `}}]}`,
+		`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"x",` + annotations + `}}`,
+	}
+	for _, body := range bodies {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(body))
+		}))
+		log, buf := secLogger()
+		c, err := NewForConfig(&Config{Host: srv.URL, Logger: log, LogVerbosity: 8, QPS: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Get().Version("v1").Namespace("d").Resource("secrets").Do(context.Background()).Error()
+		srv.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if !strings.Contains(out, `\"name\":\"x\"`) {
+			t.Fatalf("the response body was not logged; the test proves nothing:\n%s", out)
+		}
+		if strings.Contains(out, "SECRETVALUE") {
+			t.Errorf("the logs contain the Secret's data:\n%s", out)
+		}
+	}
+}
