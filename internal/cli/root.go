@@ -98,7 +98,25 @@ every-resource listing, neat manifests and a built-in diff.`,
 		newConfigCommand(f),
 	)
 	addCommands(root, f)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
+	markArgErrors(root)
 	return root, flags
+}
+
+// markArgErrors makes the argument checks of c and its subcommands return
+// usage errors (exit code 2 with --exit-codes), as flag errors are.
+func markArgErrors(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return &usageError{msg: err.Error()}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		markArgErrors(sub)
+	}
 }
 
 // exitError carries an exit code; silent ones print nothing more (the
