@@ -27,6 +27,8 @@ const (
 type outputSpec struct {
 	kind outputKind
 	arg  string // template, path or column spec
+	// asJSON is -o jsonpath-as-json: the template's results as a JSON array.
+	asJSON bool
 }
 
 func parseOutput(o string) (outputSpec, error) {
@@ -48,7 +50,7 @@ func parseOutput(o string) (outputSpec, error) {
 		if arg == "" {
 			return outputSpec{}, usagef("template format specified but no template given")
 		}
-		return outputSpec{kind: outJSONPath, arg: arg}, nil
+		return outputSpec{kind: outJSONPath, arg: arg, asJSON: name == "jsonpath-as-json"}, nil
 	case "jsonpath-file":
 		b, err := os.ReadFile(arg)
 		if err != nil {
@@ -84,7 +86,12 @@ func (o outputSpec) objectPrinter(w io.Writer, noHeaders bool) (printers.Printer
 	case outJSONL:
 		return printers.NewJSONLPrinter(w), nil
 	case outJSONPath:
-		return printers.NewJSONPathPrinter(w, o.arg)
+		p, err := printers.NewJSONPathPrinter(w, o.arg)
+		if err != nil {
+			return nil, err
+		}
+		p.EnableJSONOutput(o.asJSON)
+		return p, nil
 	case outGJSON:
 		return printers.NewGJSONPrinter(w, o.arg)
 	case outCustomColumns:

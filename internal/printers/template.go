@@ -61,6 +61,10 @@ func NewJSONPathPrinter(w io.Writer, template string) (*JSONPathPrinter, error) 
 	return &JSONPathPrinter{w: w, j: j}, nil
 }
 
+// EnableJSONOutput makes the printer write the template's results as one
+// indented JSON array (kubectl's -o jsonpath-as-json).
+func (p *JSONPathPrinter) EnableJSONOutput(v bool) { p.j.EnableJSONOutput(v) }
+
 // Begin records whether one object is printed alone.
 func (p *JSONPathPrinter) Begin(single bool) error {
 	p.single = single
