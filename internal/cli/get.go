@@ -249,7 +249,7 @@ func (g *getter) finish(targets []getTarget) error {
 	if g.printed == 0 && !g.failed && !anyNamed {
 		g.printNoResources(targets)
 		if g.o.failIfEmpty {
-			return &exitError{code: exitNotFound, silent: !g.f.flags.exitCodes, err: errEmpty}
+			return &exitError{code: failureCode(g.f, errEmpty), silent: !g.f.flags.exitCodes, err: errEmpty}
 		}
 	}
 	if g.failed {

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// apiServer serves the captured aggregated discovery documents for /api and
+// /apis and hands every other request to h.
+func apiServer(t *testing.T, h http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	docs := map[string][]byte{}
+	for _, p := range []string{"api", "apis"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "discovery", "testdata", "aggregated", p+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs["/"+p] = b
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if b, ok := docs[r.URL.Path]; ok {
+			w.Header().Set("Content-Type", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
+			_, _ = w.Write(b)
+			return
+		}
+		h(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// emptyLists answers every list with no items.
+func emptyLists(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	if strings.Contains(r.Header.Get("Accept"), "as=Table") {
+		_, _ = w.Write([]byte(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"1"},"columnDefinitions":[{"name":"Name","type":"string"}],"rows":[]}`))
+		return
+	}
+	_, _ = w.Write([]byte(`{"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[]}`))
+}
+
+// TestFailIfEmptyExitCode: --fail-if-empty on an empty result exits 1, like
+// every failure without --exit-codes, and 3 with it.
+func TestFailIfEmptyExitCode(t *testing.T) {
+	srv := apiServer(t, emptyLists)
+	kc := writeKubeconfig(t, srv.URL)
+	cache := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"get", "cm", "--fail-if-empty"}, exitGeneric},
+		{[]string{"--exit-codes", "get", "cm", "--fail-if-empty"}, exitNotFound},
+		{[]string{"get", "cm"}, exitOK},
+	} {
+		r := runKdyn(append([]string{"--kubeconfig", kc, "--cache-dir", cache}, tc.args...)...)
+		if r.code != tc.want {
+			t.Errorf("kdyn %v: exit code %d, want %d (stderr %q)", tc.args, r.code, tc.want, r.stderr)
+		}
+		if !strings.Contains(r.stderr, "No resources found") {
+			t.Errorf("kdyn %v: stderr %q does not say that nothing was found", tc.args, r.stderr)
+		}
+	}
+}
