@@ -578,12 +578,16 @@ func runGetAllTypes(ctx context.Context, f *factory, o *getOptions, out outputSp
 		}
 	}
 	g := &getter{f: f, o: o, out: out, ns: ns}
+	var result error
 	if len(keep) > 0 {
 		if err := g.run(ctx, keep); err != nil {
 			return err
 		}
 	} else if !o.watch {
 		g.printNoResources(targets)
+		if o.failIfEmpty {
+			result = &exitError{code: failureCode(f, errEmpty), silent: !f.flags.exitCodes, err: errEmpty}
+		}
 	}
 	if len(denied) > 0 || derr != nil {
 		w := f.streams.ErrOut
@@ -595,5 +599,5 @@ func runGetAllTypes(ctx context.Context, f *factory, o *getOptions, out outputSp
 			fmt.Fprintf(w, "  %s\n", errorMessage(derr))
 		}
 	}
-	return nil
+	return result
 }

@@ -66,3 +66,24 @@ func TestFailIfEmptyExitCode(t *testing.T) {
 		}
 	}
 }
+
+// TestAllResourcesFailIfEmpty: get all-resources --fail-if-empty fails when
+// no type has any object, as get TYPE --fail-if-empty does.
+func TestAllResourcesFailIfEmpty(t *testing.T) {
+	srv := apiServer(t, emptyLists)
+	kc := writeKubeconfig(t, srv.URL)
+	cache := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--exit-codes", "get", "all-resources", "--fail-if-empty"}, exitNotFound},
+		{[]string{"get", "--all-types", "-A", "--fail-if-empty"}, exitGeneric},
+		{[]string{"get", "all-resources"}, exitOK},
+	} {
+		r := runKdyn(append([]string{"--kubeconfig", kc, "--cache-dir", cache}, tc.args...)...)
+		if r.code != tc.want {
+			t.Errorf("kdyn %v: exit code %d, want %d (stderr %q)", tc.args, r.code, tc.want, r.stderr)
+		}
+	}
+}
