@@ -521,7 +521,11 @@ func runGetAllTypes(ctx context.Context, f *factory, o *getOptions, out outputSp
 	if err != nil {
 		return err
 	}
-	resources, derr := m.Resources(ctx, restmapper.SupportsVerbs("list"))
+	verbs := []string{"list"}
+	if o.watch {
+		verbs = append(verbs, "watch")
+	}
+	resources, derr := m.Resources(ctx, restmapper.SupportsVerbs(verbs...))
 	ns, _, err := f.namespace()
 	if err != nil {
 		return err
@@ -567,15 +571,40 @@ func runGetAllTypes(ctx context.Context, f *factory, o *getOptions, out outputSp
 		}()
 	}
 	wg.Wait()
-	var keep []getTarget
+	var keep, listable []getTarget
 	var denied []string
 	for i, t := range targets {
 		switch {
 		case probes[i].err != nil:
 			denied = append(denied, fmt.Sprintf("%s: %s", t.match.GVR.GroupResource(), errorMessage(probes[i].err)))
-		case !probes[i].empty:
-			keep = append(keep, t)
+		default:
+			listable = append(listable, t)
+			if !probes[i].empty {
+				keep = append(keep, t)
+			}
 		}
+	}
+	reportDenied := func() {
+		if len(denied) > 0 || derr != nil {
+			w := f.streams.ErrOut
+			fmt.Fprintf(w, "\nNot listed (%d types):\n", len(denied))
+			for _, d := range denied {
+				fmt.Fprintf(w, "  %s\n", d)
+			}
+			if derr != nil {
+				fmt.Fprintf(w, "  %s\n", errorMessage(derr))
+			}
+		}
+	}
+	if o.watch {
+		// Every type that may be listed is watched, the empty ones too;
+		// the watch lasts until interrupted, so the types left out are
+		// reported first.
+		reportDenied()
+		if len(listable) == 0 {
+			return nil
+		}
+		return runWatch(ctx, f, o, out, listable, ns)
 	}
 	g := &getter{f: f, o: o, out: out, ns: ns}
 	var result error
@@ -583,21 +612,12 @@ func runGetAllTypes(ctx context.Context, f *factory, o *getOptions, out outputSp
 		if err := g.run(ctx, keep); err != nil {
 			return err
 		}
-	} else if !o.watch {
+	} else {
 		g.printNoResources(targets)
 		if o.failIfEmpty {
 			result = &exitError{code: failureCode(f, errEmpty), silent: !f.flags.exitCodes, err: errEmpty}
 		}
 	}
-	if len(denied) > 0 || derr != nil {
-		w := f.streams.ErrOut
-		fmt.Fprintf(w, "\nNot listed (%d types):\n", len(denied))
-		for _, d := range denied {
-			fmt.Fprintf(w, "  %s\n", d)
-		}
-		if derr != nil {
-			fmt.Fprintf(w, "  %s\n", errorMessage(derr))
-		}
-	}
+	reportDenied()
 	return result
 }

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // apiServer serves the captured aggregated discovery documents for /api and
@@ -85,5 +87,44 @@ func TestAllResourcesFailIfEmpty(t *testing.T) {
 		if r.code != tc.want {
 			t.Errorf("kdyn %v: exit code %d, want %d (stderr %q)", tc.args, r.code, tc.want, r.stderr)
 		}
+	}
+}
+
+// TestAllResourcesWatch: get all-resources -w watches every listable type,
+// the empty ones included, instead of listing once and exiting.
+func TestAllResourcesWatch(t *testing.T) {
+	srv := apiServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("watch") != "true" {
+			emptyLists(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/configmaps") {
+			_, _ = w.Write([]byte(`{"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"w1","namespace":"default","resourceVersion":"2"}}}` + "\n"))
+		}
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	var out, errb lockedBuffer
+	f := newFactory(&globalFlags{kubeconfig: writeKubeconfig(t, srv.URL), cacheDir: t.TempDir()}, IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb})
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- runGet(ctx, f, &getOptions{output: "name", watch: true, chunkSize: 500, parallel: 8}, []string{"all-resources"})
+	}()
+	deadline := time.After(5 * time.Second)
+	for !strings.Contains(out.String(), "configmap/w1") {
+		select {
+		case err := <-done:
+			t.Fatalf("get all-resources -w returned %v before printing the watched ConfigMap; stdout %q, stderr %q", err, out.String(), errb.String())
+		case <-deadline:
+			t.Fatalf("the watched ConfigMap was not printed; stdout %q, stderr %q", out.String(), errb.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("get all-resources -w: %v", err)
 	}
 }
