@@ -279,6 +279,8 @@ func (tw *targetWatch) relist(ctx context.Context, print bool) (string, error) {
 				items = append(items, tracked{rv: obj.GetResourceVersion(), obj: obj})
 			}
 		}
+		// A page is printed at once, so that its rows form one aligned table.
+		var batch []watchEvent
 		for i, key := range keys {
 			seen[key] = true
 			prev := tw.printed[key]
@@ -292,10 +294,11 @@ func (tw *targetWatch) relist(ctx context.Context, print bool) (string, error) {
 			it := items[i]
 			tw.printed[key] = &it
 			if print {
-				if err := tw.emit(ev, &it); err != nil {
-					return "", err
-				}
+				batch = append(batch, watchEvent{typ: ev, it: &it})
 			}
+		}
+		if err := tw.emit(batch...); err != nil {
+			return "", err
 		}
 		if cont == "" || tw.s.o.chunkSize <= 0 {
 			break
@@ -303,13 +306,15 @@ func (tw *targetWatch) relist(ctx context.Context, print bool) (string, error) {
 		opts.Continue = cont
 	}
 	if !first {
+		var batch []watchEvent
 		for key, prev := range tw.printed {
 			if !seen[key] {
 				delete(tw.printed, key)
-				if err := tw.emit(watch.Deleted, prev); err != nil {
-					return "", err
-				}
+				batch = append(batch, watchEvent{typ: watch.Deleted, it: prev})
 			}
+		}
+		if err := tw.emit(batch...); err != nil {
+			return "", err
 		}
 	}
 	return listRV, nil
@@ -393,7 +398,7 @@ func (tw *targetWatch) watchOnce(ctx context.Context, rv string) (last string, g
 				cp := it
 				tw.printed[key] = &cp
 			}
-			if err := tw.emit(ev.Type, &it); err != nil {
+			if err := tw.emit(watchEvent{typ: ev.Type, it: &it}); err != nil {
 				return last, false, err
 			}
 		}
@@ -438,11 +443,38 @@ func decodeWatchUnstructured(data []byte) (runtime.Object, error) {
 	return dynamic.DecodeObject(data)
 }
 
-// emit prints one event, serialized across the session.
-func (tw *targetWatch) emit(ev watch.EventType, it *tracked) error {
+// watchEvent is one change to print.
+type watchEvent struct {
+	typ watch.EventType
+	it  *tracked
+}
+
+// emit prints events together, serialized across the session, and flushes
+// the output once after them.
+func (tw *targetWatch) emit(events ...watchEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
 	s := tw.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, e := range events {
+		if err := tw.print(e.typ, e.it); err != nil {
+			return err
+		}
+	}
+	if s.out.isTable() {
+		return s.tw.Flush()
+	}
+	if fl, ok := s.p.(flusher); ok {
+		return fl.Flush()
+	}
+	return nil
+}
+
+// print writes one event, unflushed; the caller holds s.mu.
+func (tw *targetWatch) print(ev watch.EventType, it *tracked) error {
+	s := tw.s
 	if s.out.isTable() {
 		popts := printers.TableOptions{
 			NoHeaders: s.o.noHeaders, Wide: s.out.kind == outWide, ShowLabels: s.o.showLabels, LabelColumns: s.o.labelColumns,
@@ -459,10 +491,7 @@ func (tw *targetWatch) emit(ev watch.EventType, it *tracked) error {
 			s.headers[key] = true
 			printers.WriteRow(s.tw, printers.Headers(tw.table, popts))
 		}
-		if err := printers.WriteRow(s.tw, printers.RowCells(tw.table, it.row, popts)); err != nil {
-			return err
-		}
-		return s.tw.Flush()
+		return printers.WriteRow(s.tw, printers.RowCells(tw.table, it.row, popts))
 	}
 	obj := it.obj
 	if s.o.neat {
@@ -478,11 +507,5 @@ func (tw *targetWatch) emit(ev watch.EventType, it *tracked) error {
 		}
 		item = printers.ItemFromRaw([]byte(fmt.Sprintf(`{"type":%q,"object":%s}`, ev, raw)))
 	}
-	if err := s.p.Print(item); err != nil {
-		return err
-	}
-	if fl, ok := s.p.(flusher); ok {
-		return fl.Flush()
-	}
-	return nil
+	return s.p.Print(item)
 }
