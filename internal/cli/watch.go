@@ -500,12 +500,15 @@ func (tw *targetWatch) print(ev watch.EventType, it *tracked) error {
 		obj = kunstructured.StripManagedFields(obj)
 	}
 	item := printers.ItemFromObject(obj)
-	if s.o.outputWatchEvents {
+	if s.o.outputWatchEvents && s.out.kind != outName {
+		// The printers see the event, as kubectl's do; -o name prints the
+		// object's name alone, as kubectl's does.
 		raw, err := item.Raw()
 		if err != nil {
 			return err
 		}
-		item = printers.ItemFromRaw([]byte(fmt.Sprintf(`{"type":%q,"object":%s}`, ev, raw)))
+		event := &unstructured.Unstructured{Object: map[string]any{"type": string(ev), "object": obj.Object}}
+		item = printers.ItemFromRawObject([]byte(fmt.Sprintf(`{"type":%q,"object":%s}`, ev, raw)), event)
 	}
 	return s.p.Print(item)
 }

@@ -20,6 +20,13 @@ func ItemFromRaw(raw []byte) *Item { return &Item{raw: raw} }
 // ItemFromObject wraps a decoded object.
 func ItemFromObject(obj *unstructured.Unstructured) *Item { return &Item{obj: obj} }
 
+// ItemFromRawObject wraps a value's compact JSON and its decoded form, for
+// values that are not Kubernetes objects (a watch event has no kind) and
+// so cannot be decoded from raw.
+func ItemFromRawObject(raw []byte, obj *unstructured.Unstructured) *Item {
+	return &Item{raw: raw, obj: obj}
+}
+
 // Raw returns the object's JSON.
 func (it *Item) Raw() ([]byte, error) {
 	if it.raw == nil {
