@@ -128,3 +128,23 @@ func TestAllResourcesWatch(t *testing.T) {
 		t.Errorf("get all-resources -w: %v", err)
 	}
 }
+
+// TestGetSubresourceTable: get --subresource with the default output prints
+// the server's Table for the subresource, as kubectl does, instead of
+// failing with "no object printer for this output".
+func TestGetSubresourceTable(t *testing.T) {
+	srv := apiServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/apis/apps/v1/namespaces/default/deployments/web/scale" || !strings.Contains(r.Header.Get("Accept"), "as=Table") {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"5"},` +
+			`"columnDefinitions":[{"name":"Name","type":"string"},{"name":"Desired","type":"integer"}],"rows":[` +
+			`{"cells":["web",2],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"web","namespace":"default"}}}]}`))
+	})
+	r := runKdyn("--kubeconfig", writeKubeconfig(t, srv.URL), "--cache-dir", t.TempDir(), "get", "deploy", "web", "--subresource=scale")
+	if want := "NAME   DESIRED\nweb    2\n"; r.code != 0 || r.stdout != want {
+		t.Errorf("get deploy web --subresource=scale: exit %d, stdout %q, stderr %q; want stdout %q", r.code, r.stdout, r.stderr, want)
+	}
+}
