@@ -1,6 +1,9 @@
 package cli
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestExitCodesUsageErrors: with --exit-codes, a bad flag, a flag value
 // that does not parse, a wrong number of arguments and an unknown
@@ -20,6 +23,23 @@ func TestExitCodesUsageErrors(t *testing.T) {
 		}
 		if r := runKdyn(args...); r.code != exitGeneric {
 			t.Errorf("kdyn %v: exit code %d, want %d without --exit-codes", args, r.code, exitGeneric)
+		}
+	}
+}
+
+// TestBareDryRunMessage: a bare --dry-run on patch, label and annotate
+// (kubectl's deprecated spelling of --dry-run=client) is refused with a
+// message that names what was given and what to use, not with the flag's
+// internal default value.
+func TestBareDryRunMessage(t *testing.T) {
+	for _, args := range [][]string{
+		{"patch", "cm", "x", "-p", "{}", "--dry-run"},
+		{"label", "cm", "x", "a=b", "--dry-run"},
+		{"annotate", "cm", "x", "a=b", "--dry-run"},
+	} {
+		r := runKdyn(append([]string{"--exit-codes"}, args...)...)
+		if r.code != exitUsage || strings.Contains(r.stderr, "unchanged") || !strings.Contains(r.stderr, "--dry-run=server") {
+			t.Errorf("kdyn %v: exit code %d, stderr %q; want a usage error that points to --dry-run=server", args, r.code, r.stderr)
 		}
 	}
 }

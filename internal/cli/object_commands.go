@@ -146,10 +146,11 @@ func nsFor(m restmapper.Match, ns string) string {
 }
 
 // addObjDryRunFlag adds kubectl's --dry-run flag. kdyn has no client-side
-// dry run: the server's is the faithful one.
+// dry run: the server's is the faithful one. A bare --dry-run means
+// "client", as in kubectl, and is refused as such.
 func addObjDryRunFlag(cmd *cobra.Command, v *string) {
 	cmd.Flags().StringVar(v, "dry-run", "none", `Must be "none" or "server". With "server", the request is sent with dryRun=All: the server validates and admits it, answers with the result, and persists nothing.`)
-	cmd.Flags().Lookup("dry-run").NoOptDefVal = "unchanged"
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
 }
 
 // objDryRun parses --dry-run.
