@@ -105,6 +105,9 @@ func runApply(ctx context.Context, f *factory, o *applyOptions, cmd *cobra.Comma
 	if entries, err = filterManifests(entries, o.selector); err != nil {
 		return err
 	}
+	if len(entries) == 0 {
+		return fmt.Errorf("no objects passed to apply: no document's labels match the selector %q", o.selector)
+	}
 	r, err := newManifestRun(f, "applying")
 	if err != nil {
 		return err

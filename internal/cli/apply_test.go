@@ -2,6 +2,11 @@ package cli
 
 import (
 	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -53,5 +58,27 @@ func TestConflictHint(t *testing.T) {
 	}
 	if conflictHint(apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, "x")) != "" {
 		t.Error("a hint for a not-found")
+	}
+}
+
+// apply -l that matches no document fails as kubectl's does (no objects
+// passed to apply), before any request for objects is sent.
+func TestApplySelectorMatchingNothing(t *testing.T) {
+	var writes atomic.Int32
+	srv := apiServer(t, func(w http.ResponseWriter, r *http.Request) {
+		writes.Add(1)
+		http.Error(w, "unexpected", http.StatusInternalServerError)
+	})
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "cm.yaml")
+	if err := os.WriteFile(manifest, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels:\n    app: web\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runKdyn("--kubeconfig", writeKubeconfig(t, srv.URL), "--cache-dir", t.TempDir(), "apply", "-f", manifest, "-l", "app=db")
+	if r.code != exitGeneric || !strings.Contains(r.stderr, "no objects passed to apply") || !strings.Contains(r.stderr, "app=db") {
+		t.Fatalf("exit %d, stderr %q; want 1 and 'no objects passed to apply' naming the selector", r.code, r.stderr)
+	}
+	if n := writes.Load(); n != 0 {
+		t.Fatalf("%d requests for objects were sent", n)
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -167,10 +168,34 @@ func readPatch(o *patchOptions, stdin io.Reader) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("unable to parse %q: %v", src, err)
 	}
-	if len(strings.TrimSpace(string(js))) == 0 || string(js) == "null" {
+	js = bytes.TrimSpace(js)
+	if len(js) == 0 || string(js) == "null" {
 		return nil, usagef("the patch is empty")
 	}
-	return js, nil
+	return js, checkPatchShape(js, strings.ToLower(o.patchType))
+}
+
+// checkPatchShape refuses, before anything is sent, a patch that no patch
+// type accepts (a string, a number) or that --type does not: a JSON patch
+// is a list of operations, the others are objects.
+func checkPatchShape(js []byte, patchType string) error {
+	switch {
+	case js[0] == '[' && patchType == "":
+		return usagef("this patch is a list of operations, a JSON patch: add --type=json")
+	case js[0] == '[' && patchType != "json":
+		return usagef("a %s patch is an object, but this patch is a list (a list of operations is --type=json)", patchType)
+	case js[0] == '[':
+		return nil
+	case js[0] != '{':
+		shown := string(js)
+		if len(shown) > 40 {
+			shown = shown[:40] + "…"
+		}
+		return usagef("the patch must be a JSON or YAML object (or, for --type=json, a list of operations), not %s", shown)
+	case patchType == "json":
+		return usagef("a JSON patch (--type=json) is a list of operations such as [{\"op\":\"replace\",\"path\":\"/spec/replicas\",\"value\":2}], but this patch is an object")
+	}
+	return nil
 }
 
 func runPatch(ctx context.Context, f *factory, o *patchOptions, args []string) error {

@@ -75,7 +75,11 @@ func TestReadPatch(t *testing.T) {
 		{"spec:\n  replicas: 2\n", `{"spec":{"replicas":2}}`},
 		{"- op: remove\n  path: /a\n", `[{"op":"remove","path":"/a"}]`},
 	} {
-		got, err := readPatch(&patchOptions{patch: tc.in}, nil)
+		typ := ""
+		if strings.HasPrefix(tc.in, "-") {
+			typ = "json"
+		}
+		got, err := readPatch(&patchOptions{patch: tc.in, patchType: typ}, nil)
 		if err != nil {
 			t.Fatalf("readPatch(%q): %v", tc.in, err)
 		}
@@ -88,6 +92,31 @@ func TestReadPatch(t *testing.T) {
 	}
 	if _, err := readPatch(&patchOptions{patchFile: "-"}, strings.NewReader("data:\n  x: y\n")); err != nil {
 		t.Errorf("--patch-file -: %v", err)
+	}
+}
+
+// A patch no patch type accepts, or one --type does not, is refused before
+// anything is sent, naming what is wrong.
+func TestReadPatchShape(t *testing.T) {
+	for _, tc := range []struct {
+		patch, typ, want string
+	}{
+		{"notjson", "", `not "notjson"`},
+		{"42", "merge", "not 42"},
+		{`[{"op":"remove","path":"/a"}]`, "", "add --type=json"},
+		{`[{"op":"remove","path":"/a"}]`, "merge", "a merge patch is an object"},
+		{`{"spec":{}}`, "json", "is a list of operations"},
+	} {
+		_, err := readPatch(&patchOptions{patch: tc.patch, patchType: tc.typ}, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("readPatch(%q, --type=%s) error = %v, want %q", tc.patch, tc.typ, err, tc.want)
+		}
+		if _, ok := err.(*usageError); !ok {
+			t.Errorf("readPatch(%q): error %T is not a usage error", tc.patch, err)
+		}
+	}
+	if _, err := readPatch(&patchOptions{patch: `{"spec":{}}`, patchType: "Apply"}, nil); err != nil {
+		t.Errorf("an object as an apply patch: %v", err)
 	}
 }
 
