@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,8 +63,13 @@ type Client struct {
 	docs  *docCache
 	group singleflight.Group
 
-	snap          atomic.Pointer[Snapshot]
-	revalidate    atomic.Bool
+	snap       atomic.Pointer[Snapshot]
+	revalidate atomic.Bool
+	// cacheMu orders cache writes with Invalidate: gen counts
+	// invalidations, and a load that began before one does not cache
+	// what it fetched (nor clear revalidate) when it ends after it.
+	cacheMu       sync.Mutex
+	gen           uint64
 	versionMu     sync.Mutex
 	serverVersion *version.Info
 }
@@ -129,8 +135,11 @@ func (c *Client) Refresh(ctx context.Context) (*Snapshot, error) {
 // Invalidate drops the memory cache; the next call revalidates every
 // document with the server (disk copies are kept for their ETags).
 func (c *Client) Invalidate() {
+	c.cacheMu.Lock()
+	c.gen++
 	c.revalidate.Store(true)
 	c.snap.Store(nil)
+	c.cacheMu.Unlock()
 	c.versionMu.Lock()
 	c.serverVersion = nil
 	c.versionMu.Unlock()
@@ -165,17 +174,25 @@ func (c *Client) RefreshGroup(ctx context.Context, group string) (*Snapshot, err
 }
 
 func (c *Client) load(ctx context.Context, revalidate bool) (*Snapshot, error) {
-	key := "load"
+	c.cacheMu.Lock()
+	gen := c.gen
+	c.cacheMu.Unlock()
+	// Callers after an Invalidate do not join a load begun before it.
+	key := "load/" + strconv.FormatUint(gen, 10)
 	if revalidate {
-		key = "refresh"
+		key = "refresh/" + strconv.FormatUint(gen, 10)
 	}
 	v, err, _ := c.group.Do(key, func() (any, error) {
 		s, err := c.build(ctx, revalidate)
 		if err != nil {
 			return nil, err
 		}
-		c.snap.Store(s)
-		c.revalidate.Store(false)
+		c.cacheMu.Lock()
+		if c.gen == gen {
+			c.snap.Store(s)
+			c.revalidate.Store(false)
+		}
+		c.cacheMu.Unlock()
 		return s, nil
 	})
 	if err != nil {
@@ -451,7 +468,8 @@ func (c *Client) replaceGroup(cur *Snapshot, group string, g *Group, failed map[
 	if len(all) > 0 {
 		next.Failed = &GroupDiscoveryFailedError{Groups: all}
 	}
-	c.snap.Store(next)
+	// Unless the cache moved on meanwhile (a load, or Invalidate).
+	c.snap.CompareAndSwap(cur, next)
 	return next
 }
 

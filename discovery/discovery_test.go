@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,9 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kdyn/kdyn/internal/holdhttp"
+	"github.com/kdyn/kdyn/rest"
 )
 
 var metricsGV = schema.GroupVersion{Group: "metrics.k8s.io", Version: "v1beta1"}
@@ -292,16 +296,7 @@ func TestRefreshSeesNewGroup(t *testing.T) {
 	if _, err := c.Snapshot(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile("testdata/aggregated/apis.json")
-	var list map[string]any
-	_ = json.Unmarshal(b, &list)
-	items := list["items"].([]any)
-	list["items"] = append(items, map[string]any{"metadata": map[string]any{"name": "new.io"}, "versions": []any{map[string]any{"version": "v1",
-		"resources": []any{map[string]any{"resource": "news", "responseKind": map[string]any{"group": "new.io", "version": "v1", "kind": "New"}, "scope": "Cluster", "singularResource": "new", "verbs": []any{"get"}}}}}})
-	nb, _ := json.Marshal(list)
-	f.mu.Lock()
-	f.override["/apis"] = string(nb)
-	f.mu.Unlock()
+	f.addNewGroup(t)
 	s, err := c.Refresh(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -582,4 +577,67 @@ func TestMarkStaleRevalidatesNextStart(t *testing.T) {
 	if ct.n.Load() != 2 || f.notMod.Load() != 2 {
 		t.Fatalf("after MarkStale: %d requests, %d 304s; want 2 conditional requests", ct.n.Load(), f.notMod.Load())
 	}
+}
+
+// An Invalidate while a load is in flight is not undone by that load: what
+// it fetched before the Invalidate is returned to its caller but not
+// cached, and the next call asks the server again.
+func TestInvalidateDuringLoadIsNotLost(t *testing.T) {
+	f := newFakeServer(t, true)
+	g := holdhttp.NewFirst("/apis")
+	rc, err := rest.NewForConfig(&rest.Config{Host: f.URL, QPS: -1, WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+		g.Next = rt
+		return g
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(rc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Snapshot(context.Background())
+		done <- err
+	}()
+	<-g.Held()
+	c.Invalidate()
+	f.addNewGroup(t)
+	// A caller after the Invalidate does not join the load begun before it.
+	s, err := c.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	findResource(t, s, "new.io", "v1", "news")
+	g.Release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// The older load ended last; the cache still holds the newer answer.
+	s, err = c.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	findResource(t, s, "new.io", "v1", "news")
+}
+
+// addNewGroup makes the server's /apis list one more group, new.io/v1
+// with the cluster-scoped resource news.
+func (f *fakeServer) addNewGroup(t *testing.T) {
+	t.Helper()
+	b, err := os.ReadFile("testdata/aggregated/apis.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list map[string]any
+	if err := json.Unmarshal(b, &list); err != nil {
+		t.Fatal(err)
+	}
+	list["items"] = append(list["items"].([]any), map[string]any{"metadata": map[string]any{"name": "new.io"}, "versions": []any{map[string]any{"version": "v1",
+		"resources": []any{map[string]any{"resource": "news", "responseKind": map[string]any{"group": "new.io", "version": "v1", "kind": "New"}, "scope": "Cluster", "singularResource": "new", "verbs": []any{"get"}}}}}})
+	nb, _ := json.Marshal(list)
+	f.mu.Lock()
+	f.override["/apis"] = string(nb)
+	f.mu.Unlock()
 }

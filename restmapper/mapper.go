@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,6 +62,10 @@ type Mapper struct {
 	idx        atomic.Pointer[index]
 	sf         singleflight.Group
 	refreshing atomic.Bool
+	// idxMu orders index writes with Reset: gen counts resets, and an
+	// index built from discovery asked before one is not kept after it.
+	idxMu sync.Mutex
+	gen   uint64
 
 	negMu sync.Mutex
 	neg   map[string]time.Time
@@ -119,7 +124,8 @@ func (m *Mapper) current(ctx context.Context) (*index, error) {
 		m.maybeRefreshInBackground(idx)
 		return idx, nil
 	}
-	v, err, _ := m.sf.Do("load", func() (any, error) {
+	gen := m.generation()
+	v, err, _ := m.sf.Do("load/"+strconv.FormatUint(gen, 10), func() (any, error) {
 		if idx := m.idx.Load(); idx != nil {
 			return idx, nil
 		}
@@ -128,7 +134,7 @@ func (m *Mapper) current(ctx context.Context) (*index, error) {
 			return nil, fmt.Errorf("restmapper: %w", err)
 		}
 		idx := buildIndex(s, m.opts.now())
-		m.idx.Store(idx)
+		m.keep(gen, idx)
 		return idx, nil
 	})
 	if err != nil {
@@ -161,13 +167,14 @@ func (m *Mapper) Refresh(ctx context.Context) error {
 }
 
 func (m *Mapper) refresh(ctx context.Context) (*index, error) {
-	v, err, _ := m.sf.Do("refresh", func() (any, error) {
+	gen := m.generation()
+	v, err, _ := m.sf.Do("refresh/"+strconv.FormatUint(gen, 10), func() (any, error) {
 		s, err := m.dc.Refresh(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("restmapper: refresh discovery: %w", err)
 		}
 		idx := buildIndex(s, m.opts.now())
-		m.idx.Store(idx)
+		m.keep(gen, idx)
 		m.log.Debug("REST mapper refreshed", zap.Int("resources", len(idx.entries)))
 		return idx, nil
 	})
@@ -179,11 +186,31 @@ func (m *Mapper) refresh(ctx context.Context) (*index, error) {
 
 // Reset drops everything the mapper knows; the next lookup rediscovers.
 func (m *Mapper) Reset() {
+	m.idxMu.Lock()
+	m.gen++
 	m.dc.Invalidate()
 	m.idx.Store(nil)
+	m.idxMu.Unlock()
 	m.negMu.Lock()
 	m.neg = map[string]time.Time{}
 	m.negMu.Unlock()
+}
+
+// generation returns the number of Resets so far.
+func (m *Mapper) generation() uint64 {
+	m.idxMu.Lock()
+	defer m.idxMu.Unlock()
+	return m.gen
+}
+
+// keep caches idx, built after generation returned gen, unless a Reset
+// came since.
+func (m *Mapper) keep(gen uint64, idx *index) {
+	m.idxMu.Lock()
+	defer m.idxMu.Unlock()
+	if m.gen == gen {
+		m.idx.Store(idx)
+	}
 }
 
 // ResetWithContext is Reset.

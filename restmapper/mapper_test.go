@@ -3,6 +3,7 @@ package restmapper
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kdyn/kdyn/discovery"
+	"github.com/kdyn/kdyn/internal/holdhttp"
+	"github.com/kdyn/kdyn/rest"
 )
 
 func gvr(g, v, r string) schema.GroupVersionResource {
@@ -454,5 +457,47 @@ func BenchmarkRESTMappingHot(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_, _ = m.RESTMapping(gk)
+	}
+}
+
+// A Reset while the index is being built is not undone by that build: a
+// resource removed before the Reset does not resolve again when the build
+// that began before it ends last.
+func TestResetDuringLoadIsNotLost(t *testing.T) {
+	f := newFakeServer(t)
+	h := holdhttp.NewFirst("/apis")
+	rc, err := rest.NewForConfig(&rest.Config{Host: f.URL, QPS: -1, WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+		h.Next = rt
+		return h
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, err := discovery.New(rc, discovery.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(dc, Options{NegativeCacheTTL: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gk := schema.GroupKind{Group: "example.com", Kind: "Widget"}
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.RESTMapping(gk)
+		done <- err
+	}()
+	<-h.Held()
+	f.removeGroup("example.com")
+	m.Reset()
+	if _, err := m.RESTMapping(gk); !meta.IsNoMatchError(err) {
+		t.Fatalf("after Reset: %v, want no match", err)
+	}
+	h.Release()
+	if err := <-done; err != nil {
+		t.Fatalf("the lookup begun before Reset: %v", err)
+	}
+	if _, err := m.RESTMapping(gk); !meta.IsNoMatchError(err) {
+		t.Fatalf("once the older build ended: %v, want no match (it replaced the newer index)", err)
 	}
 }
