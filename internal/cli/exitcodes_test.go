@@ -15,6 +15,7 @@ func TestExitCodesUsageErrors(t *testing.T) {
 		{"get", "pods", "--chunk-size=many"},
 		{"config", "use-context"},
 		{"apply", "extra-argument"},
+		{"no-such-command"},
 	} {
 		full := append([]string{"--exit-codes"}, args...)
 		r := runKdyn(full...)
@@ -41,5 +42,19 @@ func TestBareDryRunMessage(t *testing.T) {
 		if r.code != exitUsage || strings.Contains(r.stderr, "unchanged") || !strings.Contains(r.stderr, "--dry-run=server") {
 			t.Errorf("kdyn %v: exit code %d, stderr %q; want a usage error that points to --dry-run=server", args, r.code, r.stderr)
 		}
+	}
+}
+
+// --exit-codes counts when the error comes before cobra parsed it: a bad
+// flag before it on the command line.
+func TestExitCodesFlagAfterTheError(t *testing.T) {
+	if r := runKdyn("get", "pods", "--no-such-flag", "--exit-codes"); r.code != exitUsage {
+		t.Errorf("exit code %d, want %d (stderr %q)", r.code, exitUsage, r.stderr)
+	}
+	if r := runKdyn("get", "pods", "--no-such-flag", "--exit-codes=false"); r.code != exitGeneric {
+		t.Errorf("--exit-codes=false: exit code %d, want %d", r.code, exitGeneric)
+	}
+	if !exitCodesAsked([]string{"--exit-codes=true", "get"}) || exitCodesAsked([]string{"get", "--", "--exit-codes"}) {
+		t.Error("exitCodesAsked misreads its arguments")
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -34,8 +36,35 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if errors.As(err, &silent) && silent.silent {
 		return silent.code
 	}
+	var usage *usageError
+	if !errors.As(err, &usage) && strings.HasPrefix(err.Error(), "unknown command ") {
+		// cobra's own check of the command name, before any flag is parsed.
+		err = &usageError{msg: err.Error()}
+	}
 	printError(stderr, err)
-	return exitCode(err, flags.exitCodes)
+	return exitCode(err, flags.exitCodes || exitCodesAsked(args))
+}
+
+// exitCodesAsked reports whether args turn on --exit-codes, for errors
+// found before cobra parsed that flag (an unknown command, or a bad flag
+// placed before it).
+func exitCodesAsked(args []string) bool {
+	asked := false
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--exit-codes"); ok {
+			switch {
+			case v == "":
+				asked = true
+			case strings.HasPrefix(v, "="):
+				b, err := strconv.ParseBool(v[1:])
+				asked = err == nil && b
+			}
+		}
+	}
+	return asked
 }
 
 // NewRootCommand returns the kdyn command tree and its global flags.
