@@ -54,7 +54,9 @@ type sink[T Object] interface {
 //	initial    → streaming if allowed, else listing
 //	listing    → watching on success; backoff (then listing) on error;
 //	             a 410 on a continue page restarts the list from scratch
-//	streaming  → watching once the initial-events-end bookmark arrives;
+//	streaming  → watching once the initial-events-end bookmark arrives (on
+//	             the same stream, or on a new uncompressed watch from the
+//	             bookmark when the stream came gzip-compressed);
 //	             listing (streaming turned off, logged once) when the server
 //	             refuses the parameters or the bookmark does not come in time;
 //	             backoff (then streaming) on other errors
@@ -436,6 +438,13 @@ func (r *reflector[T]) stream(ctx context.Context) error {
 			if obj.GetAnnotations()[InitialEventsEndAnnotation] == "true" {
 				r.rv = obj.GetResourceVersion()
 				r.sink.endSync(r.rv)
+				if compressedStream(w) {
+					// Each later event would be a gzip block of its own:
+					// watch on uncompressed from the bookmark instead.
+					er.close()
+					w.Stop()
+					return nil
+				}
 				r.pending = w
 				return nil
 			}
@@ -497,6 +506,16 @@ func (r *reflector[T]) openWatchWith(ctx context.Context, opts metav1.ListOption
 // stopWith makes Stop also release the watch request's context.
 func stopWith(w watch.Interface, release context.CancelFunc) watch.Interface {
 	return &releasingWatch{Interface: w, release: release}
+}
+
+// compressedStream reports whether w is a stream the server sent
+// gzip-compressed (rest.Request.CompressedWatch).
+func compressedStream(w watch.Interface) bool {
+	if rw, ok := w.(*releasingWatch); ok {
+		w = rw.Interface
+	}
+	c, ok := w.(interface{ Compressed() bool })
+	return ok && c.Compressed()
 }
 
 type releasingWatch struct {

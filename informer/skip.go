@@ -236,8 +236,7 @@ func protobufKnownPeek(known func(key, rv string) bool) rest.FramePeek {
 }
 
 func (s *metadataSource) WatchPeek(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool) (watch.Interface, error) {
-	opts.Watch = true
-	return dynamic.WatchMetadataPeek(ctx, request(s.rc, s.gvr, s.ns).VersionedParams(&opts), s.keepMF, protobufKnownPeek(known))
+	return dynamic.WatchMetadataPeek(ctx, s.watchRequest(opts), s.keepMF, protobufKnownPeek(known))
 }
 
 // protobufMagic starts every protobuf-encoded Kubernetes object.

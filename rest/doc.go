@@ -54,7 +54,9 @@
 // the server or the network closes the result channel without an event.
 // Stop closes the connection and then the channel. Watches ask for an
 // uncompressed stream (Accept-Encoding: identity): the server flushes every
-// event, and per-event gzip costs more CPU than it saves. WatchUnstructured
+// event, and per-event gzip costs more CPU than it saves. A streaming list
+// of small objects is the exception (Request.CompressedWatch): its initial
+// events are compressed together. WatchUnstructured
 // and WatchMaps decode each frame once, straight into maps; WatchMapsRaw
 // also hands over each object's text as the server sent it, for callers
 // that keep objects as bytes.

@@ -99,9 +99,12 @@ func (r *Request) WatchNegotiatedPeek(ctx context.Context, decodeProtobuf, decod
 	if IsProtobuf(resp.Header.Get("Content-Type")) {
 		w := newProtobufWatcher(resp.Body, cancel, decodeProtobuf)
 		w.peek = peekProtobuf
+		w.compressed = resp.Uncompressed
 		return w, nil
 	}
-	return newStreamWatcher(resp.Body, cancel, decodeJSON), nil
+	w := newStreamWatcher(resp.Body, cancel, decodeJSON)
+	w.compressed = resp.Uncompressed
+	return w, nil
 }
 
 // protobufWatcher decodes a protobuf watch stream: frames of a 4-byte

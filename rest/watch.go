@@ -82,7 +82,14 @@ type eventPump struct {
 	done, released    chan struct{}
 	stopOnce, relOnce sync.Once
 	start             sync.Once
+	// compressed: the server sent the stream gzip-compressed and the
+	// transport inflates it (Request.CompressedWatch).
+	compressed bool
 }
+
+// Compressed reports whether the server sent the stream gzip-compressed,
+// which a watch asked for with Request.CompressedWatch may be.
+func (p *eventPump) Compressed() bool { return p.compressed }
 
 func newEventPump(body io.ReadCloser, cancel func()) eventPump {
 	return eventPump{body: body, cancel: cancel, result: make(chan watch.Event, eventBuffer),

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -429,6 +430,46 @@ func TestNextEventAfterStopDropsBufferedEvents(t *testing.T) {
 	for range 6 {
 		if ev, ok := w.(EventReader).NextEvent(); ok {
 			t.Fatalf("NextEvent after Stop returned %v", ev.Type)
+		}
+	}
+}
+
+// A watch asks for an uncompressed stream unless CompressedWatch, which
+// lets the transport ask for gzip and inflate it; Compressed says which
+// the server sent.
+func TestCompressedWatch(t *testing.T) {
+	events := `{"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"5"}}}` + "\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			_, _ = io.WriteString(w, events)
+			return
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		gz := gzip.NewWriter(w)
+		_, _ = io.WriteString(gz, events)
+		_ = gz.Close()
+	}))
+	defer srv.Close()
+	rc, err := NewForConfig(&Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, compressed := range []bool{false, true} {
+		req := rc.Get().AbsPath("/api/v1/configmaps").Param("watch", "true")
+		if compressed {
+			req = req.CompressedWatch()
+		}
+		w, err := req.WatchUnstructured(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := w.(interface{ Compressed() bool }).Compressed(); got != compressed {
+			t.Errorf("CompressedWatch %v: Compressed() = %v", compressed, got)
+		}
+		evs := collect(t, w)
+		if len(evs) != 1 || evs[0].Object.(*unstructured.Unstructured).GetName() != "a" {
+			t.Errorf("CompressedWatch %v: events %+v", compressed, evs)
 		}
 	}
 }

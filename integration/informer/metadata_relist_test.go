@@ -2,6 +2,8 @@ package informer_test
 
 import (
 	"fmt"
+	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -158,5 +160,72 @@ func TestMetadataListThenWatchConverges(t *testing.T) {
 	}
 	if lists == 0 {
 		t.Fatalf("no list request: %v", g.requests())
+	}
+}
+
+// TestMetadataStreamingListComesCompressed: a metadata-only informer's
+// streaming list is sent gzip-compressed by v1.37 (WatchListCompression),
+// and after its initial-events-end bookmark the informer watches on with a
+// plain, uncompressed watch from the bookmark's resourceVersion, which
+// delivers later changes.
+func TestMetadataStreamingListComesCompressed(t *testing.T) {
+	env := testenv.Shared(t)
+	writer := client(t, env.RESTConfig(testenv.Admin))
+	ns := newNamespace(t, writer)
+	createAll(t, writer, ns, 30, func(i int) *unstructured.Unstructured { return configMap(ns, fmt.Sprintf("cm-%02d", i), "1") })
+	type answer struct {
+		query      url.Values
+		compressed bool
+	}
+	var mu sync.Mutex
+	var answers []answer
+	cfg := env.RESTConfig(testenv.Admin)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(r)
+			if err == nil && r.URL.Query().Get("watch") == "true" {
+				mu.Lock()
+				answers = append(answers, answer{r.URL.Query(), resp.Uncompressed})
+				mu.Unlock()
+			}
+			return resp, err
+		})
+	}
+	f := informer.NewFactory(client(t, cfg).RESTClient(), informer.FactoryOptions{Namespace: ns})
+	inf := f.ForResourceMetadata(cmGVR, informer.InformerOptions{})
+	updated := make(chan string, 10)
+	_, _ = inf.AddEventHandler(informer.HandlerFuncs[*metav1.PartialObjectMetadata]{
+		UpdateFunc: func(_, n *metav1.PartialObjectMetadata) { updated <- n.Name },
+	})
+	f.Start(t.Context())
+	t.Cleanup(f.Shutdown)
+	if err := f.WaitForSync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	syncRV := inf.LastSyncResourceVersion()
+	waitFor(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(answers) >= 2
+	})
+	mu.Lock()
+	stream, next := answers[0], answers[1]
+	mu.Unlock()
+	if stream.query.Get("sendInitialEvents") != "true" || !stream.compressed {
+		t.Fatalf("first watch %v, compressed %v: want the streaming list, compressed", stream.query, stream.compressed)
+	}
+	if next.query.Has("sendInitialEvents") || next.query.Get("resourceVersion") != syncRV || next.compressed {
+		t.Fatalf("second watch %v, compressed %v: want a plain watch from %s, uncompressed", next.query, next.compressed, syncRV)
+	}
+	if _, err := writer.Resource(cmGVR).Namespace(ns).Update(t.Context(), configMap(ns, "cm-07", "2"), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case name := <-updated:
+		if name != "cm-07" {
+			t.Fatalf("update of %s", name)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no update delivered by the watch after the compressed stream")
 	}
 }
