@@ -138,6 +138,9 @@ func runGet(ctx context.Context, f *factory, o *getOptions, args []string) error
 		if len(args) > 1 || (o.allTypes && len(args) > 0) {
 			return usagef("--all-types takes no resource arguments")
 		}
+		if o.subresource != "" {
+			return usagef(subresourceNeedsNames)
+		}
 		return runGetAllTypes(ctx, f, o, out)
 	}
 	if len(args) == 0 {
@@ -148,6 +151,11 @@ func runGet(ctx context.Context, f *factory, o *getOptions, args []string) error
 		return err
 	}
 	targets := groupTargets(matches, args)
+	for _, t := range targets {
+		if o.subresource != "" && len(t.names) == 0 {
+			return usagef(subresourceNeedsNames)
+		}
+	}
 	ns, _, err := f.namespace()
 	if err != nil {
 		return err
@@ -161,6 +169,9 @@ func runGet(ctx context.Context, f *factory, o *getOptions, args []string) error
 	g := &getter{f: f, o: o, out: out, ns: ns}
 	return g.run(ctx, targets)
 }
+
+// subresourceNeedsNames refuses --subresource on a list, as kubectl does.
+const subresourceNeedsNames = "--subresource gets a subresource of named objects: name them (kdyn get TYPE NAME... --subresource=status); it cannot be used to list"
 
 // groupTargets pairs each matched type with its names, in argument order.
 func groupTargets(matches []restmapper.Match, args []string) []getTarget {

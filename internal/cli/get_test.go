@@ -148,3 +148,19 @@ func TestGetSubresourceTable(t *testing.T) {
 		t.Errorf("get deploy web --subresource=scale: exit %d, stdout %q, stderr %q; want stdout %q", r.code, r.stdout, r.stderr, want)
 	}
 }
+
+// TestGetSubresourceNeedsNames: --subresource on a list is refused, as
+// kubectl refuses it, instead of listing the main resource.
+func TestGetSubresourceNeedsNames(t *testing.T) {
+	srv := apiServer(t, emptyLists)
+	kc := writeKubeconfig(t, srv.URL)
+	for _, args := range [][]string{
+		{"get", "deploy", "--subresource=status"},
+		{"get", "all-resources", "--subresource=status"},
+	} {
+		r := runKdyn(append([]string{"--kubeconfig", kc, "--cache-dir", t.TempDir(), "--exit-codes"}, args...)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "named objects") {
+			t.Errorf("kdyn %v: exit %d, stderr %q; want a usage error asking for names", args, r.code, r.stderr)
+		}
+	}
+}
