@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -230,6 +231,9 @@ func skipField(r byteReadReader, typ uint64) error {
 		}
 	default:
 		return fmt.Errorf("malformed protobuf: wire type %d", typ)
+	}
+	if n > math.MaxInt64 {
+		return fmt.Errorf("malformed protobuf: a field of %d bytes", n)
 	}
 	_, err := io.CopyN(io.Discard, r, int64(n))
 	return unexpected(err)

@@ -1,7 +1,10 @@
 package dynamic
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/http"
@@ -143,5 +146,15 @@ func TestStreamMetadataListJSONFallback(t *testing.T) {
 	})
 	if err != nil || lm.ResourceVersion != "5" || strings.Join(names, ",") != "a,b" {
 		t.Fatalf("%+v %v %v", lm, names, err)
+	}
+}
+
+// A length-delimited field longer than any stream is malformed input, not
+// a field to skip (its length would wrap to a negative count).
+func TestSkipFieldRefusesImpossibleLength(t *testing.T) {
+	b := binary.AppendUvarint(nil, 1<<63+5)
+	err := skipField(bufio.NewReader(bytes.NewReader(b)), 2)
+	if err == nil || !strings.Contains(err.Error(), "malformed protobuf") {
+		t.Fatalf("skipField = %v", err)
 	}
 }
