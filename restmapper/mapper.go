@@ -580,7 +580,8 @@ func contains(s []string, v string) bool {
 }
 
 // ResourceSingularizer returns the singular name of a resource given by
-// its plural (or singular) name.
+// its plural (or singular) name; on error it returns the name it was given,
+// as apimachinery's DefaultRESTMapper does.
 func (m *Mapper) ResourceSingularizer(resource string) (string, error) {
 	ctx, cancel := m.bg()
 	defer cancel()
@@ -589,7 +590,7 @@ func (m *Mapper) ResourceSingularizer(resource string) (string, error) {
 
 // ResourceSingularizerWithContext is ResourceSingularizer with a context.
 func (m *Mapper) ResourceSingularizerWithContext(ctx context.Context, resource string) (string, error) {
-	return lookup(ctx, m, "", func() string { return "s/" + resource }, func(idx *index) (string, error) {
+	s, err := lookup(ctx, m, "", func() string { return "s/" + resource }, func(idx *index) (string, error) {
 		r := strings.ToLower(resource)
 		if s, ok := idx.singularOf[r]; ok {
 			return s, nil
@@ -601,6 +602,10 @@ func (m *Mapper) ResourceSingularizerWithContext(ctx context.Context, resource s
 		}
 		return "", &meta.NoResourceMatchError{PartialResource: schema.GroupVersionResource{Resource: resource}}
 	})
+	if err != nil {
+		return resource, err // as apimachinery's DefaultRESTMapper
+	}
+	return s, nil
 }
 
 // ResourceInfo returns what discovery said about a resource: namespaced,

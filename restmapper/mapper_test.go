@@ -253,8 +253,8 @@ func TestRESTMapperContract(t *testing.T) {
 	if err != nil || s != "deployment" {
 		t.Fatalf("singular = %q, %v", s, err)
 	}
-	if _, err := m.ResourceSingularizer("nopes"); !meta.IsNoMatchError(err) {
-		t.Fatalf("singularizer miss: %v", err)
+	if s, err := m.ResourceSingularizer("nopes"); !meta.IsNoMatchError(err) || s != "nopes" {
+		t.Fatalf("singularizer miss: %q, %v; want the name back with a no-match error", s, err)
 	}
 }
 
