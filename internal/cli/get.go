@@ -623,7 +623,11 @@ func runGetAllTypes(ctx context.Context, f *factory, o *getOptions, out outputSp
 	reportDenied := func() {
 		if len(denied) > 0 || derr != nil {
 			w := f.streams.ErrOut
-			fmt.Fprintf(w, "\nNot listed (%d types):\n", len(denied))
+			if len(denied) > 0 {
+				fmt.Fprintf(w, "\nNot listed (%d types):\n", len(denied))
+			} else {
+				fmt.Fprintf(w, "\nNot listed (discovery failed for some groups):\n")
+			}
 			for _, d := range denied {
 				fmt.Fprintf(w, "  %s\n", d)
 			}

@@ -164,3 +164,14 @@ func TestGetSubresourceNeedsNames(t *testing.T) {
 		}
 	}
 }
+
+// TestAllResourcesReportsDiscoveryFailureAlone: when every type could be
+// listed but discovery failed for a group, the report says so instead of
+// "Not listed (0 types)".
+func TestAllResourcesReportsDiscoveryFailureAlone(t *testing.T) {
+	srv := apiServer(t, emptyLists)
+	r := runKdyn("--kubeconfig", writeKubeconfig(t, srv.URL), "--cache-dir", t.TempDir(), "get", "all-resources")
+	if strings.Contains(r.stderr, "(0 types)") || !strings.Contains(r.stderr, "discovery failed for some groups") || !strings.Contains(r.stderr, "metrics.k8s.io") {
+		t.Fatalf("stderr %q: want the failed group reported without a count of 0 types", r.stderr)
+	}
+}
