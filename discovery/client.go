@@ -164,7 +164,10 @@ func (c *Client) RefreshGroup(ctx context.Context, group string) (*Snapshot, err
 	if cur == nil {
 		return c.load(ctx, true)
 	}
-	v, err, _ := c.group.Do("group/"+group, func() (any, error) {
+	// Keyed by the snapshot it starts from: a caller whose snapshot is
+	// newer (after a load, or an Invalidate and a load) does not join one
+	// built on an older snapshot.
+	v, err, _ := c.group.Do(fmt.Sprintf("group/%p/%s", cur, group), func() (any, error) {
 		return c.refreshGroup(ctx, cur, group)
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -641,3 +642,73 @@ func (f *fakeServer) addNewGroup(t *testing.T) {
 	f.override["/apis"] = string(nb)
 	f.mu.Unlock()
 }
+
+// A RefreshGroup after an Invalidate does not join a RefreshGroup begun
+// before it: its answer is not built from the snapshot the Invalidate
+// dropped.
+func TestRefreshGroupAfterInvalidateDoesNotJoinOlderOne(t *testing.T) {
+	f := newFakeServer(t, true)
+	var armed atomic.Pointer[holdhttp.First]
+	h := holdhttp.NewFirst("/apis")
+	rc, err := rest.NewForConfig(&rest.Config{Host: f.URL, QPS: -1, WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+		h.Next = rt
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if a := armed.Load(); a != nil {
+				return a.RoundTrip(r)
+			}
+			return rt.RoundTrip(r)
+		})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(rc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Snapshot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(h)
+	defer h.Release()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.RefreshGroup(context.Background(), "metrics.k8s.io")
+		done <- err
+	}()
+	<-h.Held()
+	c.Invalidate()
+	f.addNewGroup(t)
+	if s, err := c.Snapshot(context.Background()); err != nil {
+		t.Fatal(err)
+	} else {
+		findResource(t, s, "new.io", "v1", "news")
+	}
+	got := make(chan *Snapshot, 1)
+	go func() {
+		s, err := c.RefreshGroup(context.Background(), "metrics.k8s.io")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- s
+	}()
+	var s *Snapshot
+	select {
+	case s = <-got:
+	case <-time.After(200 * time.Millisecond):
+		// Joined the older RefreshGroup: its answer comes once that ends.
+		h.Release()
+		s = <-got
+	}
+	h.Release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if s != nil {
+		findResource(t, s, "new.io", "v1", "news")
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
