@@ -233,12 +233,18 @@ func (m *Mapper) negativeCached(key string) bool {
 	return true
 }
 
-func (m *Mapper) addNegative(key string) {
+// addNegative caches a miss found after generation returned gen, unless
+// a Reset came since (its clearing of the cache follows its gen change, so
+// an entry added before that change is cleared with the rest).
+func (m *Mapper) addNegative(gen uint64, key string) {
 	if m.opts.NegativeCacheTTL < 0 {
 		return
 	}
 	m.negMu.Lock()
 	defer m.negMu.Unlock()
+	if m.generation() != gen {
+		return
+	}
 	now := m.opts.now()
 	if len(m.neg) > 1000 {
 		for k, t := range m.neg {
@@ -267,6 +273,7 @@ func lookup[T any](ctx context.Context, m *Mapper, group string, key func() stri
 	if m.negativeCached(k) {
 		return v, annotateFailed(err, idx, group)
 	}
+	gen := m.generation()
 	idx2, rerr := m.refresh(ctx)
 	if rerr != nil {
 		m.log.Debug("discovery refresh after a mapper miss failed", zap.Error(rerr))
@@ -274,7 +281,7 @@ func lookup[T any](ctx context.Context, m *Mapper, group string, key func() stri
 	}
 	v, err = f(idx2)
 	if err != nil && meta.IsNoMatchError(err) {
-		m.addNegative(k)
+		m.addNegative(gen, k)
 		return v, annotateFailed(err, idx2, group)
 	}
 	return v, err

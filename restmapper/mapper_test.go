@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -501,3 +502,61 @@ func TestResetDuringLoadIsNotLost(t *testing.T) {
 		t.Fatalf("once the older build ended: %v, want no match (it replaced the newer index)", err)
 	}
 }
+
+// A Reset while a miss's refresh is in flight is not undone by that miss:
+// the "no match" it found before the Reset is not negatively cached after
+// it, so a resource created after the Reset resolves at its first miss.
+func TestResetDuringMissRefreshDropsItsNegativeEntry(t *testing.T) {
+	f := newFakeServer(t)
+	var armed atomic.Pointer[holdhttp.First]
+	h := holdhttp.NewFirst("/apis")
+	rc, err := rest.NewForConfig(&rest.Config{Host: f.URL, QPS: -1, WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+		h.Next = rt
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if a := armed.Load(); a != nil {
+				return a.RoundTrip(r)
+			}
+			return rt.RoundTrip(r)
+		})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, err := discovery.New(rc, discovery.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(dc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := schema.GroupKind{Kind: "Pod"}
+	if _, err := m.RESTMapping(pod); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(h)
+	defer h.Release()
+	gk := schema.GroupKind{Group: "late.io", Kind: "Sprocket"}
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.RESTMapping(gk)
+		done <- err
+	}()
+	<-h.Held() // the miss's refresh, answered without late.io
+	m.Reset()
+	if _, err := m.RESTMapping(pod); err != nil { // the index after the Reset
+		t.Fatal(err)
+	}
+	h.Release()
+	if err := <-done; !meta.IsNoMatchError(err) {
+		t.Fatalf("the miss begun before Reset: %v, want no match", err)
+	}
+	f.addGroup("late.io", []string{"v1"}, "sprockets", "Sprocket", true)
+	if _, err := m.RESTMapping(gk); err != nil {
+		t.Fatalf("a resource created after the Reset: %v (the older miss was negatively cached after the Reset)", err)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
