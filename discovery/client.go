@@ -122,7 +122,7 @@ func (c *Client) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if s := c.snap.Load(); s != nil {
 		return s, nil
 	}
-	return c.load(ctx, c.revalidate.Load())
+	return c.load(ctx, false)
 }
 
 // Refresh asks the server again, whatever the caches hold, and returns the
@@ -176,9 +176,13 @@ func (c *Client) RefreshGroup(ctx context.Context, group string) (*Snapshot, err
 	return v.(*Snapshot), nil
 }
 
-func (c *Client) load(ctx context.Context, revalidate bool) (*Snapshot, error) {
+// load builds a snapshot and caches it; it revalidates every document
+// when force or after an Invalidate (read with the generation, so that an
+// Invalidate is seen by the load of its own generation).
+func (c *Client) load(ctx context.Context, force bool) (*Snapshot, error) {
 	c.cacheMu.Lock()
 	gen := c.gen
+	revalidate := force || c.revalidate.Load()
 	c.cacheMu.Unlock()
 	// Callers after an Invalidate do not join a load begun before it.
 	key := "load/" + strconv.FormatUint(gen, 10)
