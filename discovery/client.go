@@ -66,8 +66,9 @@ type Client struct {
 	snap       atomic.Pointer[Snapshot]
 	revalidate atomic.Bool
 	// cacheMu orders cache writes with Invalidate: gen counts
-	// invalidations, and a load that began before one does not cache
-	// what it fetched (nor clear revalidate) when it ends after it.
+	// invalidations, and a load (or GET /version) that began before one
+	// does not cache what it fetched (nor clear revalidate) when it ends
+	// after it. It is taken before versionMu.
 	cacheMu       sync.Mutex
 	gen           uint64
 	versionMu     sync.Mutex
@@ -139,10 +140,10 @@ func (c *Client) Invalidate() {
 	c.gen++
 	c.revalidate.Store(true)
 	c.snap.Store(nil)
-	c.cacheMu.Unlock()
 	c.versionMu.Lock()
 	c.serverVersion = nil
 	c.versionMu.Unlock()
+	c.cacheMu.Unlock()
 }
 
 // MarkStale makes the next use of the caches, in this process and in later
@@ -483,21 +484,40 @@ func (c *Client) replaceGroup(cur *Snapshot, group string, g *Group, failed map[
 // ServerVersion returns GET /version (1 request; cached in memory).
 func (c *Client) ServerVersion(ctx context.Context) (*version.Info, error) {
 	c.versionMu.Lock()
-	defer c.versionMu.Unlock()
-	if c.serverVersion != nil {
-		v := *c.serverVersion
+	cached := c.serverVersion
+	c.versionMu.Unlock()
+	if cached != nil {
+		v := *cached
 		return &v, nil
 	}
-	body, err := c.rc.Get().AbsPath("/version").MaxResponseBytes(1 << 20).DoRaw(ctx)
+	// No lock is held across the request (Invalidate does not wait for
+	// it); concurrent callers share it, and an answer that began before an
+	// Invalidate is not cached after it.
+	c.cacheMu.Lock()
+	gen := c.gen
+	c.cacheMu.Unlock()
+	res, err, _ := c.group.Do("version/"+strconv.FormatUint(gen, 10), func() (any, error) {
+		body, err := c.rc.Get().AbsPath("/version").MaxResponseBytes(1 << 20).DoRaw(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("discovery: GET /version: %w", err)
+		}
+		var info version.Info
+		if err := json.Unmarshal(body, &info); err != nil {
+			return nil, fmt.Errorf("discovery: decode /version: %w", err)
+		}
+		c.cacheMu.Lock()
+		if c.gen == gen {
+			c.versionMu.Lock()
+			c.serverVersion = &info
+			c.versionMu.Unlock()
+		}
+		c.cacheMu.Unlock()
+		return &info, nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("discovery: GET /version: %w", err)
+		return nil, err
 	}
-	var info version.Info
-	if err := json.Unmarshal(body, &info); err != nil {
-		return nil, fmt.Errorf("discovery: decode /version: %w", err)
-	}
-	c.serverVersion = &info
-	v := info
+	v := *res.(*version.Info)
 	return &v, nil
 }
 

@@ -585,18 +585,7 @@ func TestMarkStaleRevalidatesNextStart(t *testing.T) {
 // cached, and the next call asks the server again.
 func TestInvalidateDuringLoadIsNotLost(t *testing.T) {
 	f := newFakeServer(t, true)
-	g := holdhttp.NewFirst("/apis")
-	rc, err := rest.NewForConfig(&rest.Config{Host: f.URL, QPS: -1, WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
-		g.Next = rt
-		return g
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := New(rc, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, g := newHeldClient(t, f, "/apis")
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.Snapshot(context.Background())
@@ -712,3 +701,58 @@ func TestRefreshGroupAfterInvalidateDoesNotJoinOlderOne(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Invalidate does not wait for a GET /version in flight, and that answer,
+// begun before it, is not cached after it.
+func TestInvalidateDoesNotWaitForServerVersion(t *testing.T) {
+	f := newFakeServer(t, true)
+	f.override["/version"] = `{"major":"1","minor":"37","gitVersion":"v1.37.2"}`
+	c, g := newHeldClient(t, f, "/version")
+	defer g.Release()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.ServerVersion(context.Background())
+		done <- err
+	}()
+	<-g.Held()
+	invalidated := make(chan struct{})
+	go func() {
+		c.Invalidate()
+		close(invalidated)
+	}()
+	select {
+	case <-invalidated:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Invalidate waited for the GET /version in flight")
+	}
+	g.Release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	before := f.count("/version")
+	if _, err := c.ServerVersion(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if f.count("/version") != before+1 {
+		t.Fatal("the answer begun before the Invalidate was cached after it")
+	}
+}
+
+// newHeldClient returns a Client of f whose first answer for path is held
+// until the returned First is released.
+func newHeldClient(t *testing.T, f *fakeServer, path string) (*Client, *holdhttp.First) {
+	t.Helper()
+	g := holdhttp.NewFirst(path)
+	rc, err := rest.NewForConfig(&rest.Config{Host: f.URL, QPS: -1, WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+		g.Next = rt
+		return g
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(rc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, g
+}
