@@ -39,9 +39,10 @@
 //
 // # Errors
 //
-// Any non-2xx answer is an *apierrors.StatusError: the server's own Status
-// when the body is one, otherwise one synthesized from the HTTP code and the
-// first kilobyte of the body. apierrors.IsNotFound, IsConflict,
+// Any answer other than 200–206 (client-go's success range) is an
+// *apierrors.StatusError: the server's own Status when the body is one,
+// otherwise one synthesized from the HTTP code and the first kilobyte of
+// the body. apierrors.IsNotFound, IsConflict,
 // IsAlreadyExists, IsForbidden, IsUnauthorized, IsTooManyRequests, IsGone
 // and the rest work on them. Transport failures and context errors are
 // returned as they are (wrapped with %w).

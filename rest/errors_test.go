@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -288,5 +289,33 @@ func TestConnectionResetRetriedForServerSideApply(t *testing.T) {
 	c2.sleep = (&recordingSleep{}).sleep
 	if err := c2.Patch(ContentTypeMergePatch).AbsPath("/x").Body([]byte("{}")).Do(context.Background()).Error(); err == nil || conns2.Load() != 1 {
 		t.Fatalf("a merge patch was retried: %v over %d connections", err, conns2.Load())
+	}
+}
+
+// Only 200–206 are successes, as in client-go: a 207 Multi-Status (or any
+// later 2xx) is a *apierrors.StatusError with its code.
+func TestSuccessIs200To206(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		code, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	rc, err := NewForConfig(&Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, code := range []int{200, 201, 206} {
+		if err := rc.Get().AbsPath("/" + strconv.Itoa(code)).Do(t.Context()).Error(); err != nil {
+			t.Errorf("%d: %v", code, err)
+		}
+	}
+	for _, code := range []int{207, 299} {
+		err := rc.Get().AbsPath("/" + strconv.Itoa(code)).Do(t.Context()).Error()
+		var se *apierrors.StatusError
+		if !errors.As(err, &se) || se.Status().Code != int32(code) {
+			t.Errorf("%d: error %v, want a StatusError with code %d", code, err, code)
+		}
 	}
 }

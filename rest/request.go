@@ -285,7 +285,13 @@ type Result struct {
 // Raw returns the response body and the error, if any.
 func (r Result) Raw() ([]byte, error) { return r.body, r.err }
 
-// Error returns the request's error: nil for a 2xx answer, an
+// succeeded reports whether an answer's status is a success: 200 to 206,
+// as client-go counts it (a 207 Multi-Status or any later 2xx is not).
+func succeeded(code int) bool {
+	return code >= http.StatusOK && code <= http.StatusPartialContent
+}
+
+// Error returns the request's error: nil for a 200–206 answer, an
 // *apierrors.StatusError for any other answer from the server, or a
 // transport or context error.
 func (r Result) Error() error { return r.err }
@@ -328,7 +334,7 @@ func (r *Request) Do(ctx context.Context) Result {
 		res.err = err
 		return res
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+	if !succeeded(resp.StatusCode) {
 		res.err = r.decodeError(resp, body)
 	}
 	return res
@@ -354,8 +360,8 @@ func (r *Request) readBody(resp *http.Response) ([]byte, error) {
 }
 
 // Stream sends the request and returns the body of a successful answer for
-// the caller to read and close. A non-2xx answer is read and returned as an
-// error. Stream is not bounded by Config.Timeout.
+// the caller to read and close. An answer other than 200–206 is read and
+// returned as an error. Stream is not bounded by Config.Timeout.
 func (r *Request) Stream(ctx context.Context) (io.ReadCloser, error) {
 	resp, err := r.StreamResponse(ctx)
 	if err != nil {
@@ -374,7 +380,7 @@ func (r *Request) StreamResponse(ctx context.Context) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+	if !succeeded(resp.StatusCode) {
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		r.logResponse(resp, start, body)
@@ -471,7 +477,7 @@ func (r *Request) Watch(ctx context.Context, decode ObjectDecoder) (WatchInterfa
 }
 
 // openWatch sends a watch request (not rate limited, not bounded by
-// Config.Timeout, uncompressed) and returns the open response of a 2xx
+// Config.Timeout, uncompressed) and returns the open response of a 200–206
 // answer with the function that ends it; any other answer is read and
 // returned as an error.
 func (r *Request) openWatch(ctx context.Context) (*http.Response, context.CancelFunc, error) {
@@ -487,7 +493,7 @@ func (r *Request) openWatch(ctx context.Context) (*http.Response, context.Cancel
 		cancel()
 		return nil, nil, err
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+	if !succeeded(resp.StatusCode) {
 		defer cancel()
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
