@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	goyaml "go.yaml.in/yaml/v2"
 	apiunstructured "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
@@ -255,6 +256,28 @@ func yamlErrorAt(c chunk, err error) error {
 	return err
 }
 
+// yamlExtraContent reports content after the first YAML value of c, which
+// YAMLToJSON silently ignores. Line numbers count from the top of the
+// stream, as in yamlErrorAt.
+func yamlExtraContent(c chunk) error {
+	padded := make([]byte, max(c.line-1, 0), max(c.line-1, 0)+len(c.text))
+	for i := range padded {
+		padded[i] = '\n'
+	}
+	dec := goyaml.NewDecoder(bytes.NewReader(append(padded, c.text...)))
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	if err := dec.Decode(&v); err != io.EOF {
+		if err == nil {
+			err = errors.New("more than one YAML document")
+		}
+		return fmt.Errorf("%w (is a \"---\" line missing between two objects?)", err)
+	}
+	return nil
+}
+
 // jsonChunk decodes a run of JSON values. When the first value is not
 // valid JSON, the chunk is read as YAML instead (a YAML flow mapping such
 // as "{a: b}" starts with a brace too).
@@ -270,6 +293,13 @@ func (d *manifestDecoder) jsonChunk(c chunk) {
 		if err := dec.Decode(&raw); err != nil {
 			if first {
 				if data, yerr := yaml.YAMLToJSON(c.text); yerr == nil {
+					// YAMLToJSON reads the first value and ignores what
+					// follows it ("{a: b}\n{c: d}" gives {a: b}): refuse
+					// such a chunk rather than drop its other objects.
+					if yerr := yamlExtraContent(c); yerr != nil {
+						d.fail(d.newDoc(c.line), fmt.Errorf("error converting YAML to JSON: %w", yerr))
+						return
+					}
 					d.jsonValue(data, c.line)
 					return
 				}

@@ -361,3 +361,29 @@ func TestManifestsHostileInput(t *testing.T) {
 		})
 	}
 }
+
+// Two YAML flow mappings with no "---" between them: YAMLToJSON reads the
+// first and ignores the second, which must not vanish silently.
+func TestManifestsFlowMappingsWithoutSeparatorAreAnError(t *testing.T) {
+	for _, in := range []string{
+		"{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n{apiVersion: v1, kind: ConfigMap, metadata: {name: b}}\n",
+		"{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\nkind: Secret\n",
+	} {
+		objs, err := DecodeManifests(strings.NewReader(in), "m.yaml")
+		if err == nil {
+			t.Errorf("%q: no error; got %d objects (the rest of the document was dropped)", in, len(objs))
+			continue
+		}
+		if len(objs) != 0 {
+			t.Errorf("%q: got %d objects beside the error, want 0", in, len(objs))
+		}
+		if !strings.Contains(err.Error(), "m.yaml: document 1 (line 1)") {
+			t.Errorf("%q: error does not name the document: %v", in, err)
+		}
+	}
+	// A single flow mapping, with a trailing comment, still decodes.
+	objs, err := DecodeManifests(strings.NewReader("{apiVersion: v1, kind: ConfigMap} # cm\n"), "m.yaml")
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("single flow mapping: %d objects, %v", len(objs), err)
+	}
+}
