@@ -356,6 +356,29 @@ func TestParseErrors(t *testing.T) {
 			yaml: "- a\n- b\n",
 			want: []string{"/cfg/bad.yaml: malformed YAML"},
 		},
+		// Unquoted scalars that YAML reads as numbers or bools are errors
+		// in string fields, as with client-go, not silently rewritten
+		// (0123 became "83", y became "true").
+		{
+			name: "octal-looking password",
+			yaml: "users:\n- name: u\n  user:\n    password: 0123\n",
+			want: []string{"/cfg/bad.yaml: malformed YAML:", "cannot unmarshal number", "password"},
+		},
+		{
+			name: "hex-looking token",
+			yaml: "users:\n- name: u\n  user:\n    token: 0x1F\n",
+			want: []string{"/cfg/bad.yaml: malformed YAML:", "cannot unmarshal number", "token"},
+		},
+		{
+			name: "bool-looking context name",
+			yaml: "contexts:\n- name: y\n  context: {cluster: c}\n",
+			want: []string{"/cfg/bad.yaml: malformed YAML:", "cannot unmarshal bool", "name"},
+		},
+		{
+			name: "bool-looking namespace",
+			yaml: "contexts:\n- name: c\n  context: {cluster: c, namespace: no}\n",
+			want: []string{"/cfg/bad.yaml: malformed YAML:", "cannot unmarshal bool", "namespace"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -139,8 +139,16 @@ func Parse(data []byte, source string) (c *Config, err error) {
 		}
 	}()
 
+	// Convert to JSON first and decode that, as client-go does: with
+	// yaml.Unmarshal, a scalar that YAML reads as a number or a bool is
+	// turned into a string for a string field, so "password: 0123" became
+	// "83" and "name: y" became "true". client-go rejects such values.
 	var f fileConfig
-	if err := yaml.Unmarshal(data, &f); err != nil {
+	j, err := yaml.YAMLToJSON(data)
+	if err == nil {
+		err = json.Unmarshal(j, &f)
+	}
+	if err != nil {
 		msg := err.Error()
 		msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
 		msg = strings.TrimPrefix(msg, "error unmarshaling JSON: while decoding JSON: ")
