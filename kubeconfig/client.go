@@ -245,10 +245,10 @@ func build(clusterName string, cluster Cluster, userName string, user AuthInfo, 
 		switch u.Scheme {
 		case "http", "https", "socks5", "socks5h":
 		default:
-			return nil, fmt.Errorf("kubeconfig: %s: proxy-url %q has scheme %q; use http, https or socks5", cdesc, u.Redacted(), u.Scheme)
+			return nil, fmt.Errorf("kubeconfig: %s: proxy-url %q has scheme %q; use http, https or socks5", cdesc, redactProxyURL(u), u.Scheme)
 		}
 		if u.Host == "" {
-			return nil, fmt.Errorf("kubeconfig: %s: proxy-url %q has no host", cdesc, u.Redacted())
+			return nil, fmt.Errorf("kubeconfig: %s: proxy-url %q has no host", cdesc, redactProxyURL(u))
 		}
 		cfg.Proxy = http.ProxyURL(u)
 	}
@@ -448,6 +448,21 @@ func noConfigError(rules *LoadingRules, c *Config) error {
 	}
 	return fmt.Errorf("%w: %s, and this is not a pod in a cluster (KUBERNETES_SERVICE_HOST is not set); set %s, pass --kubeconfig, or pass --server",
 		ErrNoConfig, looked, EnvVar)
+}
+
+// redactProxyURL is u.Redacted(), also for a URL written without "//"
+// ("user:pw@proxy:3128", "http:user:pw@proxy"): url.Parse reads it as
+// opaque, with no user info for Redacted to hide, so everything before the
+// last "@" of the opaque part is hidden.
+func redactProxyURL(u *url.URL) string {
+	if u.User == nil && u.Opaque != "" {
+		if at := strings.LastIndex(u.Opaque, "@"); at >= 0 {
+			c := *u
+			c.Opaque = "xxxxx" + u.Opaque[at:]
+			return c.String()
+		}
+	}
+	return u.Redacted()
 }
 
 // redactURL hides the password of a URL that does not parse: everything

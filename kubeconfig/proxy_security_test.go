@@ -16,6 +16,10 @@ func TestProxyURLPasswordNeverInErrors(t *testing.T) {
 		"ftp://user:pw-SECRET-proxy@proxy.example:21",
 		"http://user:pw-SECRET-proxy@",
 		"http://user:pw-SECRET-proxy@proxy.example:%zz",
+		// No "//": url.Parse reads these as opaque URLs with no user
+		// info, so u.Redacted() hides nothing.
+		"user:pw-SECRET-proxy@proxy.example:3128",
+		"http:user:pw-SECRET-proxy@proxy.example:3128",
 	} {
 		c, err := Parse([]byte("clusters:\n- name: c\n  cluster: {server: \"https://k.example\", proxy-url: \""+proxy+"\"}\ncontexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n"), "/fuzz/config")
 		if err != nil {
