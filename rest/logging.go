@@ -96,8 +96,12 @@ var secretKeys = map[string]bool{
 // redactBody returns a loggable form of a JSON body: Secret data and
 // credential-like fields replaced by "REDACTED", truncated to
 // maxLoggedBody. A body that is not JSON is summarized by its size, since
-// its content cannot be checked for secrets.
-func redactBody(b []byte) []byte {
+// its content cannot be checked for secrets. With allSecrets (a body of a
+// request for secrets, which carries Secret data without kind: Secret: a
+// patch, the rows of a Table, a metadata-only list) every object in it is
+// redacted as a Secret, and a body that is not an object, such as a JSON
+// patch whose values cannot be told apart, is summarized by its size.
+func redactBody(b []byte, allSecrets bool) []byte {
 	if len(b) > 4*maxLoggedBody*16 {
 		return fmt.Appendf(nil, "<%d bytes, not logged>", len(b))
 	}
@@ -105,43 +109,10 @@ func redactBody(b []byte) []byte {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return fmt.Appendf(nil, "<%d bytes of non-JSON, not logged>", len(b))
 	}
-	redactValue(v, false)
-	out, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Appendf(nil, "<%d bytes, not logged>", len(b))
-	}
-	if len(out) > maxLoggedBody {
-		out = append(out[:maxLoggedBody:maxLoggedBody], fmt.Sprintf("… (%d bytes in all)", len(out))...)
-	}
-	return out
-}
-
-// redactBody is redactBody for a body of r: a request for the core
-// secrets resource has its bodies redacted as Secrets throughout (see
-// redactSecretBody).
-func (r *Request) redactBody(b []byte) []byte {
-	if r.group == "" && r.resource == "secrets" {
-		return redactSecretBody(b)
-	}
-	return redactBody(b)
-}
-
-// redactSecretBody is redactBody for a body of a request for secrets,
-// which carries Secret data without kind: Secret: a merge or
-// strategic-merge patch's data and stringData, and the last-applied
-// annotation in the metadata of a Table's rows or of a metadata-only list.
-// Every object in it is redacted as a Secret is. A JSON patch (a list of
-// operations), whose values cannot be told apart, is summarized by its
-// size.
-func redactSecretBody(b []byte) []byte {
-	var v any
-	if len(b) > 4*maxLoggedBody*16 || json.Unmarshal(b, &v) != nil {
-		return redactBody(b)
-	}
-	if _, ok := v.(map[string]any); !ok {
+	if _, ok := v.(map[string]any); !ok && allSecrets {
 		return fmt.Appendf(nil, "<%d bytes of a body for secrets, not logged>", len(b))
 	}
-	redactSecretValue(v)
+	redactValue(v, false, allSecrets)
 	out, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Appendf(nil, "<%d bytes, not logged>", len(b))
@@ -150,53 +121,27 @@ func redactSecretBody(b []byte) []byte {
 		out = append(out[:maxLoggedBody:maxLoggedBody], fmt.Sprintf("… (%d bytes in all)", len(out))...)
 	}
 	return out
+}
+
+// redactBody is redactBody for a body of r: those of a request for the
+// core secrets resource are all Secrets.
+func (r *Request) redactBody(b []byte) []byte {
+	return redactBody(b, r.group == "" && r.resource == "secrets")
 }
 
 // lastApplied is the annotation in which kubectl apply keeps an object's
 // applied configuration, a Secret's data included.
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
-// redactSecretValue redacts, at any depth, credential fields, the values
-// of data and stringData maps, and last-applied annotations.
-func redactSecretValue(v any) {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, val := range t {
-			switch {
-			case secretKeys[k]:
-				if _, ok := val.(string); ok {
-					t[k] = "REDACTED"
-				}
-			case k == "data" || k == "stringData":
-				if m, ok := val.(map[string]any); ok {
-					for dk := range m {
-						m[dk] = "REDACTED"
-					}
-				} else {
-					redactSecretValue(val)
-				}
-			case k == "annotations":
-				if m, ok := val.(map[string]any); ok {
-					if _, ok := m[lastApplied]; ok {
-						m[lastApplied] = "REDACTED"
-					}
-				}
-			default:
-				redactSecretValue(val)
-			}
-		}
-	case []any:
-		for _, e := range t {
-			redactSecretValue(e)
-		}
-	}
-}
-
-func redactValue(v any, inSecretList bool) {
+// redactValue redacts, at any depth, credential fields and, in each
+// object that is a Secret (kind Secret, an item of a SecretList, or any
+// object when allSecrets), the values of data and stringData and the
+// last-applied annotation.
+func redactValue(v any, inSecretList, allSecrets bool) {
 	switch t := v.(type) {
 	case map[string]any:
 		kind, _ := t["kind"].(string)
-		isSecret := kind == "Secret" || (inSecretList && kind == "")
+		isSecret := allSecrets || kind == "Secret" || (inSecretList && kind == "")
 		for k, val := range t {
 			switch {
 			case secretKeys[k]:
@@ -208,26 +153,28 @@ func redactValue(v any, inSecretList bool) {
 					for dk := range m {
 						m[dk] = "REDACTED"
 					}
+				} else {
+					redactValue(val, false, allSecrets)
 				}
 			case k == "items":
-				redactValue(val, kind == "SecretList")
+				redactValue(val, kind == "SecretList", allSecrets)
 			default:
-				redactValue(val, false)
+				redactValue(val, false, allSecrets)
 			}
 		}
 		// last-applied-configuration of a Secret holds its data too.
 		if isSecret {
 			if md, ok := t["metadata"].(map[string]any); ok {
 				if ann, ok := md["annotations"].(map[string]any); ok {
-					if _, ok := ann["kubectl.kubernetes.io/last-applied-configuration"]; ok {
-						ann["kubectl.kubernetes.io/last-applied-configuration"] = "REDACTED"
+					if _, ok := ann[lastApplied]; ok {
+						ann[lastApplied] = "REDACTED"
 					}
 				}
 			}
 		}
 	case []any:
 		for _, e := range t {
-			redactValue(e, inSecretList)
+			redactValue(e, inSecretList, allSecrets)
 		}
 	}
 }
