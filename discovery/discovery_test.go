@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -585,7 +583,8 @@ func TestMarkStaleRevalidatesNextStart(t *testing.T) {
 // cached, and the next call asks the server again.
 func TestInvalidateDuringLoadIsNotLost(t *testing.T) {
 	f := newFakeServer(t, true)
-	c, g := newHeldClient(t, f, "/apis")
+	g := holdhttp.NewFirst("/apis")
+	c := newHeldClient(t, f, g)
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.Snapshot(context.Background())
@@ -637,28 +636,12 @@ func (f *fakeServer) addNewGroup(t *testing.T) {
 // dropped.
 func TestRefreshGroupAfterInvalidateDoesNotJoinOlderOne(t *testing.T) {
 	f := newFakeServer(t, true)
-	var armed atomic.Pointer[holdhttp.First]
-	h := holdhttp.NewFirst("/apis")
-	rc, err := rest.NewForConfig(&rest.Config{Host: f.URL, QPS: -1, WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
-		h.Next = rt
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if a := armed.Load(); a != nil {
-				return a.RoundTrip(r)
-			}
-			return rt.RoundTrip(r)
-		})
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := New(rc, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := holdhttp.NewFirstArmedLater("/apis")
+	c := newHeldClient(t, f, h)
 	if _, err := c.Snapshot(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	armed.Store(h)
+	h.Arm()
 	defer h.Release()
 	done := make(chan error, 1)
 	go func() {
@@ -698,16 +681,13 @@ func TestRefreshGroupAfterInvalidateDoesNotJoinOlderOne(t *testing.T) {
 	}
 }
 
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
 // Invalidate does not wait for a GET /version in flight, and that answer,
 // begun before it, is not cached after it.
 func TestInvalidateDoesNotWaitForServerVersion(t *testing.T) {
 	f := newFakeServer(t, true)
 	f.override["/version"] = `{"major":"1","minor":"37","gitVersion":"v1.37.2"}`
-	c, g := newHeldClient(t, f, "/version")
+	g := holdhttp.NewFirst("/version")
+	c := newHeldClient(t, f, g)
 	defer g.Release()
 	done := make(chan error, 1)
 	go func() {
@@ -738,15 +718,10 @@ func TestInvalidateDoesNotWaitForServerVersion(t *testing.T) {
 	}
 }
 
-// newHeldClient returns a Client of f whose first answer for path is held
-// until the returned First is released.
-func newHeldClient(t *testing.T, f *fakeServer, path string) (*Client, *holdhttp.First) {
+// newHeldClient returns a Client of f whose requests go through h.
+func newHeldClient(t *testing.T, f *fakeServer, h *holdhttp.First) *Client {
 	t.Helper()
-	g := holdhttp.NewFirst(path)
-	rc, err := rest.NewForConfig(&rest.Config{Host: f.URL, QPS: -1, WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
-		g.Next = rt
-		return g
-	}})
+	rc, err := rest.NewForConfig(&rest.Config{Host: f.URL, QPS: -1, WrapTransport: h.Wrap})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -754,5 +729,5 @@ func newHeldClient(t *testing.T, f *fakeServer, path string) (*Client, *holdhttp
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, g
+	return c
 }

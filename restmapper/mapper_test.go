@@ -3,10 +3,8 @@ package restmapper
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -467,10 +465,7 @@ func BenchmarkRESTMappingHot(b *testing.B) {
 func TestResetDuringLoadIsNotLost(t *testing.T) {
 	f := newFakeServer(t)
 	h := holdhttp.NewFirst("/apis")
-	rc, err := rest.NewForConfig(&rest.Config{Host: f.URL, QPS: -1, WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
-		h.Next = rt
-		return h
-	}})
+	rc, err := rest.NewForConfig(&rest.Config{Host: f.URL, QPS: -1, WrapTransport: h.Wrap})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,17 +503,8 @@ func TestResetDuringLoadIsNotLost(t *testing.T) {
 // it, so a resource created after the Reset resolves at its first miss.
 func TestResetDuringMissRefreshDropsItsNegativeEntry(t *testing.T) {
 	f := newFakeServer(t)
-	var armed atomic.Pointer[holdhttp.First]
-	h := holdhttp.NewFirst("/apis")
-	rc, err := rest.NewForConfig(&rest.Config{Host: f.URL, QPS: -1, WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
-		h.Next = rt
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if a := armed.Load(); a != nil {
-				return a.RoundTrip(r)
-			}
-			return rt.RoundTrip(r)
-		})
-	}})
+	h := holdhttp.NewFirstArmedLater("/apis")
+	rc, err := rest.NewForConfig(&rest.Config{Host: f.URL, QPS: -1, WrapTransport: h.Wrap})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +520,7 @@ func TestResetDuringMissRefreshDropsItsNegativeEntry(t *testing.T) {
 	if _, err := m.RESTMapping(pod); err != nil {
 		t.Fatal(err)
 	}
-	armed.Store(h)
+	h.Arm()
 	defer h.Release()
 	gk := schema.GroupKind{Group: "late.io", Kind: "Sprocket"}
 	done := make(chan error, 1)
@@ -556,7 +542,3 @@ func TestResetDuringMissRefreshDropsItsNegativeEntry(t *testing.T) {
 		t.Fatalf("a resource created after the Reset: %v (the older miss was negatively cached after the Reset)", err)
 	}
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
