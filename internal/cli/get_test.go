@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // apiServer serves the captured aggregated discovery documents for /api and
@@ -105,27 +103,15 @@ func TestAllResourcesWatch(t *testing.T) {
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 	})
-	var out, errb lockedBuffer
-	f := newFactory(&globalFlags{kubeconfig: writeKubeconfig(t, srv.URL), cacheDir: t.TempDir()}, IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb})
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- runGet(ctx, f, &getOptions{output: "name", watch: true, chunkSize: 500, parallel: 8}, []string{"all-resources"})
-	}()
-	deadline := time.After(5 * time.Second)
-	for !strings.Contains(out.String(), "configmap/w1") {
-		select {
-		case err := <-done:
-			t.Fatalf("get all-resources -w returned %v before printing the watched ConfigMap; stdout %q, stderr %q", err, out.String(), errb.String())
-		case <-deadline:
-			t.Fatalf("the watched ConfigMap was not printed; stdout %q, stderr %q", out.String(), errb.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("get all-resources -w: %v", err)
+	printed := func(out string) bool { return strings.Contains(out, "configmap/w1") }
+	r := runGetWatch(t, srv, &getOptions{output: "name", watch: true, chunkSize: 500, parallel: 8}, []string{"all-resources"}, printed)
+	switch {
+	case r.early:
+		t.Fatalf("get all-resources -w returned %v before printing the watched ConfigMap; stdout %q, stderr %q", r.err, r.stdout, r.stderr)
+	case !printed(r.stdout):
+		t.Fatalf("the watched ConfigMap was not printed; stdout %q, stderr %q", r.stdout, r.stderr)
+	case r.err != nil:
+		t.Errorf("get all-resources -w: %v", r.err)
 	}
 }
 

@@ -21,28 +21,11 @@ import (
 // local server answering the discovery documents captured from a real
 // kube-apiserver (../../discovery/testdata/aggregated).
 
-// discoveryServer serves aggregated discovery for /api and /apis.
+// discoveryServer serves aggregated discovery for /api and /apis, and 404
+// for anything else.
 func discoveryServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	docs := map[string][]byte{}
-	for _, p := range []string{"api", "apis"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "discovery", "testdata", "aggregated", p+".json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		docs["/"+p] = b
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, ok := docs[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
-		_, _ = w.Write(b)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	return apiServer(t, http.NotFound)
 }
 
 // writeKubeconfig writes a kubeconfig for server (anonymous, plain http
