@@ -68,10 +68,9 @@ type Client struct {
 	// cacheMu orders cache writes with Invalidate: gen counts
 	// invalidations, and a load (or GET /version) that began before one
 	// does not cache what it fetched (nor clear revalidate) when it ends
-	// after it. It is taken before versionMu.
+	// after it (cacheIfCurrent). It also guards serverVersion.
 	cacheMu       sync.Mutex
 	gen           uint64
-	versionMu     sync.Mutex
 	serverVersion *version.Info
 }
 
@@ -140,9 +139,7 @@ func (c *Client) Invalidate() {
 	c.gen++
 	c.revalidate.Store(true)
 	c.snap.Store(nil)
-	c.versionMu.Lock()
 	c.serverVersion = nil
-	c.versionMu.Unlock()
 	c.cacheMu.Unlock()
 }
 
@@ -177,6 +174,16 @@ func (c *Client) RefreshGroup(ctx context.Context, group string) (*Snapshot, err
 	return v.(*Snapshot), nil
 }
 
+// cacheIfCurrent runs store, which writes the caches, unless an Invalidate
+// came since the generation gen was read.
+func (c *Client) cacheIfCurrent(gen uint64, store func()) {
+	c.cacheMu.Lock()
+	defer c.cacheMu.Unlock()
+	if c.gen == gen {
+		store()
+	}
+}
+
 // load builds a snapshot and caches it; it revalidates every document
 // when force or after an Invalidate (read with the generation, so that an
 // Invalidate is seen by the load of its own generation).
@@ -195,12 +202,10 @@ func (c *Client) load(ctx context.Context, force bool) (*Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.cacheMu.Lock()
-		if c.gen == gen {
+		c.cacheIfCurrent(gen, func() {
 			c.snap.Store(s)
 			c.revalidate.Store(false)
-		}
-		c.cacheMu.Unlock()
+		})
 		return s, nil
 	})
 	if err != nil {
@@ -483,9 +488,9 @@ func (c *Client) replaceGroup(cur *Snapshot, group string, g *Group, failed map[
 
 // ServerVersion returns GET /version (1 request; cached in memory).
 func (c *Client) ServerVersion(ctx context.Context) (*version.Info, error) {
-	c.versionMu.Lock()
-	cached := c.serverVersion
-	c.versionMu.Unlock()
+	c.cacheMu.Lock()
+	cached, gen := c.serverVersion, c.gen
+	c.cacheMu.Unlock()
 	if cached != nil {
 		v := *cached
 		return &v, nil
@@ -493,9 +498,6 @@ func (c *Client) ServerVersion(ctx context.Context) (*version.Info, error) {
 	// No lock is held across the request (Invalidate does not wait for
 	// it); concurrent callers share it, and an answer that began before an
 	// Invalidate is not cached after it.
-	c.cacheMu.Lock()
-	gen := c.gen
-	c.cacheMu.Unlock()
 	res, err, _ := c.group.Do("version/"+strconv.FormatUint(gen, 10), func() (any, error) {
 		body, err := c.rc.Get().AbsPath("/version").MaxResponseBytes(1 << 20).DoRaw(ctx)
 		if err != nil {
@@ -505,13 +507,7 @@ func (c *Client) ServerVersion(ctx context.Context) (*version.Info, error) {
 		if err := json.Unmarshal(body, &info); err != nil {
 			return nil, fmt.Errorf("discovery: decode /version: %w", err)
 		}
-		c.cacheMu.Lock()
-		if c.gen == gen {
-			c.versionMu.Lock()
-			c.serverVersion = &info
-			c.versionMu.Unlock()
-		}
-		c.cacheMu.Unlock()
+		c.cacheIfCurrent(gen, func() { c.serverVersion = &info })
 		return &info, nil
 	})
 	if err != nil {
