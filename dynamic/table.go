@@ -49,12 +49,13 @@ type TableOptions struct {
 	IncludeObject metav1.IncludeObjectPolicy
 }
 
-// Get returns one object as a Table with one row.
-func (t *TableResource) Get(ctx context.Context, name string, opts metav1.GetOptions, topts TableOptions) (*metav1.Table, error) {
+// Get returns one object (or a subresource of it, such as status or
+// scale) as a Table with one row.
+func (t *TableResource) Get(ctx context.Context, name string, opts metav1.GetOptions, topts TableOptions, subresources ...string) (*metav1.Table, error) {
 	if name == "" {
 		return nil, errNameRequired
 	}
-	r := t.rc.request(t.rc.client.Get(), name, nil).Accept(AcceptTable).VersionedParams(&opts)
+	r := t.rc.request(t.rc.client.Get(), name, subresources).Accept(AcceptTable).VersionedParams(&opts)
 	return doTable(ctx, r, topts)
 }
 

@@ -344,13 +344,7 @@ func (g *getter) runTables(ctx context.Context, targets []getTarget) error {
 		}
 		if len(t.names) > 0 {
 			for _, name := range t.names {
-				var part *metav1.Table
-				var err error
-				if g.o.subresource != "" {
-					part, err = g.getSubresourceTable(ctx, t, name, topts)
-				} else {
-					part, err = tr.Get(ctx, name, metav1.GetOptions{}, topts)
-				}
+				part, err := tr.Get(ctx, name, metav1.GetOptions{}, topts, objSubresource(g.o.subresource)...)
 				if err != nil {
 					g.reportTargetError(ctx, t, err)
 					continue
@@ -521,25 +515,6 @@ func (g *getter) keepManagedFields() bool {
 		return g.o.sortBy != ""
 	}
 	return true
-}
-
-// getSubresourceTable returns the server's Table for a subresource of the
-// named object (--subresource with the default output).
-func (g *getter) getSubresourceTable(ctx context.Context, t getTarget, name string, topts dynamic.TableOptions) (*metav1.Table, error) {
-	rc, err := g.f.restClient()
-	if err != nil {
-		return nil, err
-	}
-	req := rc.Get().Group(t.match.GVR.Group).Version(t.match.GVR.Version).Namespace(g.nsFor(t.match)).Resource(t.match.GVR.Resource).Name(name).
-		SubResource(g.o.subresource).Accept(dynamic.AcceptTable)
-	if topts.IncludeObject != "" {
-		req = req.Param("includeObject", string(topts.IncludeObject))
-	}
-	body, err := req.DoRaw(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return dynamic.DecodeTable(body)
 }
 
 func (g *getter) getRaw(ctx context.Context, rc restClient, t getTarget, name string) ([]byte, error) {
