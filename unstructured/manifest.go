@@ -260,11 +260,8 @@ func yamlErrorAt(c chunk, err error) error {
 // YAMLToJSON silently ignores. Line numbers count from the top of the
 // stream, as in yamlErrorAt.
 func yamlExtraContent(c chunk) error {
-	padded := make([]byte, max(c.line-1, 0), max(c.line-1, 0)+len(c.text))
-	for i := range padded {
-		padded[i] = '\n'
-	}
-	dec := goyaml.NewDecoder(bytes.NewReader(append(padded, c.text...)))
+	padded := append(bytes.Repeat([]byte{'\n'}, max(c.line-1, 0)), c.text...)
+	dec := goyaml.NewDecoder(bytes.NewReader(padded))
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		return err
