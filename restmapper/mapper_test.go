@@ -14,7 +14,6 @@ import (
 
 	"github.com/kdyn/kdyn/discovery"
 	"github.com/kdyn/kdyn/internal/holdhttp"
-	"github.com/kdyn/kdyn/rest"
 )
 
 func gvr(g, v, r string) schema.GroupVersionResource {
@@ -465,18 +464,7 @@ func BenchmarkRESTMappingHot(b *testing.B) {
 func TestResetDuringLoadIsNotLost(t *testing.T) {
 	f := newFakeServer(t)
 	h := holdhttp.NewFirst("/apis")
-	rc, err := rest.NewForConfig(&rest.Config{Host: f.URL, QPS: -1, WrapTransport: h.Wrap})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dc, err := discovery.New(rc, discovery.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := New(dc, Options{NegativeCacheTTL: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newWrappedTestMapper(t, f, Options{NegativeCacheTTL: -1}, h.Wrap)
 	gk := schema.GroupKind{Group: "example.com", Kind: "Widget"}
 	done := make(chan error, 1)
 	go func() {
@@ -504,18 +492,7 @@ func TestResetDuringLoadIsNotLost(t *testing.T) {
 func TestResetDuringMissRefreshDropsItsNegativeEntry(t *testing.T) {
 	f := newFakeServer(t)
 	h := holdhttp.NewFirstArmedLater("/apis")
-	rc, err := rest.NewForConfig(&rest.Config{Host: f.URL, QPS: -1, WrapTransport: h.Wrap})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dc, err := discovery.New(rc, discovery.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := New(dc, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newWrappedTestMapper(t, f, Options{}, h.Wrap)
 	pod := schema.GroupKind{Kind: "Pod"}
 	if _, err := m.RESTMapping(pod); err != nil {
 		t.Fatal(err)

@@ -133,7 +133,14 @@ func (c *fakeClock) add(d time.Duration) {
 
 func newTestMapper(t *testing.T, f *fakeServer, opts Options) *Mapper {
 	t.Helper()
-	rc, err := rest.NewForConfig(&rest.Config{Host: f.URL, QPS: -1})
+	return newWrappedTestMapper(t, f, opts, nil)
+}
+
+// newWrappedTestMapper is newTestMapper with its transport wrapped by wrap
+// (rest.Config.WrapTransport).
+func newWrappedTestMapper(t *testing.T, f *fakeServer, opts Options, wrap func(http.RoundTripper) http.RoundTripper) *Mapper {
+	t.Helper()
+	rc, err := rest.NewForConfig(&rest.Config{Host: f.URL, QPS: -1, WrapTransport: wrap})
 	if err != nil {
 		t.Fatal(err)
 	}
