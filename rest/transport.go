@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -125,12 +126,19 @@ func newHTTPTransport(cfg *Config, tlsConfig *tls.Config) (http.RoundTripper, er
 		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
 	proxy := cfg.Proxy
+	dialWrapped := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return wrapConn(c), nil
+	}
 	if proxy == nil {
 		proxy = http.ProxyFromEnvironment
 	}
 	t := &http.Transport{
 		Proxy:                 proxy,
-		DialContext:           dial,
+		DialContext:           dialWrapped,
 		TLSClientConfig:       tlsConfig,
 		TLSHandshakeTimeout:   10 * time.Second,
 		MaxIdleConnsPerHost:   25,

@@ -1,0 +1,153 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// tcpPair returns both ends of a loopback TCP connection, the client's
+// wrapped by wrapConn.
+func tcpPair(t *testing.T) (client net.Conn, server *net.TCPConn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := <-accepted
+	if s == nil {
+		t.Fatal("accept failed")
+	}
+	client = wrapConn(c)
+	if _, ok := client.(*quietReadConn); !ok {
+		t.Fatalf("wrapConn(%T) = %T, want *quietReadConn", c, client)
+	}
+	t.Cleanup(func() { client.Close(); s.Close() })
+	return client, s.(*net.TCPConn)
+}
+
+func TestQuietReadConnReadsInOrderThenEOF(t *testing.T) {
+	c, s := tcpPair(t)
+	want := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB: many reads, some waiting for data
+	go func() {
+		for rest := want; len(rest) > 0; {
+			n := min(len(rest), 4093)
+			if _, err := s.Write(rest[:n]); err != nil {
+				return
+			}
+			rest = rest[n:]
+		}
+		s.CloseWrite()
+	}()
+	got, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatalf("ReadAll: %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("read %d bytes, not the %d written in order", len(got), len(want))
+	}
+	if n, err := c.Read(make([]byte, 8)); n != 0 || err != io.EOF {
+		t.Fatalf("Read after the end = %d, %v; want 0, io.EOF", n, err)
+	}
+	if n, err := c.Read(nil); n != 0 || err != nil {
+		t.Fatalf("zero-length Read = %d, %v; want 0, nil", n, err)
+	}
+}
+
+func TestQuietReadConnDeadline(t *testing.T) {
+	c, _ := tcpPair(t)
+	if err := c.SetReadDeadline(time.Now().Add(20 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Read(make([]byte, 8))
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Read past the deadline = %v; want a timeout wrapping os.ErrDeadlineExceeded", err)
+	}
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "read" {
+		t.Fatalf("Read past the deadline = %#v; want *net.OpError with Op read", err)
+	}
+}
+
+func TestQuietReadConnCloseEndsWaitingRead(t *testing.T) {
+	c, _ := tcpPair(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Read(make([]byte, 8))
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // let the Read wait on the netpoller
+	c.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("Read on a closed conn = %v; want net.ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end a waiting Read")
+	}
+}
+
+func TestQuietReadConnReset(t *testing.T) {
+	c, s := tcpPair(t)
+	if _, err := c.Write([]byte("unread by the server")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	s.SetLinger(0) // close with RST
+	s.Close()
+	_, err := c.Read(make([]byte, 8))
+	var op *net.OpError
+	if !errors.Is(err, syscall.ECONNRESET) || !errors.As(err, &op) || op.Op != "read" {
+		t.Fatalf("Read after a reset = %v; want *net.OpError (read) wrapping ECONNRESET", err)
+	}
+}
+
+func TestTransportDialsQuietReadConns(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("hello"))
+	}))
+	defer srv.Close()
+	rt, err := newHTTPTransport(&Config{Host: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.(*http.Transport).CloseIdleConnections()
+	var conn net.Conn
+	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) { conn = info.Conn },
+	})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(body) != "hello" {
+		t.Fatalf("body = %q, %v", body, err)
+	}
+	if _, ok := conn.(*quietReadConn); !ok {
+		t.Fatalf("the transport's connection is %T, want *quietReadConn", conn)
+	}
+}
