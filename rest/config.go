@@ -73,8 +73,8 @@ type Config struct {
 	Proxy func(*http.Request) (*url.URL, error)
 	// Dial opens network connections. Nil means a net.Dialer with a 30 s
 	// timeout and 30 s keep-alive. On Linux a *net.TCPConn it returns is
-	// read without the scheduler's system-call entry (see Connections in the
-	// package documentation).
+	// read and written without the scheduler's system-call entry (see
+	// Connections in the package documentation).
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 
 	// QPS is the sustained request rate of the client-side token bucket.

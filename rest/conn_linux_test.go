@@ -38,14 +38,14 @@ func tcpPair(t *testing.T) (client net.Conn, server *net.TCPConn) {
 		t.Fatal("accept failed")
 	}
 	client = wrapConn(c)
-	if _, ok := client.(*quietReadConn); !ok {
-		t.Fatalf("wrapConn(%T) = %T, want *quietReadConn", c, client)
+	if _, ok := client.(*quietConn); !ok {
+		t.Fatalf("wrapConn(%T) = %T, want *quietConn", c, client)
 	}
 	t.Cleanup(func() { client.Close(); s.Close() })
 	return client, s.(*net.TCPConn)
 }
 
-func TestQuietReadConnReadsInOrderThenEOF(t *testing.T) {
+func TestQuietConnReadsInOrderThenEOF(t *testing.T) {
 	c, s := tcpPair(t)
 	want := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB: many reads, some waiting for data
 	go func() {
@@ -73,7 +73,7 @@ func TestQuietReadConnReadsInOrderThenEOF(t *testing.T) {
 	}
 }
 
-func TestQuietReadConnDeadline(t *testing.T) {
+func TestQuietConnDeadline(t *testing.T) {
 	c, _ := tcpPair(t)
 	if err := c.SetReadDeadline(time.Now().Add(20 * time.Millisecond)); err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestQuietReadConnDeadline(t *testing.T) {
 	}
 }
 
-func TestQuietReadConnCloseEndsWaitingRead(t *testing.T) {
+func TestQuietConnCloseEndsWaitingRead(t *testing.T) {
 	c, _ := tcpPair(t)
 	done := make(chan error, 1)
 	go func() {
@@ -108,7 +108,7 @@ func TestQuietReadConnCloseEndsWaitingRead(t *testing.T) {
 	}
 }
 
-func TestQuietReadConnReset(t *testing.T) {
+func TestQuietConnReset(t *testing.T) {
 	c, s := tcpPair(t)
 	if _, err := c.Write([]byte("unread by the server")); err != nil {
 		t.Fatal(err)
@@ -123,7 +123,7 @@ func TestQuietReadConnReset(t *testing.T) {
 	}
 }
 
-func TestTransportDialsQuietReadConns(t *testing.T) {
+func TestTransportDialsQuietConns(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("hello"))
 	}))
@@ -147,7 +147,71 @@ func TestTransportDialsQuietReadConns(t *testing.T) {
 	if err != nil || string(body) != "hello" {
 		t.Fatalf("body = %q, %v", body, err)
 	}
-	if _, ok := conn.(*quietReadConn); !ok {
-		t.Fatalf("the transport's connection is %T, want *quietReadConn", conn)
+	if _, ok := conn.(*quietConn); !ok {
+		t.Fatalf("the transport's connection is %T, want *quietConn", conn)
+	}
+}
+
+func TestQuietConnWritesAllOfALargeBuffer(t *testing.T) {
+	c, s := tcpPair(t)
+	want := bytes.Repeat([]byte("kdyn-write-test."), 1<<19) // 8 MiB: more than the socket buffers hold
+	read := make(chan []byte, 1)
+	go func() {
+		time.Sleep(50 * time.Millisecond) // read late, so that Write fills the buffers and waits for room
+		got := make([]byte, len(want))
+		n, _ := io.ReadFull(s, got)
+		read <- got[:n]
+	}()
+	n, err := c.Write(want)
+	if n != len(want) || err != nil {
+		t.Fatalf("Write = %d, %v; want %d, nil", n, err, len(want))
+	}
+	if got := <-read; !bytes.Equal(got, want) {
+		t.Fatalf("the peer read %d bytes, not the %d written in order", len(got), len(want))
+	}
+	if n, err := c.Write(nil); n != 0 || err != nil {
+		t.Fatalf("zero-length Write = %d, %v; want 0, nil", n, err)
+	}
+}
+
+func TestQuietConnWriteDeadlineAndClose(t *testing.T) {
+	c, _ := tcpPair(t) // the peer never reads: the buffers fill and Write waits
+	big := make([]byte, 64<<20)
+	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	n, err := c.Write(big)
+	var op *net.OpError
+	if !errors.Is(err, os.ErrDeadlineExceeded) || !errors.As(err, &op) || op.Op != "write" || n >= len(big) {
+		t.Fatalf("Write past the deadline = %d, %v; want a partial count and *net.OpError (write) wrapping os.ErrDeadlineExceeded", n, err)
+	}
+	c.SetWriteDeadline(time.Time{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Write(big)
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	c.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("Write on a closed conn = %v; want net.ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end a waiting Write")
+	}
+}
+
+func TestQuietConnWriteToAResetPeer(t *testing.T) {
+	c, s := tcpPair(t)
+	s.SetLinger(0)
+	s.Close()
+	time.Sleep(20 * time.Millisecond)
+	var err error
+	for i := 0; i < 100 && err == nil; i++ { // the first write may still be accepted by the kernel
+		_, err = c.Write([]byte("after the reset"))
+	}
+	var op *net.OpError
+	if !(errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)) || !errors.As(err, &op) || op.Op != "write" {
+		t.Fatalf("Write to a reset peer = %v; want *net.OpError (write) wrapping ECONNRESET or EPIPE", err)
 	}
 }

@@ -72,17 +72,18 @@
 //
 // # Connections
 //
-// Unless Config.Transport is set, requests share one http.Transport: HTTP/2
+// Unless Config.Transport is set, each Client has its own http.Transport: HTTP/2
 // when the server offers it (one TCP connection carries every watch and
 // request), HTTP/1.1 otherwise, with health pings on HTTP/2 connections so
 // that a dead peer ends its watches. On Linux, the TCP connections it dials
-// (through Config.Dial or the default dialer) read the socket with read(2)
+// (through Config.Dial or the default dialer) call read(2) and write(2)
 // directly, not through the Go scheduler's system-call entry: the socket is
-// non-blocking, so the call cannot hold its thread, and the entry's cost is
-// paid per watch event. In a program that idles between events it is a
-// third of the CPU that an event costs (the runtime's monitor thread is woken
-// and parks again each time). Waiting for data, deadlines and Close stay
-// package net's; errors are the ones (*net.TCPConn).Read returns.
+// non-blocking, so the calls cannot hold their thread, and the entry costs
+// something on every watch event. In a program that idles between events it
+// was a third of the CPU a metadata-only event cost (the runtime's monitor
+// thread is woken by the first system call after a pause, and parks again).
+// Waiting until the socket is ready, deadlines and Close stay package net's;
+// errors are the ones *net.TCPConn returns.
 //
 // # Security
 //
