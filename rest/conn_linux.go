@@ -60,10 +60,10 @@ type quietConn struct {
 	rn     int
 	rerrno syscall.Errno
 
-	wmu    sync.Mutex // serializes Write, which shares the fields below with writeSome
-	wbuf   []byte     // what is left to write
-	wn     int
-	werrno syscall.Errno
+	wmu  sync.Mutex // serializes Write, which shares the fields below with writeSome
+	wbuf []byte     // what is left to write
+	wn   int
+	werr error // the system call's error, wrapped as package net wraps it
 }
 
 // readOnce reads once into c.rbuf. It returns false, to wait until the
@@ -74,9 +74,7 @@ func (c *quietConn) readOnce(fd uintptr) bool {
 		switch e {
 		case 0:
 			c.rn, c.rerrno = int(n), 0
-			if n > 0 {
-				afterQuietRead(fd, c.rbuf[:n])
-			}
+			afterQuietRead(fd, c.rbuf[:n]) // at the end (n == 0) too, as syscall.Read
 			return true
 		case syscall.EINTR:
 			continue
@@ -98,13 +96,19 @@ func (c *quietConn) writeSome(fd uintptr) bool {
 		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
 		switch e {
 		case 0:
+			if n == 0 {
+				// As package net: a stream write of no bytes and no
+				// error would otherwise be retried forever.
+				c.werr = io.ErrUnexpectedEOF
+				return true
+			}
 			c.wn += int(n)
 			c.wbuf = c.wbuf[n:]
 		case syscall.EINTR:
 		case syscall.EAGAIN:
 			return false
 		default:
-			c.werrno = e
+			c.werr = os.NewSyscallError("write", e)
 			return true
 		}
 	}
@@ -116,7 +120,7 @@ func (c *quietConn) writeSome(fd uintptr) bool {
 // connection, or the system call's error.
 func (c *quietConn) Read(b []byte) (int, error) {
 	if len(b) == 0 {
-		return 0, nil
+		return c.TCPConn.Read(b) // nil, or the closed connection's error
 	}
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
@@ -140,19 +144,20 @@ func (c *quietConn) Read(b []byte) (int, error) {
 // system call's error, and the count of bytes written before it.
 func (c *quietConn) Write(b []byte) (int, error) {
 	if len(b) == 0 {
-		return 0, nil
+		return c.TCPConn.Write(b) // the zero-length write(2) package net makes
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	c.wbuf, c.wn, c.werrno = b, 0, 0
+	c.wbuf, c.wn, c.werr = b, 0, nil
 	err := c.raw.Write(c.writeFD)
 	n := c.wn
 	c.wbuf = nil
 	if err != nil {
 		return n, c.opError("write", err)
 	}
-	if c.werrno != 0 {
-		return n, c.opError("write", os.NewSyscallError("write", c.werrno))
+	if werr := c.werr; werr != nil {
+		c.werr = nil
+		return n, c.opError("write", werr)
 	}
 	return n, nil
 }

@@ -215,3 +215,130 @@ func TestQuietConnWriteToAResetPeer(t *testing.T) {
 		t.Fatalf("Write to a reset peer = %v; want *net.OpError (write) wrapping ECONNRESET or EPIPE", err)
 	}
 }
+
+// plainTCPPair is tcpPair without the wrapping, for comparing with what
+// *net.TCPConn does.
+func plainTCPPair(t *testing.T) (client, server *net.TCPConn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := <-accepted
+	if s == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { c.Close(); s.Close() })
+	return c.(*net.TCPConn), s.(*net.TCPConn)
+}
+
+// The first Write after the peer's RST reports ECONNRESET, as
+// (*net.TCPConn).Write does: nothing else (the race build's annotation
+// included) may take the socket's pending error first and leave EPIPE.
+func TestQuietConnFirstWriteAfterResetIsECONNRESET(t *testing.T) {
+	for _, quiet := range []bool{false, true} {
+		var c net.Conn
+		var s *net.TCPConn
+		if quiet {
+			c, s = tcpPair(t)
+		} else {
+			c, s = plainTCPPair(t)
+		}
+		s.SetLinger(0)
+		s.Close()
+		time.Sleep(50 * time.Millisecond) // let the RST arrive
+		_, err := c.Write([]byte("after the reset"))
+		if !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("quiet=%v: first Write after a reset = %v; want ECONNRESET", quiet, err)
+		}
+	}
+}
+
+// Zero-length calls report a closed connection, as (*net.TCPConn) does.
+func TestQuietConnZeroLengthOnClosedConn(t *testing.T) {
+	c, _ := tcpPair(t)
+	c.Close()
+	if _, err := c.Read(nil); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("zero-length Read on a closed conn = %v; want net.ErrClosed", err)
+	}
+	if _, err := c.Write(nil); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("zero-length Write on a closed conn = %v; want net.ErrClosed", err)
+	}
+}
+
+// In race builds, a Read that returns io.EOF orders the reader after
+// earlier I/O writes, as syscall.Read does; here the peer's goroutine sets
+// shared before writing to a pipe (a release) and closing.
+func TestQuietConnEOFOrdersAfterPeerWrites(t *testing.T) {
+	c, s := tcpPair(t)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	var shared int
+	go func() {
+		shared = 1
+		pw.Write([]byte{0})
+		s.CloseWrite()
+	}()
+	if n, err := c.Read(make([]byte, 8)); n != 0 || err != io.EOF {
+		t.Fatalf("Read = %d, %v; want 0, io.EOF", n, err)
+	}
+	if shared != 1 {
+		t.Fatal("shared not set before EOF")
+	}
+}
+
+// Concurrent Writes do not interleave (each waits for room holding the
+// connection's write lock), and a concurrent Read is unaffected.
+func TestQuietConnConcurrentWritesAndRead(t *testing.T) {
+	c, s := tcpPair(t)
+	const writers, chunks, size = 4, 32, 256 << 10
+	toClient := bytes.Repeat([]byte("r"), 4<<20)
+	go func() {
+		s.Write(toClient)
+	}()
+	readDone := make(chan error, 1)
+	go func() {
+		got := make([]byte, len(toClient))
+		_, err := io.ReadFull(c, got)
+		if err == nil && !bytes.Equal(got, toClient) {
+			err = errors.New("the client read other bytes than the server wrote")
+		}
+		readDone <- err
+	}()
+	for w := range writers {
+		go func() {
+			chunk := bytes.Repeat([]byte{byte('a' + w)}, size)
+			for range chunks {
+				if _, err := c.Write(chunk); err != nil {
+					return
+				}
+			}
+		}()
+	}
+	buf := make([]byte, size)
+	for i := range writers * chunks {
+		if _, err := io.ReadFull(s, buf); err != nil {
+			t.Fatalf("chunk %d: %v", i, err)
+		}
+		if n := bytes.Count(buf, buf[:1]); n != size {
+			t.Fatalf("chunk %d interleaves writes: %d of %d bytes are %q", i, n, size, buf[:1])
+		}
+	}
+	if err := <-readDone; err != nil {
+		t.Fatal(err)
+	}
+}
