@@ -55,8 +55,9 @@ type sink[T Object] interface {
 //	listing    → watching on success; backoff (then listing) on error;
 //	             a 410 on a continue page restarts the list from scratch
 //	streaming  → watching once the initial-events-end bookmark arrives (on
-//	             the same stream, or on a new uncompressed watch from the
-//	             bookmark when the stream came gzip-compressed);
+//	             the same stream, or on a new plain watch from the
+//	             bookmark when the stream came gzip-compressed or over a
+//	             bulk connection);
 //	             listing (streaming turned off, logged once) when the server
 //	             refuses the parameters or the bookmark does not come in time;
 //	             backoff (then streaming) on other errors
@@ -438,9 +439,10 @@ func (r *reflector[T]) stream(ctx context.Context) error {
 			if obj.GetAnnotations()[InitialEventsEndAnnotation] == "true" {
 				r.rv = obj.GetResourceVersion()
 				r.sink.endSync(r.rv)
-				if compressedStream(w) {
-					// Each later event would be a gzip block of its own:
-					// watch on uncompressed from the bookmark instead.
+				if oneShotStream(w) {
+					// Each later event would be a gzip block of its own, or
+					// the watch would hold a connection alone: watch on,
+					// plain, from the bookmark instead.
 					er.close()
 					w.Stop()
 					return nil
@@ -508,14 +510,18 @@ func stopWith(w watch.Interface, release context.CancelFunc) watch.Interface {
 	return &releasingWatch{Interface: w, release: release}
 }
 
-// compressedStream reports whether w is a stream the server sent
-// gzip-compressed (rest.Request.CompressedWatch).
-func compressedStream(w watch.Interface) bool {
+// oneShotStream reports whether w is a stream to end after its initial
+// events: one the server sent gzip-compressed (rest.Request.CompressedWatch)
+// or one on a bulk connection (rest.Request.Bulk).
+func oneShotStream(w watch.Interface) bool {
 	if rw, ok := w.(*releasingWatch); ok {
 		w = rw.Interface
 	}
-	c, ok := w.(interface{ Compressed() bool })
-	return ok && c.Compressed()
+	if c, ok := w.(interface{ Compressed() bool }); ok && c.Compressed() {
+		return true
+	}
+	b, ok := w.(interface{ Bulk() bool })
+	return ok && b.Bulk()
 }
 
 type releasingWatch struct {

@@ -551,27 +551,40 @@ type compressedWatch struct{ *watch.FakeWatcher }
 
 func (compressedWatch) Compressed() bool { return true }
 
-// A streaming list that came gzip-compressed ends at its initial-events-end
-// bookmark, and the reflector watches on, uncompressed, from the bookmark:
-// each later event would be a gzip block of its own.
-func TestCompressedStreamingListWatchesOnUncompressed(t *testing.T) {
-	src := newScriptedSource()
-	first := watch.NewFakeWithChanSize(100, false)
-	src.mu.Lock()
-	src.watches = append(src.watches, watchResult{open: func(context.Context) (watch.Interface, error) { return compressedWatch{first}, nil }})
-	src.mu.Unlock()
-	next := src.addWatch(nil)
-	rec := newRecorder()
-	inf, _ := startInformer(t, src, Options[*unstructured.Unstructured]{}, rec)
-	src.waitCall(t, "watch")
-	first.Add(cm("a", "5"))
-	first.Action(watch.Bookmark, bookmark("7", true))
-	waitUntil(t, inf.HasSynced)
-	src.waitCall(t, "watch")
-	if o := src.lastWatch(); o.SendInitialEvents != nil || o.ResourceVersion != "7" || !o.AllowWatchBookmarks {
-		t.Fatalf("the watch after the compressed stream: %+v, want a plain watch from 7", o)
+// bulkWatch is a watch that came over a bulk connection.
+type bulkWatch struct{ *watch.FakeWatcher }
+
+func (bulkWatch) Bulk() bool { return true }
+
+// A streaming list that came gzip-compressed, or over a bulk connection,
+// ends at its initial-events-end bookmark, and the reflector watches on,
+// plain, from the bookmark: each later event would be a gzip block of its
+// own, or the watch would hold a connection alone.
+func TestOneShotStreamingListWatchesOnPlain(t *testing.T) {
+	for name, wrap := range map[string]func(*watch.FakeWatcher) watch.Interface{
+		"compressed": func(w *watch.FakeWatcher) watch.Interface { return compressedWatch{w} },
+		"bulk":       func(w *watch.FakeWatcher) watch.Interface { return bulkWatch{w} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			src := newScriptedSource()
+			first := watch.NewFakeWithChanSize(100, false)
+			src.mu.Lock()
+			src.watches = append(src.watches, watchResult{open: func(context.Context) (watch.Interface, error) { return wrap(first), nil }})
+			src.mu.Unlock()
+			next := src.addWatch(nil)
+			rec := newRecorder()
+			inf, _ := startInformer(t, src, Options[*unstructured.Unstructured]{}, rec)
+			src.waitCall(t, "watch")
+			first.Add(cm("a", "5"))
+			first.Action(watch.Bookmark, bookmark("7", true))
+			waitUntil(t, inf.HasSynced)
+			src.waitCall(t, "watch")
+			if o := src.lastWatch(); o.SendInitialEvents != nil || o.ResourceVersion != "7" || !o.AllowWatchBookmarks {
+				t.Fatalf("the watch after the %s stream: %+v, want a plain watch from 7", name, o)
+			}
+			waitUntil(t, first.IsStopped)
+			next.Modify(cm("a", "8"))
+			rec.expect(t, "add a@5 initial=true", "update a 5->8")
+		})
 	}
-	waitUntil(t, first.IsStopped)
-	next.Modify(cm("a", "8"))
-	rec.expect(t, "add a@5 initial=true", "update a 5->8")
 }

@@ -114,7 +114,7 @@ func (s *unstructuredSource) listItems(ctx context.Context, opts metav1.ListOpti
 }
 
 func (s *unstructuredSource) streamList(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, parse func([]byte) (map[string]any, []byte, error), decode func(map[string]any, []byte) error) (ListPage, error) {
-	body, err := request(s.rc, s.gvr, s.ns).VersionedParams(&opts).Stream(ctx)
+	body, err := request(s.rc, s.gvr, s.ns).VersionedParams(&opts).Bulk().Stream(ctx)
 	if err != nil {
 		return ListPage{}, err
 	}

@@ -49,10 +49,19 @@ func (s *unstructuredSource) decode(raw []byte) (map[string]any, error) {
 	return fastjson.DecodeObjectShared(raw)
 }
 
-// watchRequest is the request of a watch with opts.
+// watchRequest is the request of a watch with opts. A streaming list of
+// whole objects is a bulk request (rest.Request.Bulk): its initial events
+// come over HTTP/1.1, on a connection of their own, which costs both ends
+// far less than HTTP/2's framing and flow control (the sync takes 0.6–0.75×
+// the time; see docs/benchmarks.md). The reflector ends such a stream at
+// its initial-events-end bookmark and watches on, from the bookmark, on the
+// shared HTTP/2 connection.
 func (s *unstructuredSource) watchRequest(opts metav1.ListOptions) *rest.Request {
 	opts.Watch = true
 	r := request(s.rc, s.gvr, s.ns).VersionedParams(&opts)
+	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+		r = r.Bulk()
+	}
 	if s.omitMF {
 		r = r.OmitManagedFields()
 	}

@@ -17,6 +17,7 @@ import (
 type Client struct {
 	base     *url.URL
 	http     *http.Client
+	bulk     *http.Client // HTTP/1.1 only, for Request.Bulk; nil: http serves those too
 	limiter  *rate.Limiter
 	timeout  time.Duration
 	warnings WarningHandler
@@ -26,21 +27,34 @@ type Client struct {
 }
 
 // NewForConfig returns a Client for cfg, building its HTTP client with
-// HTTPClientFor.
+// HTTPClientFor, and, unless Config.Transport is set, a second one over
+// HTTP/1.1 alone for requests marked Bulk.
 func NewForConfig(cfg *Config) (*Client, error) {
 	if cfg == nil {
 		return nil, errors.New("rest: nil Config")
 	}
-	hc, err := HTTPClientFor(cfg)
+	rt, bulk, err := transportsFor(cfg, true)
 	if err != nil {
 		return nil, err
 	}
-	return NewForConfigAndClient(cfg, hc)
+	hc, err := newHTTPClient(cfg, rt)
+	if err != nil {
+		return nil, err
+	}
+	c, err := NewForConfigAndClient(cfg, hc)
+	if err != nil || bulk == nil {
+		return c, err
+	}
+	if c.bulk, err = newHTTPClient(cfg, bulk); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // NewForConfigAndClient returns a Client for cfg that sends its requests
 // through hc, so several clients can share one connection pool. hc should
-// come from HTTPClientFor(cfg) (or carry equivalent authentication).
+// come from HTTPClientFor(cfg) (or carry equivalent authentication). Bulk
+// requests go through hc too.
 func NewForConfigAndClient(cfg *Config, hc *http.Client) (*Client, error) {
 	if cfg == nil {
 		return nil, errors.New("rest: nil Config")

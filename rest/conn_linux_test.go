@@ -128,11 +128,8 @@ func TestTransportDialsQuietConns(t *testing.T) {
 		w.Write([]byte("hello"))
 	}))
 	defer srv.Close()
-	rt, err := newHTTPTransport(&Config{Host: srv.URL}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.(*http.Transport).CloseIdleConnections()
+	rt := newHTTPTransport(&Config{Host: srv.URL}, nil, false)
+	defer rt.CloseIdleConnections()
 	var conn net.Conn
 	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) { conn = info.Conn },

@@ -99,11 +99,11 @@ func (r *Request) WatchNegotiatedPeek(ctx context.Context, decodeProtobuf, decod
 	if IsProtobuf(resp.Header.Get("Content-Type")) {
 		w := newProtobufWatcher(resp.Body, cancel, decodeProtobuf)
 		w.peek = peekProtobuf
-		w.compressed = resp.Uncompressed
+		w.noteResponse(r, resp)
 		return w, nil
 	}
 	w := newStreamWatcher(resp.Body, cancel, decodeJSON)
-	w.compressed = resp.Uncompressed
+	w.noteResponse(r, resp)
 	return w, nil
 }
 

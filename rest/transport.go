@@ -38,10 +38,15 @@ const (
 // not rate limited and not retried; Client adds those. The client has no
 // overall timeout (Config.Timeout is applied per request by Client).
 func HTTPClientFor(cfg *Config) (*http.Client, error) {
-	rt, err := TransportFor(cfg)
+	rt, _, err := transportsFor(cfg, false)
 	if err != nil {
 		return nil, err
 	}
+	return newHTTPClient(cfg, rt)
+}
+
+// newHTTPClient is the *http.Client over rt for cfg's server.
+func newHTTPClient(cfg *Config, rt http.RoundTripper) (*http.Client, error) {
 	base, err := serverURL(cfg)
 	if err != nil {
 		return nil, err
@@ -77,50 +82,67 @@ func stripCredentials(h http.Header) {
 
 // TransportFor returns the http.RoundTripper that HTTPClientFor uses.
 func TransportFor(cfg *Config) (http.RoundTripper, error) {
+	rt, _, err := transportsFor(cfg, false)
+	return rt, err
+}
+
+// transportsFor returns TransportFor(cfg) and, if withBulk and kdyn builds
+// the transport (Config.Transport is nil), the same stack over an
+// HTTP/1.1-only transport for Request.Bulk; the two share the exec
+// credential plugin's state.
+func transportsFor(cfg *Config, withBulk bool) (rt, bulk http.RoundTripper, err error) {
 	if cfg == nil {
-		return nil, errors.New("rest: nil Config")
+		return nil, nil, errors.New("rest: nil Config")
 	}
 	base, err := serverURL(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkPlainHTTP(cfg, base); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var exec *execAuthenticator
 	if cfg.ExecProvider != nil {
 		exec, err = newExecAuthenticator(cfg, base)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	var rt http.RoundTripper
 	if cfg.Transport != nil {
 		if hasTLSSettings(cfg) {
-			return nil, errors.New("rest: Config.Transport and Config.TLSClientConfig are both set; set TLS options on the custom transport instead")
+			return nil, nil, errors.New("rest: Config.Transport and Config.TLSClientConfig are both set; set TLS options on the custom transport instead")
 		}
 		rt = cfg.Transport
 	} else {
 		tlsConfig, err := tlsConfigFor(cfg, exec)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		rt, err = newHTTPTransport(cfg, tlsConfig)
-		if err != nil {
-			return nil, err
+		rt = newHTTPTransport(cfg, tlsConfig, false)
+		if withBulk {
+			bulk = newHTTPTransport(cfg, tlsConfig.Clone(), true)
 		}
 	}
-	if cfg.Logger != nil && cfg.LogVerbosity >= verbosityCurl {
-		rt = &debugRoundTripper{next: rt, log: cfg.Logger}
+	wrap := func(rt http.RoundTripper) http.RoundTripper {
+		if cfg.Logger != nil && cfg.LogVerbosity >= verbosityCurl {
+			rt = &debugRoundTripper{next: rt, log: cfg.Logger}
+		}
+		rt = wrapAuth(cfg, base, rt, exec)
+		if cfg.WrapTransport != nil {
+			rt = cfg.WrapTransport(rt)
+		}
+		return rt
 	}
-	rt = wrapAuth(cfg, base, rt, exec)
-	if cfg.WrapTransport != nil {
-		rt = cfg.WrapTransport(rt)
+	rt = wrap(rt)
+	if bulk != nil {
+		bulk = wrap(bulk)
 	}
-	return rt, nil
+	return rt, bulk, nil
 }
 
-func newHTTPTransport(cfg *Config, tlsConfig *tls.Config) (http.RoundTripper, error) {
+// newHTTPTransport is kdyn's own transport for cfg: HTTP/2 when the server
+// offers it, or, if http1Only, HTTP/1.1 alone (Request.Bulk).
+func newHTTPTransport(cfg *Config, tlsConfig *tls.Config, http1Only bool) *http.Transport {
 	dial := cfg.Dial
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
@@ -149,9 +171,13 @@ func newHTTPTransport(cfg *Config, tlsConfig *tls.Config) (http.RoundTripper, er
 	}
 	t.Protocols = new(http.Protocols)
 	t.Protocols.SetHTTP1(true)
+	if http1Only {
+		t.ForceAttemptHTTP2 = false
+		return t
+	}
 	t.Protocols.SetHTTP2(true)
 	t.HTTP2 = &http.HTTP2Config{SendPingTimeout: readIdleTimeout, PingTimeout: pingTimeout}
-	return t, nil
+	return t
 }
 
 func hasTLSSettings(cfg *Config) bool {

@@ -85,11 +85,23 @@ type eventPump struct {
 	// compressed: the server sent the stream gzip-compressed and the
 	// transport inflates it (Request.CompressedWatch).
 	compressed bool
+	// bulk: the stream came over a bulk connection (Request.Bulk).
+	bulk bool
 }
 
 // Compressed reports whether the server sent the stream gzip-compressed,
 // which a watch asked for with Request.CompressedWatch may be.
 func (p *eventPump) Compressed() bool { return p.compressed }
+
+// Bulk reports whether the stream came over a connection of its own
+// (Request.Bulk, on a Client that has a bulk transport).
+func (p *eventPump) Bulk() bool { return p.bulk }
+
+// noteResponse records how r's watch response came.
+func (p *eventPump) noteResponse(r *Request, resp *http.Response) {
+	p.compressed = resp.Uncompressed
+	p.bulk = r.bulk && r.c.bulk != nil
+}
 
 func newEventPump(body io.ReadCloser, cancel func()) eventPump {
 	return eventPump{body: body, cancel: cancel, result: make(chan watch.Event, eventBuffer),

@@ -2,8 +2,6 @@ package informer_test
 
 import (
 	"fmt"
-	"net/http"
-	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -173,24 +171,8 @@ func TestMetadataStreamingListComesCompressed(t *testing.T) {
 	writer := client(t, env.RESTConfig(testenv.Admin))
 	ns := newNamespace(t, writer)
 	createAll(t, writer, ns, 30, func(i int) *unstructured.Unstructured { return configMap(ns, fmt.Sprintf("cm-%02d", i), "1") })
-	type answer struct {
-		query      url.Values
-		compressed bool
-	}
-	var mu sync.Mutex
-	var answers []answer
 	cfg := env.RESTConfig(testenv.Admin)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			resp, err := rt.RoundTrip(r)
-			if err == nil && r.URL.Query().Get("watch") == "true" {
-				mu.Lock()
-				answers = append(answers, answer{r.URL.Query(), resp.Uncompressed})
-				mu.Unlock()
-			}
-			return resp, err
-		})
-	}
+	answers := recordAnswers(cfg, "", true)
 	f := informer.NewFactory(client(t, cfg).RESTClient(), informer.FactoryOptions{Namespace: ns})
 	inf := f.ForResourceMetadata(cmGVR, informer.InformerOptions{})
 	updated := make(chan string, 10)
@@ -203,14 +185,8 @@ func TestMetadataStreamingListComesCompressed(t *testing.T) {
 		t.Fatal(err)
 	}
 	syncRV := inf.LastSyncResourceVersion()
-	waitFor(t, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(answers) >= 2
-	})
-	mu.Lock()
-	stream, next := answers[0], answers[1]
-	mu.Unlock()
+	waitFor(t, func() bool { return len(answers()) >= 2 })
+	stream, next := answers()[0], answers()[1]
 	if stream.query.Get("sendInitialEvents") != "true" || !stream.compressed {
 		t.Fatalf("first watch %v, compressed %v: want the streaming list, compressed", stream.query, stream.compressed)
 	}

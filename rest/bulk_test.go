@@ -1,0 +1,113 @@
+package rest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// protoServer is an HTTPS server offering HTTP/2 that records the protocol
+// of each request by path and answers an empty list, or, for watches, one
+// ADDED event.
+func protoServer(t *testing.T) (*httptest.Server, func(path string) []int) {
+	t.Helper()
+	var mu sync.Mutex
+	seen := map[string][]int{}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.URL.Path] = append(seen[r.URL.Path], r.ProtoMajor)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("watch") == "true" {
+			fmt.Fprintln(w, `{"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"5"}}}`)
+			return
+		}
+		fmt.Fprint(w, `{"apiVersion":"v1","kind":"ConfigMapList","metadata":{"resourceVersion":"5"},"items":[]}`)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv, func(path string) []int {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]int(nil), seen[path]...)
+	}
+}
+
+func TestBulkRequestsGoOverHTTP1(t *testing.T) {
+	srv, seen := protoServer(t)
+	c, err := NewForConfig(&Config{Host: srv.URL, TLSClientConfig: TLSClientConfig{CAData: serverCA(srv)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	list := func(r *Request) *Request { return r.Version("v1").Namespace("ns").Resource("configmaps") }
+	if err := list(c.Get()).Do(ctx).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if err := list(c.Get()).Bulk().Do(ctx).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if got := seen("/api/v1/namespaces/ns/configmaps"); fmt.Sprint(got) != "[2 1]" {
+		t.Fatalf("protocols of a plain then a bulk list = %v, want [2 1]", got)
+	}
+
+	watchOf := func(r *Request) (WatchInterface, error) {
+		return list(r).VersionedParams(&metav1.ListOptions{Watch: true}).WatchUnstructured(ctx)
+	}
+	for _, bulk := range []bool{false, true} {
+		r := c.Get()
+		if bulk {
+			r = r.Bulk()
+		}
+		w, err := watchOf(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := <-w.ResultChan()
+		w.Stop()
+		if ev.Type != watch.Added {
+			t.Fatalf("bulk=%v: first event %v, want ADDED", bulk, ev.Type)
+		}
+		if got := w.(interface{ Bulk() bool }).Bulk(); got != bulk {
+			t.Fatalf("watch asked bulk=%v reports Bulk() = %v", bulk, got)
+		}
+	}
+	if got := seen("/api/v1/namespaces/ns/configmaps"); fmt.Sprint(got[2:]) != "[2 1]" {
+		t.Fatalf("protocols of a plain then a bulk watch = %v, want [2 1]", got[2:])
+	}
+}
+
+// A Client over an http.Client of the caller's has no bulk transport: Bulk
+// requests go through that client, and watches do not report Bulk.
+func TestBulkWithoutABulkTransport(t *testing.T) {
+	srv, seen := protoServer(t)
+	cfg := &Config{Host: srv.URL, TLSClientConfig: TLSClientConfig{CAData: serverCA(srv)}}
+	hc, err := HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	w, err := c.Get().Version("v1").Resource("configmaps").VersionedParams(&metav1.ListOptions{Watch: true}).Bulk().WatchUnstructured(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-w.ResultChan()
+	w.Stop()
+	if w.(interface{ Bulk() bool }).Bulk() {
+		t.Fatal("a watch on the caller's HTTP/2 client reports Bulk")
+	}
+	if got := seen("/api/v1/configmaps"); fmt.Sprint(got) != "[2]" {
+		t.Fatalf("protocols = %v, want [2]", got)
+	}
+}
