@@ -83,7 +83,18 @@
 // was a third of the CPU a metadata-only event cost (the runtime's monitor
 // thread is woken by the first system call after a pause, and parks again).
 // Waiting until the socket is ready, deadlines and Close stay package net's;
-// errors are the ones *net.TCPConn returns.
+// errors are the ones *net.TCPConn returns. (An httptrace GotConn hook sees
+// such a connection as an unexported type, not as *net.TCPConn.)
+//
+// NewForConfig also builds an HTTP/1.1-only transport beside it, with the
+// same TLS, dialer and credentials, for requests marked Request.Bulk: a
+// large list, or the initial events of a streaming list, costs both ends
+// far less over HTTP/1.1 than over Go's HTTP/2 (no hand-off of every frame
+// between goroutines, no WINDOW_UPDATE every 4 KiB). Each bulk request
+// takes a connection of its own, reused when its body was read to the end;
+// informers send their lists that way and watch over the shared HTTP/2
+// connection. A Client from NewForConfigAndClient, or with
+// Config.Transport, sends bulk requests like any other.
 //
 // # Security
 //
