@@ -59,13 +59,18 @@ func (s *unstructuredSource) decode(raw []byte) (map[string]any, error) {
 func (s *unstructuredSource) watchRequest(opts metav1.ListOptions) *rest.Request {
 	opts.Watch = true
 	r := request(s.rc, s.gvr, s.ns).VersionedParams(&opts)
-	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+	if streamingList(opts) {
 		r = r.Bulk()
 	}
 	if s.omitMF {
 		r = r.OmitManagedFields()
 	}
 	return r
+}
+
+// streamingList reports whether opts ask a watch for the initial events.
+func streamingList(opts metav1.ListOptions) bool {
+	return opts.SendInitialEvents != nil && *opts.SendInitialEvents
 }
 
 // request is a GET of the resource, uncompressed (see
@@ -127,7 +132,7 @@ func (s *metadataSource) Watch(ctx context.Context, opts metav1.ListOptions) (wa
 // compressing them costs the server more than the bytes it saves.
 func (s *metadataSource) watchRequest(opts metav1.ListOptions) *rest.Request {
 	opts.Watch = true
-	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+	if streamingList(opts) {
 		return resourceRequest(s.rc, s.gvr, s.ns).VersionedParams(&opts).CompressedWatch()
 	}
 	return request(s.rc, s.gvr, s.ns).VersionedParams(&opts)

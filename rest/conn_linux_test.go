@@ -19,30 +19,13 @@ import (
 // wrapped by wrapConn.
 func tcpPair(t *testing.T) (client net.Conn, server *net.TCPConn) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := <-accepted
-	if s == nil {
-		t.Fatal("accept failed")
-	}
+	c, s := plainTCPPair(t)
 	client = wrapConn(c)
 	if _, ok := client.(*quietConn); !ok {
 		t.Fatalf("wrapConn(%T) = %T, want *quietConn", c, client)
 	}
-	t.Cleanup(func() { client.Close(); s.Close() })
-	return client, s.(*net.TCPConn)
+	t.Cleanup(func() { client.Close() })
+	return client, s
 }
 
 func TestQuietConnReadsInOrderThenEOF(t *testing.T) {
@@ -213,8 +196,8 @@ func TestQuietConnWriteToAResetPeer(t *testing.T) {
 	}
 }
 
-// plainTCPPair is tcpPair without the wrapping, for comparing with what
-// *net.TCPConn does.
+// plainTCPPair returns both ends of a loopback TCP connection, unwrapped
+// (tcpPair wraps the client's; tests compare with what *net.TCPConn does).
 func plainTCPPair(t *testing.T) (client, server *net.TCPConn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

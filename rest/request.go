@@ -525,9 +525,12 @@ func (r *Request) Bulk() *Request {
 	return r
 }
 
+// sentBulk reports whether r goes over the Client's bulk transport.
+func (r *Request) sentBulk() bool { return r.bulk && r.c.bulk != nil }
+
 // httpClient is the client r is sent through.
 func (r *Request) httpClient() *http.Client {
-	if r.bulk && r.c.bulk != nil {
+	if r.sentBulk() {
 		return r.c.bulk
 	}
 	return r.c.http

@@ -123,11 +123,12 @@ func transportsFor(cfg *Config, withBulk bool) (rt, bulk http.RoundTripper, err 
 			bulk = newHTTPTransport(cfg, tlsConfig.Clone(), true)
 		}
 	}
+	auth := authWrapper(cfg, base, exec)
 	wrap := func(rt http.RoundTripper) http.RoundTripper {
 		if cfg.Logger != nil && cfg.LogVerbosity >= verbosityCurl {
 			rt = &debugRoundTripper{next: rt, log: cfg.Logger}
 		}
-		rt = wrapAuth(cfg, base, rt, exec)
+		rt = auth(rt)
 		if cfg.WrapTransport != nil {
 			rt = cfg.WrapTransport(rt)
 		}
@@ -148,15 +149,15 @@ func newHTTPTransport(cfg *Config, tlsConfig *tls.Config, http1Only bool) *http.
 		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
 	proxy := cfg.Proxy
+	if proxy == nil {
+		proxy = http.ProxyFromEnvironment
+	}
 	dialWrapped := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
 		return wrapConn(c), nil
-	}
-	if proxy == nil {
-		proxy = http.ProxyFromEnvironment
 	}
 	t := &http.Transport{
 		Proxy:                 proxy,
@@ -166,13 +167,12 @@ func newHTTPTransport(cfg *Config, tlsConfig *tls.Config, http1Only bool) *http.
 		MaxIdleConnsPerHost:   25,
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
-		ForceAttemptHTTP2:     true,
+		ForceAttemptHTTP2:     !http1Only,
 		DisableCompression:    cfg.DisableCompression,
 	}
 	t.Protocols = new(http.Protocols)
 	t.Protocols.SetHTTP1(true)
 	if http1Only {
-		t.ForceAttemptHTTP2 = false
 		return t
 	}
 	t.Protocols.SetHTTP2(true)
@@ -312,16 +312,18 @@ func tlsConfigFor(cfg *Config, exec *execAuthenticator) (*tls.Config, error) {
 	return tc, nil
 }
 
-// wrapAuth adds the user agent, impersonation and authentication headers.
-// Credentials are only attached to requests for the configured host, so a
-// redirect elsewhere never carries them.
-func wrapAuth(cfg *Config, base *url.URL, rt http.RoundTripper, exec *execAuthenticator) http.RoundTripper {
+// authWrapper returns what wraps a transport with cfg's authentication,
+// impersonation and user agent headers. Credentials are only attached to
+// requests for the configured host, so a redirect elsewhere never carries
+// them. Every transport it wraps shares one
+// bearer-token file reader (and exec's credential), so a Client's HTTP/2
+// and bulk transports read the file, or run the plugin, once between them.
+func authWrapper(cfg *Config, base *url.URL, exec *execAuthenticator) func(http.RoundTripper) http.RoundTripper {
 	ua := cfg.UserAgent
 	if ua == "" {
 		ua = DefaultUserAgent()
 	}
-	a := &authRoundTripper{
-		next:        rt,
+	proto := authRoundTripper{
 		host:        base.Host,
 		scheme:      base.Scheme,
 		userAgent:   ua,
@@ -331,12 +333,16 @@ func wrapAuth(cfg *Config, base *url.URL, rt http.RoundTripper, exec *execAuthen
 		token:       cfg.BearerToken,
 	}
 	if cfg.BearerTokenFile != "" {
-		a.tokenFile = &tokenFile{path: cfg.BearerTokenFile, fallback: cfg.BearerToken}
+		proto.tokenFile = &tokenFile{path: cfg.BearerTokenFile, fallback: cfg.BearerToken}
 	}
-	if exec != nil {
-		return exec.wrap(a)
+	return func(rt http.RoundTripper) http.RoundTripper {
+		a := proto
+		a.next = rt
+		if exec != nil {
+			return exec.wrap(&a)
+		}
+		return &a
 	}
-	return a
 }
 
 type authRoundTripper struct {

@@ -100,7 +100,7 @@ func (p *eventPump) Bulk() bool { return p.bulk }
 // noteResponse records how r's watch response came.
 func (p *eventPump) noteResponse(r *Request, resp *http.Response) {
 	p.compressed = resp.Uncompressed
-	p.bulk = r.bulk && r.c.bulk != nil
+	p.bulk = r.sentBulk()
 }
 
 func newEventPump(body io.ReadCloser, cancel func()) eventPump {
