@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 
+	"github.com/kdyn/kdyn/internal/generation"
 	"github.com/kdyn/kdyn/rest"
 )
 
@@ -65,12 +65,10 @@ type Client struct {
 
 	snap       atomic.Pointer[Snapshot]
 	revalidate atomic.Bool
-	// cacheMu orders cache writes with Invalidate: gen counts
-	// invalidations, and a load (or GET /version) that began before one
-	// does not cache what it fetched (nor clear revalidate) when it ends
-	// after it (cacheIfCurrent). It also guards serverVersion.
-	cacheMu       sync.Mutex
-	gen           uint64
+	// gen counts invalidations: a load (or GET /version) that began
+	// before one does not cache what it fetched (nor clear revalidate)
+	// when it ends after it. Its lock also guards serverVersion.
+	gen           generation.Counter
 	serverVersion *version.Info
 }
 
@@ -135,12 +133,11 @@ func (c *Client) Refresh(ctx context.Context) (*Snapshot, error) {
 // Invalidate drops the memory cache; the next call revalidates every
 // document with the server (disk copies are kept for their ETags).
 func (c *Client) Invalidate() {
-	c.cacheMu.Lock()
-	c.gen++
-	c.revalidate.Store(true)
-	c.snap.Store(nil)
-	c.serverVersion = nil
-	c.cacheMu.Unlock()
+	c.gen.Advance(func() {
+		c.revalidate.Store(true)
+		c.snap.Store(nil)
+		c.serverVersion = nil
+	})
 }
 
 // MarkStale makes the next use of the caches, in this process and in later
@@ -174,35 +171,23 @@ func (c *Client) RefreshGroup(ctx context.Context, group string) (*Snapshot, err
 	return v.(*Snapshot), nil
 }
 
-// cacheIfCurrent runs store, which writes the caches, unless an Invalidate
-// came since the generation gen was read.
-func (c *Client) cacheIfCurrent(gen uint64, store func()) {
-	c.cacheMu.Lock()
-	defer c.cacheMu.Unlock()
-	if c.gen == gen {
-		store()
-	}
-}
-
 // load builds a snapshot and caches it; it revalidates every document
 // when force or after an Invalidate (read with the generation, so that an
 // Invalidate is seen by the load of its own generation).
 func (c *Client) load(ctx context.Context, force bool) (*Snapshot, error) {
-	c.cacheMu.Lock()
-	gen := c.gen
-	revalidate := force || c.revalidate.Load()
-	c.cacheMu.Unlock()
+	revalidate := force
+	gen := c.gen.Read(func() { revalidate = revalidate || c.revalidate.Load() })
 	// Callers after an Invalidate do not join a load begun before it.
-	key := "load/" + strconv.FormatUint(gen, 10)
+	key := generation.Key("load", gen)
 	if revalidate {
-		key = "refresh/" + strconv.FormatUint(gen, 10)
+		key = generation.Key("refresh", gen)
 	}
 	v, err, _ := c.group.Do(key, func() (any, error) {
 		s, err := c.build(ctx, revalidate)
 		if err != nil {
 			return nil, err
 		}
-		c.cacheIfCurrent(gen, func() {
+		c.gen.IfCurrent(gen, func() {
 			c.snap.Store(s)
 			c.revalidate.Store(false)
 		})
@@ -488,9 +473,8 @@ func (c *Client) replaceGroup(cur *Snapshot, group string, g *Group, failed map[
 
 // ServerVersion returns GET /version (1 request; cached in memory).
 func (c *Client) ServerVersion(ctx context.Context) (*version.Info, error) {
-	c.cacheMu.Lock()
-	cached, gen := c.serverVersion, c.gen
-	c.cacheMu.Unlock()
+	var cached *version.Info
+	gen := c.gen.Read(func() { cached = c.serverVersion })
 	if cached != nil {
 		v := *cached
 		return &v, nil
@@ -498,7 +482,7 @@ func (c *Client) ServerVersion(ctx context.Context) (*version.Info, error) {
 	// No lock is held across the request (Invalidate does not wait for
 	// it); concurrent callers share it, and an answer that began before an
 	// Invalidate is not cached after it.
-	res, err, _ := c.group.Do("version/"+strconv.FormatUint(gen, 10), func() (any, error) {
+	res, err, _ := c.group.Do(generation.Key("version", gen), func() (any, error) {
 		body, err := c.rc.Get().AbsPath("/version").MaxResponseBytes(1 << 20).DoRaw(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("discovery: GET /version: %w", err)
@@ -507,7 +491,7 @@ func (c *Client) ServerVersion(ctx context.Context) (*version.Info, error) {
 		if err := json.Unmarshal(body, &info); err != nil {
 			return nil, fmt.Errorf("discovery: decode /version: %w", err)
 		}
-		c.cacheIfCurrent(gen, func() { c.serverVersion = &info })
+		c.gen.IfCurrent(gen, func() { c.serverVersion = &info })
 		return &info, nil
 	})
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kdyn/kdyn/discovery"
+	"github.com/kdyn/kdyn/internal/generation"
 	"github.com/kdyn/kdyn/rest"
 )
 
@@ -62,10 +62,9 @@ type Mapper struct {
 	idx        atomic.Pointer[index]
 	sf         singleflight.Group
 	refreshing atomic.Bool
-	// idxMu orders index writes with Reset: gen counts resets, and an
-	// index built from discovery asked before one is not kept after it.
-	idxMu sync.Mutex
-	gen   uint64
+	// gen counts Resets: an index built from discovery asked before one is
+	// not kept after it.
+	gen generation.Counter
 
 	negMu sync.Mutex
 	neg   map[string]time.Time
@@ -124,8 +123,8 @@ func (m *Mapper) current(ctx context.Context) (*index, error) {
 		m.maybeRefreshInBackground(idx)
 		return idx, nil
 	}
-	gen := m.generation()
-	v, err, _ := m.sf.Do("load/"+strconv.FormatUint(gen, 10), func() (any, error) {
+	gen := m.gen.Read(nil)
+	v, err, _ := m.sf.Do(generation.Key("load", gen), func() (any, error) {
 		if idx := m.idx.Load(); idx != nil {
 			return idx, nil
 		}
@@ -134,7 +133,7 @@ func (m *Mapper) current(ctx context.Context) (*index, error) {
 			return nil, fmt.Errorf("restmapper: %w", err)
 		}
 		idx := buildIndex(s, m.opts.now())
-		m.keep(gen, idx)
+		m.gen.IfCurrent(gen, func() { m.idx.Store(idx) })
 		return idx, nil
 	})
 	if err != nil {
@@ -167,14 +166,14 @@ func (m *Mapper) Refresh(ctx context.Context) error {
 }
 
 func (m *Mapper) refresh(ctx context.Context) (*index, error) {
-	gen := m.generation()
-	v, err, _ := m.sf.Do("refresh/"+strconv.FormatUint(gen, 10), func() (any, error) {
+	gen := m.gen.Read(nil)
+	v, err, _ := m.sf.Do(generation.Key("refresh", gen), func() (any, error) {
 		s, err := m.dc.Refresh(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("restmapper: refresh discovery: %w", err)
 		}
 		idx := buildIndex(s, m.opts.now())
-		m.keep(gen, idx)
+		m.gen.IfCurrent(gen, func() { m.idx.Store(idx) })
 		m.log.Debug("REST mapper refreshed", zap.Int("resources", len(idx.entries)))
 		return idx, nil
 	})
@@ -186,31 +185,13 @@ func (m *Mapper) refresh(ctx context.Context) (*index, error) {
 
 // Reset drops everything the mapper knows; the next lookup rediscovers.
 func (m *Mapper) Reset() {
-	m.idxMu.Lock()
-	m.gen++
-	m.dc.Invalidate()
-	m.idx.Store(nil)
-	m.idxMu.Unlock()
+	m.gen.Advance(func() {
+		m.dc.Invalidate()
+		m.idx.Store(nil)
+	})
 	m.negMu.Lock()
 	m.neg = map[string]time.Time{}
 	m.negMu.Unlock()
-}
-
-// generation returns the number of Resets so far.
-func (m *Mapper) generation() uint64 {
-	m.idxMu.Lock()
-	defer m.idxMu.Unlock()
-	return m.gen
-}
-
-// keep caches idx, built after generation returned gen, unless a Reset
-// came since.
-func (m *Mapper) keep(gen uint64, idx *index) {
-	m.idxMu.Lock()
-	defer m.idxMu.Unlock()
-	if m.gen == gen {
-		m.idx.Store(idx)
-	}
 }
 
 // ResetWithContext is Reset.
@@ -233,7 +214,7 @@ func (m *Mapper) negativeCached(key string) bool {
 	return true
 }
 
-// addNegative caches a miss found after generation returned gen, unless
+// addNegative caches a miss found in generation gen, unless
 // a Reset came since (its clearing of the cache follows its gen change, so
 // an entry added before that change is cleared with the rest).
 func (m *Mapper) addNegative(gen uint64, key string) {
@@ -242,7 +223,7 @@ func (m *Mapper) addNegative(gen uint64, key string) {
 	}
 	m.negMu.Lock()
 	defer m.negMu.Unlock()
-	if m.generation() != gen {
+	if m.gen.Read(nil) != gen {
 		return
 	}
 	now := m.opts.now()
@@ -273,7 +254,7 @@ func lookup[T any](ctx context.Context, m *Mapper, group string, key func() stri
 	if m.negativeCached(k) {
 		return v, annotateFailed(err, idx, group)
 	}
-	gen := m.generation()
+	gen := m.gen.Read(nil)
 	idx2, rerr := m.refresh(ctx)
 	if rerr != nil {
 		m.log.Debug("discovery refresh after a mapper miss failed", zap.Error(rerr))
