@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -302,6 +303,7 @@ func startInformer(t *testing.T, r *rig, opts informer.Options[*unstructured.Uns
 	if err := w.inf.WaitForSync(sctx); err != nil {
 		t.Fatal(err)
 	}
+	awaitPlainWatch(t, r)
 	return w
 }
 
@@ -332,7 +334,27 @@ func startFactoryInformer(t *testing.T, r *rig) *watched {
 	if err := f.WaitForSync(sctx); err != nil {
 		t.Fatal(err)
 	}
+	awaitPlainWatch(t, r)
 	return w
+}
+
+// awaitPlainWatch waits until the informer holds an open watch that is not
+// its initial streaming list. An informer that synced over a bulk or
+// compressed stream ends it at the initial-events-end bookmark and sends a
+// new watch request; a fault set up while that request is in flight would
+// meet it before its connection is cut (a 429 the client never reads, for
+// example), which is not the scenario the tests describe.
+func awaitPlainWatch(t *testing.T, r *rig) {
+	t.Helper()
+	eventually(t, 20*time.Second, "the informer watching after its sync", func() string {
+		for _, rec := range r.proxy.Records() {
+			if rec.UserAgent == informerUA && rec.Watch && rec.End.IsZero() && rec.Status == http.StatusOK &&
+				queryParam(rec.Query, "sendInitialEvents") != "true" {
+				return ""
+			}
+		}
+		return "no open watch without sendInitialEvents"
+	})
 }
 
 func (w *watched) cacheState() state {

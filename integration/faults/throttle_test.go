@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -121,7 +122,7 @@ func Test429StormHonorsRetryAfter(t *testing.T) {
 			gap := seq[i+1].Start.Sub(seq[i].End)
 			gaps = append(gaps, gap)
 			if gap < retryAfter-100*time.Millisecond {
-				t.Errorf("%s %s %s: retried %v after a 429 with Retry-After %v", s.ua, s.method, s.path, gap.Round(time.Millisecond), retryAfter)
+				t.Errorf("%s %s %s: retried %v after a 429 with Retry-After %v; the requests:\n%s", s.ua, s.method, s.path, gap.Round(time.Millisecond), retryAfter, describe(seq, start))
 			}
 		}
 	}
@@ -146,4 +147,17 @@ func Test429StormHonorsRetryAfter(t *testing.T) {
 	if informerOK > 2 || other > 0 {
 		t.Errorf("retry storm: %d informer requests succeeded, %d other requests, during a storm that needed one watch", informerOK, other)
 	}
+}
+
+// describe lists records one per line, with times relative to t0.
+func describe(recs []faultproxy.Record, t0 time.Time) string {
+	var b strings.Builder
+	for _, rec := range recs {
+		end := "open"
+		if !rec.End.IsZero() {
+			end = rec.End.Sub(t0).Round(time.Millisecond).String()
+		}
+		fmt.Fprintf(&b, "  %v–%s ?%s: status %d, faults %v\n", rec.Start.Sub(t0).Round(time.Millisecond), end, rec.Query, rec.Status, rec.Faults)
+	}
+	return b.String()
 }
