@@ -299,7 +299,10 @@ func createNamespace(t *testing.T, c *http.Client, env *testenv.Env, name string
 func TestRestartKeepsData(t *testing.T) {
 	env := testenv.Shared(t)
 	c := verifiedClient(t, env, nil)
-	createNamespace(t, c, env, "kdyn-restart")
+	// A fresh name on every run: the shared control plane outlives one
+	// iteration of -count.
+	ns := "kdyn-restart-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	createNamespace(t, c, env, ns)
 
 	start := time.Now()
 	if err := env.Restart(t.Context()); err != nil {
@@ -307,7 +310,7 @@ func TestRestartKeepsData(t *testing.T) {
 	}
 	t.Logf("Restart took %s", time.Since(start).Round(time.Millisecond))
 	c.CloseIdleConnections()
-	code, body := do(t, c, "GET", env.Host()+"/api/v1/namespaces/kdyn-restart", env.AdminToken(), nil)
+	code, body := do(t, c, "GET", env.Host()+"/api/v1/namespaces/"+ns, env.AdminToken(), nil)
 	if code != 200 {
 		t.Fatalf("GET namespace after restart = %d %s", code, body)
 	}
