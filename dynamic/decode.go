@@ -21,12 +21,18 @@ func DecodeObject(data []byte) (*unstructured.Unstructured, error) {
 	return &unstructured.Unstructured{Object: m}, nil
 }
 
-// DecodeList decodes a list from JSON in a single pass. Items without
-// apiVersion and kind get them from the list (kind without its "List"
-// suffix), as apimachinery does.
+// DecodeList decodes a list from JSON in a single pass. Items whose
+// apiVersion and kind are both empty get them from the list (kind without
+// its "List" suffix), and Items is never nil, as with apimachinery's
+// decoder.
 func DecodeList(data []byte) (*unstructured.UnstructuredList, error) {
 	l := &unstructured.UnstructuredList{}
-	err := decodeList(data, func(fields map[string]any) { l.Object = fields }, func(obj map[string]any) error {
+	err := decodeList(data, func(fields map[string]any, n int) {
+		l.Object = fields
+		// Never nil, as apimachinery's decoder leaves it: an empty list
+		// equals client-go's.
+		l.Items = make([]unstructured.Unstructured, 0, n)
+	}, func(obj map[string]any) error {
 		l.Items = append(l.Items, unstructured.Unstructured{Object: obj})
 		return nil
 	})
@@ -41,10 +47,10 @@ func DecodeList(data []byte) (*unstructured.UnstructuredList, error) {
 
 // DecodeListFunc decodes a list from JSON in a single pass, calling meta
 // with the list's metadata and then each for every item (apiVersion and
-// kind filled in from the list when missing). An error from each stops
+// kind filled in from the list when both are empty, as in DecodeList). An error from each stops
 // decoding and is returned.
 func DecodeListFunc(data []byte, meta func(metav1.ListMeta), each func(*unstructured.Unstructured) error) error {
-	return decodeList(data, func(fields map[string]any) {
+	return decodeList(data, func(fields map[string]any, _ int) {
 		if meta == nil {
 			return
 		}
@@ -55,7 +61,7 @@ func DecodeListFunc(data []byte, meta func(metav1.ListMeta), each func(*unstruct
 	})
 }
 
-func decodeList(data []byte, fields func(map[string]any), item func(map[string]any) error) error {
+func decodeList(data []byte, fields func(list map[string]any, items int), item func(map[string]any) error) error {
 	var items []map[string]any
 	list, err := fastjson.DecodeListShared(data, func(i int, obj map[string]any) error {
 		items = append(items, obj)
@@ -67,10 +73,13 @@ func decodeList(data []byte, fields func(map[string]any), item func(map[string]a
 	apiVersion, _ := list["apiVersion"].(string)
 	listKind, _ := list["kind"].(string)
 	kind := strings.TrimSuffix(listKind, "List")
-	fields(list)
+	fields(list, len(items))
 	for i, obj := range items {
-		if _, hasKind := obj["kind"]; !hasKind {
-			if _, hasAV := obj["apiVersion"]; !hasAV {
+		// As apimachinery's UnstructuredJSONScheme: an item whose kind and
+		// apiVersion are both empty (or absent, or not strings) takes the
+		// list's.
+		if k, _ := obj["kind"].(string); k == "" {
+			if av, _ := obj["apiVersion"].(string); av == "" {
 				obj["apiVersion"] = apiVersion
 				obj["kind"] = kind
 			}
