@@ -188,6 +188,14 @@ func (c *Client) load(ctx context.Context, force bool) (*Snapshot, error) {
 			return nil, err
 		}
 		c.gen.IfCurrent(gen, func() {
+			// A load that revalidated nothing runs only while the memory
+			// cache is empty; if a Refresh (or RefreshGroup) of this
+			// generation stored a snapshot meanwhile, that one is at least
+			// as new as what this load read: keep it, and answer with it.
+			if cur := c.snap.Load(); cur != nil && !revalidate {
+				s = cur
+				return
+			}
 			c.snap.Store(s)
 			c.revalidate.Store(false)
 		})

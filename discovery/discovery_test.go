@@ -611,6 +611,40 @@ func TestInvalidateDuringLoadIsNotLost(t *testing.T) {
 	findResource(t, s, "new.io", "v1", "news")
 }
 
+// A first load still in flight when a Refresh ends does not replace the
+// Refresh's newer snapshot when it ends after it.
+func TestLoadEndingAfterRefreshKeepsRefresh(t *testing.T) {
+	f := newFakeServer(t, true)
+	g := holdhttp.NewFirst("/apis")
+	c := newHeldClient(t, f, g)
+	defer g.Release()
+	done := make(chan *Snapshot, 1)
+	go func() {
+		s, err := c.Snapshot(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		done <- s
+	}()
+	<-g.Held()
+	f.addNewGroup(t)
+	s, err := c.Refresh(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	findResource(t, s, "new.io", "v1", "news")
+	g.Release()
+	if s := <-done; s != nil {
+		// The older load's caller gets the newer snapshot too.
+		findResource(t, s, "new.io", "v1", "news")
+	}
+	s, err = c.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	findResource(t, s, "new.io", "v1", "news")
+}
+
 // addNewGroup makes the server's /apis list one more group, new.io/v1
 // with the cluster-scoped resource news.
 func (f *fakeServer) addNewGroup(t *testing.T) {

@@ -49,7 +49,9 @@
 // # Caches
 //
 // The memory cache is safe for concurrent use; concurrent callers share one
-// fetch. The disk cache (Options.CacheDir, conventionally
+// fetch. A load never replaces a newer snapshot: what a load begun before
+// an Invalidate fetched is not cached, and a first load that ends after a
+// Refresh keeps (and returns) the Refresh's snapshot. The disk cache (Options.CacheDir, conventionally
 // DefaultCacheDir(host) = ~/.kube/cache/kdyn/discovery/<host>/) stores one
 // file per document with its ETag: files 0600 in 0700 directories, written
 // atomically (temporary file, then rename). A file that is corrupt or
