@@ -52,7 +52,11 @@
 // # Errors
 //
 // Errors name the file and field at fault: malformed YAML (with its line),
-// bad base64 in a *-data field, a missing certificate or token file.
+// a value of the wrong type (with its place, such as
+// users["alice"].user.token, and what belongs there; an unquoted value
+// that YAML reads as a number or a bool in a string field is told to be
+// quoted, as client-go also rejects it), bad base64 in a *-data field, a
+// missing certificate or token file.
 // Unknown context, cluster and user names are a *NotFoundError listing the
 // names that are defined. Tokens, passwords and keys never appear in
 // errors. Parse and Load return errors, never panic, on any input.

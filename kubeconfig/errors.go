@@ -1,8 +1,10 @@
 package kubeconfig
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 )
@@ -59,4 +61,118 @@ func describe(kind, name, source string) string {
 		return fmt.Sprintf("%s %q", kind, name)
 	}
 	return fmt.Sprintf("%s %q in %s", kind, name, source)
+}
+
+// typeError rewrites a JSON type error from decoding the kubeconfig j into
+// the place of the bad value, as other kubeconfig errors name places
+// (`users["alice"].user.token`, `contexts[0].name`), and what belongs
+// there. It returns "" when the place cannot be found in j.
+func typeError(j []byte, e *json.UnmarshalTypeError) string {
+	if e.Field == "" {
+		return ""
+	}
+	var doc any
+	if json.Unmarshal(j, &doc) != nil {
+		return ""
+	}
+	place, ok := locate(doc, strings.Split(e.Field, "."), e.Value)
+	if !ok {
+		return ""
+	}
+	msg := fmt.Sprintf("%s: %s where %s belongs", strings.TrimPrefix(place, "."), article(e.Value), want(e.Type))
+	if e.Type.Kind() == reflect.String && (e.Value == "number" || e.Value == "bool") {
+		// YAML reads unquoted 0123, 0x1F, y, no or true as numbers and
+		// bools.
+		msg += " (YAML read an unquoted value as a " + e.Value + "; quote it)"
+	}
+	return msg
+}
+
+// locate finds, below v, the first value at the field path fields (JSON
+// names; lists along the way are searched element by element) whose JSON
+// type is value, and returns its place.
+func locate(v any, fields []string, value string) (string, bool) {
+	if l, ok := v.([]any); ok {
+		for i, el := range l {
+			if p, ok := locate(el, fields, value); ok {
+				idx := fmt.Sprintf("[%d]", i)
+				if m, ok := el.(map[string]any); ok {
+					if name, ok := m["name"].(string); ok && name != "" && (len(fields) == 0 || fields[0] != "name") {
+						idx = fmt.Sprintf("[%q]", name)
+					}
+				}
+				return idx + p, true
+			}
+		}
+		if len(fields) > 0 {
+			return "", false
+		}
+	}
+	if len(fields) == 0 {
+		return "", jsonType(v) == value
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	next, ok := m[fields[0]]
+	if !ok {
+		return "", false
+	}
+	p, ok := locate(next, fields[1:], value)
+	return "." + fields[0] + p, ok
+}
+
+// jsonType names v's JSON type as json.UnmarshalTypeError.Value does.
+func jsonType(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "bool"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "null"
+}
+
+// article names a JSON type of a value in words.
+func article(value string) string {
+	switch value {
+	case "array":
+		return "a list"
+	case "object":
+		return "a mapping"
+	case "number":
+		return "a number"
+	case "bool":
+		return "a bool"
+	case "string":
+		return "a string"
+	}
+	return value
+}
+
+// want names in words what a Go type of the kubeconfig's schema takes.
+func want(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "a mapping"
+	case reflect.Pointer:
+		return want(t.Elem())
+	}
+	return t.String()
 }

@@ -3,6 +3,7 @@ package kubeconfig
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -147,6 +148,12 @@ func Parse(data []byte, source string) (c *Config, err error) {
 	j, err := yaml.YAMLToJSON(data)
 	if err == nil {
 		err = json.Unmarshal(j, &f)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if msg := typeError(j, te); msg != "" {
+			return nil, fmt.Errorf("kubeconfig: %s: %s", where, msg)
+		}
 	}
 	if err != nil {
 		msg := err.Error()
