@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,17 +61,32 @@ func kdyn(t *testing.T, env *testenv.Env, args ...string) result {
 // kdynAs runs kdyn as user, with stdin.
 func kdynAs(t *testing.T, env *testenv.Env, u testenv.User, stdin string, args ...string) result {
 	t.Helper()
+	return run(t, stdin, nil, kdynArgs(env, u, args...)...)
+}
+
+// kdynArgs prefixes args with user's kubeconfig and discovery cache
+// directory.
+func kdynArgs(env *testenv.Env, u testenv.User, args ...string) []string {
 	cache := filepath.Join(env.Dir(), "kdyn-cache-"+u.String())
-	full := append([]string{"--kubeconfig", env.KubeconfigPath(u), "--cache-dir", cache}, args...)
-	return run(t, stdin, nil, full...)
+	return append([]string{"--kubeconfig", env.KubeconfigPath(u), "--cache-dir", cache}, args...)
 }
 
 // run runs kdyn with exactly these arguments.
 func run(t *testing.T, stdin string, extraEnv []string, args ...string) result {
 	t.Helper()
+	return runLive(t, stdin, extraEnv, nil, args...)
+}
+
+// runLive is run that also writes kdyn's stderr to live (when not nil) as
+// it comes, so that a test can follow a run in the background.
+func runLive(t *testing.T, stdin string, extraEnv []string, live io.Writer, args ...string) result {
+	t.Helper()
 	cmd := exec.CommandContext(t.Context(), kdynBin, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	if live != nil {
+		cmd.Stderr = io.MultiWriter(&errb, live)
+	}
 	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Env = append(os.Environ(), extraEnv...)
 	cmd.WaitDelay = 5 * time.Second

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,30 +12,78 @@ import (
 	"github.com/kdyn/kdyn/integration/testenv"
 )
 
-// ocStart runs kdyn in the background; the result arrives on the channel.
-func ocStart(t *testing.T, env *testenv.Env, args ...string) <-chan result {
+// ocRun is kdyn running in the background, at -v 6: its log so far tells
+// which requests the server has answered.
+type ocRun struct {
+	mu  sync.Mutex
+	log []byte // kdyn's stderr so far
+	ch  chan result
+}
+
+// Write takes kdyn's stderr as it comes.
+func (r *ocRun) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.log = append(r.log, p...)
+	return len(p), nil
+}
+
+func (r *ocRun) logSoFar() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return string(r.log)
+}
+
+// ocStart runs kdyn in the background (with -v 6); ocResult returns its
+// result.
+func ocStart(t *testing.T, env *testenv.Env, args ...string) *ocRun {
 	t.Helper()
-	ch := make(chan result, 1)
-	go func() { ch <- kdyn(t, env, args...) }()
-	return ch
+	r := &ocRun{ch: make(chan result, 1)}
+	full := kdynArgs(env, testenv.Admin, append([]string{"-v", "6"}, args...)...)
+	go func() { r.ch <- runLive(t, "", nil, r, full...) }()
+	return r
+}
+
+// ocWatching waits until the background run's watch has been answered, so
+// that it has listed: a change made from then on is one it waits through,
+// not one its list already shows (a kdyn slow to start would otherwise
+// see the end state at once, with no watch). It fails the test if the run
+// ends first.
+func ocWatching(t *testing.T, r *ocRun) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		for _, line := range strings.Split(r.logSoFar(), "\n") {
+			if strings.Contains(line, "watch=true") && strings.Contains(line, `"status": 200`) {
+				return
+			}
+		}
+		select {
+		case res := <-r.ch:
+			t.Fatalf("kdyn ended before it watched: exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+		case <-deadline:
+			t.Fatalf("kdyn did not watch within 30s\nstderr so far:\n%s", r.logSoFar())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // ocStillRunning fails the test if the background run has already ended.
-func ocStillRunning(t *testing.T, ch <-chan result, d time.Duration) {
+func ocStillRunning(t *testing.T, r *ocRun, d time.Duration) {
 	t.Helper()
 	select {
-	case r := <-ch:
-		t.Fatalf("kdyn ended before the condition was met: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	case res := <-r.ch:
+		t.Fatalf("kdyn ended before the condition was met: exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	case <-time.After(d):
 	}
 }
 
 // ocResult waits (bounded) for the background run.
-func ocResult(t *testing.T, ch <-chan result) result {
+func ocResult(t *testing.T, r *ocRun) result {
 	t.Helper()
 	select {
-	case r := <-ch:
-		return r
+	case res := <-r.ch:
+		return res
 	case <-time.After(40 * time.Second):
 		t.Fatal("kdyn wait did not return")
 	}
@@ -49,8 +98,8 @@ func TestWaitForConditionSetByAnotherProcess(t *testing.T) {
 	typ := "gizmos." + gvr.Group
 	ocGizmo(t, c, gvr, ns, "g1", map[string]any{"color": "red"})
 
-	ch := ocStart(t, env, "-n", ns, "wait", "--for=condition=Ready", typ+"/g1", "--timeout=30s", "-v", "6")
-	ocStillRunning(t, ch, 1500*time.Millisecond)
+	ch := ocStart(t, env, "-n", ns, "wait", "--for=condition=Ready", typ+"/g1", "--timeout=30s")
+	ocWatching(t, ch)
 	// Another process sets the status.
 	kdyn(t, env, "-n", ns, "patch", typ, "g1", "--subresource", "status", "--type", "merge",
 		"-p", `{"status":{"conditions":[{"type":"Ready","status":"False"}]}}`).must(t)
@@ -124,7 +173,7 @@ func TestWaitForDeleteAndCreate(t *testing.T) {
 
 	// --for=delete on a named object.
 	ch := ocStart(t, env, "-n", ns, "wait", "--for=delete", "cm/x", "--timeout=30s")
-	ocStillRunning(t, ch, 1500*time.Millisecond)
+	ocWatching(t, ch)
 	if err := c.Resource(ocConfigMapGVR).Namespace(ns).Delete(t.Context(), "x", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +182,7 @@ func TestWaitForDeleteAndCreate(t *testing.T) {
 
 	// --for=delete with a selector: every object that matched at the start.
 	ch = ocStart(t, env, "-n", ns, "wait", "--for=delete", "cm", "-l", "batch=1", "--timeout=30s")
-	ocStillRunning(t, ch, 1500*time.Millisecond)
+	ocWatching(t, ch)
 	for _, n := range []string{"y", "z"} {
 		ocStillRunning(t, ch, 300*time.Millisecond)
 		if err := c.Resource(ocConfigMapGVR).Namespace(ns).Delete(t.Context(), n, metav1.DeleteOptions{}); err != nil {
@@ -148,7 +197,7 @@ func TestWaitForDeleteAndCreate(t *testing.T) {
 
 	// --for=create, then a condition on the same object.
 	ch = ocStart(t, env, "-n", ns, "wait", "--for=create", "--for=jsonpath={.data.k}=v", "cm/later", "--timeout=30s")
-	ocStillRunning(t, ch, 1500*time.Millisecond)
+	ocWatching(t, ch)
 	ocConfigMap(t, c, ns, "later", nil, map[string]string{"k": "other"})
 	ocStillRunning(t, ch, 500*time.Millisecond)
 	if _, err := c.Resource(ocConfigMapGVR).Namespace(ns).Patch(t.Context(), "later", "application/merge-patch+json", []byte(`{"data":{"k":"v"}}`), metav1.PatchOptions{}); err != nil {
@@ -159,7 +208,7 @@ func TestWaitForDeleteAndCreate(t *testing.T) {
 
 	// --for=create with a selector: the first object to appear.
 	ch = ocStart(t, env, "-n", ns, "wait", "--for=create", "cm", "-l", "wave=2", "--timeout=30s")
-	ocStillRunning(t, ch, 1500*time.Millisecond)
+	ocWatching(t, ch)
 	ocConfigMap(t, c, ns, "w2", map[string]string{"wave": "2"}, nil)
 	r = ocResult(t, ch).must(t)
 	ocStdout(t, r, "configmap/w2 condition met\n")
@@ -206,7 +255,7 @@ func TestWaitTimeouts(t *testing.T) {
 
 	// The object is deleted while a condition is awaited: kubectl's NotFound.
 	ch := ocStart(t, env, "-n", ns, "wait", "--for=condition=Ready", typ+"/g2", "--timeout=30s")
-	ocStillRunning(t, ch, 1500*time.Millisecond)
+	ocWatching(t, ch)
 	if err := c.Resource(gvr).Namespace(ns).Delete(t.Context(), "g2", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +271,7 @@ func TestWaitAcrossNamespaces(t *testing.T) {
 		ocConfigMap(t, c, ns, "cfg", map[string]string{"run": label}, nil)
 	}
 	ch := ocStart(t, env, "wait", "cm", "-A", "-l", "run="+label, "--for=jsonpath={.data.ok}=yes", "--timeout=30s")
-	ocStillRunning(t, ch, 1500*time.Millisecond)
+	ocWatching(t, ch)
 	for _, ns := range []string{ns1, ns2} {
 		u := ocGet(t, c, ocConfigMapGVR, ns, "cfg")
 		if err := unstructured.SetNestedField(u.Object, "yes", "data", "ok"); err != nil {
