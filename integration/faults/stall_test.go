@@ -32,6 +32,29 @@ func openInformerWatch(t *testing.T, p *faultproxy.Proxy) int {
 	return idx
 }
 
+// stallAfterFrame waits until the watch at index idx delivers a frame (of
+// writes under way), at once stalls the exchanges in flight (StallOpen),
+// and returns the time of the stall. The informer's idle deadline then
+// runs from about that time: a stall at a moment unrelated to the frames
+// would find it started up to a frame's interval earlier, and frames come
+// the less often the slower the machine writes.
+func stallAfterFrame(t *testing.T, p *faultproxy.Proxy, idx int) time.Time {
+	t.Helper()
+	frames := p.Records()[idx].Frames
+	deadline := time.Now().Add(10 * time.Second)
+	for p.Records()[idx].Frames == frames {
+		if time.Now().After(deadline) {
+			t.Fatal("the watch delivered no frame within 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	at := time.Now()
+	if n := p.StallOpen(); n == 0 {
+		t.Fatal("nothing to stall")
+	}
+	return at
+}
+
 // steadyWrites keeps changing objects straight on the server (one change
 // every 150 ms) so that a healthy watch is never idle; wait returns when
 // it is done.
@@ -60,12 +83,8 @@ func TestStalledWatchReplacedByIdleDeadline(t *testing.T) {
 
 	w := newWrites()
 	wait := steadyWrites(t, r, 40, w)
-	time.Sleep(time.Second)
 	stalled := openInformerWatch(t, r.proxy)
-	stallAt := time.Now()
-	if n := r.proxy.StallOpen(); n == 0 {
-		t.Fatal("nothing to stall")
-	}
+	stallAt := stallAfterFrame(t, r.proxy, stalled)
 	var detected time.Duration
 	replaced := -1
 	eventually(t, 15*time.Second, "the stalled watch ended by the informer and replaced", func() string {
