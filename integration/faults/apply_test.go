@@ -183,7 +183,12 @@ func TestApplyWithCuts(t *testing.T) {
 		t.Logf("%d cuts during the run: %d documents reported applied, %d failed (%d of them applied anyway: %v); exit %d",
 			cuts, len(rep.applied), len(rep.failed), len(anyway), anyway, rep.code)
 	})
-	converge(t, r, inf, 30*time.Second)
+	// Up to 30 s of cuts every 150 ms end most of the informer's watches
+	// at once, without an event, and it backs off after each, doubling
+	// from 0.8 s: when the cuts stop it may have just begun its sixth wait,
+	// of 25.6–32 s, and it needs a watch to catch up. The deadline leaves
+	// room for the longest wait there is, 30 s plus a quarter.
+	converge(t, r, inf, 60*time.Second)
 	t.Logf("the informer watching the applies delivered %s", inf.model.counts())
 }
 
