@@ -73,8 +73,9 @@ type Informer[T Object] struct {
 	synced     atomic.Bool
 	lastSyncRV atomic.Value
 	lastErr    atomic.Value
-	permFails  atomic.Int32 // consecutive permanent (403/404) failures
-	relisting  atomic.Bool  // a sync other than the first is in progress
+	errCount   atomic.Uint64 // errors recorded, the last one's number in lastErr
+	permFails  atomic.Int32  // consecutive permanent (403/404) failures
+	relisting  atomic.Bool   // a sync other than the first is in progress
 	copies     map[string]T
 	mutation   error
 
@@ -125,13 +126,23 @@ func (i *Informer[T]) LastSyncResourceVersion() string { return i.lastSyncRV.Loa
 
 // LastError returns the last list or watch error, or nil.
 func (i *Informer[T]) LastError() error {
-	if e, ok := i.lastErr.Load().(errBox); ok {
-		return e.err
-	}
-	return nil
+	err, _ := i.lastErrorSeq()
+	return err
 }
 
-type errBox struct{ err error }
+// lastErrorSeq returns the last list or watch error with its number: how
+// many errors the informer has met, that one included (0 when none).
+func (i *Informer[T]) lastErrorSeq() (error, uint64) {
+	if e, ok := i.lastErr.Load().(errBox); ok {
+		return e.err, e.n
+	}
+	return nil, 0
+}
+
+type errBox struct {
+	err error
+	n   uint64
+}
 
 // AddEventHandler registers h. A handler added after the informer started
 // first receives every cached object as OnAdd(obj, true). Once Run has
@@ -233,7 +244,7 @@ func (i *Informer[T]) Run(ctx context.Context) error {
 }
 
 func (i *Informer[T]) recordError(err error) {
-	i.lastErr.Store(errBox{err})
+	i.lastErr.Store(errBox{err, i.errCount.Add(1)})
 	if IsPermanent(err) {
 		i.permFails.Add(1)
 	} else {

@@ -471,6 +471,42 @@ func TestResourceSetWaitForSyncNamesPendingMembers(t *testing.T) {
 	}
 }
 
+// A member's 404 makes the set read discovery again once per 404, whether
+// or not the member had synced (a deleted CRD's resource that discovery
+// still listed at the first re-read); other errors and old 404s do not.
+func TestResourceSetRereadsDiscoveryOncePerNotFound(t *testing.T) {
+	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	var (
+		err error
+		n   uint64
+	)
+	fail := func(e error) { err, n = e, n+1 }
+	s := &ResourceSet{members: map[schema.GroupVersionResource]*member{
+		gvr: {synced: func() bool { return true }, lastErr: func() (error, uint64) { return err, n }},
+	}}
+	notFound := apierrors.NewNotFound(gvr.GroupResource(), "")
+	steps := []struct {
+		what string
+		fail error
+		want bool
+	}{
+		{what: "no error yet", want: false},
+		{what: "a 404 after the sync", fail: notFound, want: true},
+		{what: "the same 404, looked at again", want: false},
+		{what: "another 404", fail: notFound, want: true},
+		{what: "a 500", fail: apierrors.NewInternalError(errors.New("boom")), want: false},
+		{what: "a 404 again", fail: notFound, want: true},
+	}
+	for _, st := range steps {
+		if st.fail != nil {
+			fail(st.fail)
+		}
+		if got := s.memberGone(); got != st.want {
+			t.Errorf("%s: memberGone = %v, want %v", st.what, got, st.want)
+		}
+	}
+}
+
 // A factory whose Start context ended starts the informers created after
 // a later Start with a live context; they do not inherit the dead one.
 func TestStartAfterContextEndedUsesTheNewContext(t *testing.T) {

@@ -75,9 +75,9 @@ type ResourceSetOptions struct {
 // ResourceSet keeps one informer per resource for "every resource" that
 // matches a filter, as the garbage collector and namespace controller
 // need: it re-reads discovery when a CRD is created, changed or deleted
-// (it watches customresourcedefinitions) and every RefreshInterval, starts
-// informers for new resources, and releases those whose resource is gone.
-// Group-versions that fail discovery are reported and retried; their
+// (it watches customresourcedefinitions), when one of its informers is
+// answered 404, and every RefreshInterval; it starts informers for new
+// resources and releases those whose resource is gone. Group-versions that fail discovery are reported and retried; their
 // informers keep running meanwhile.
 type ResourceSet struct {
 	f      *Factory
@@ -94,9 +94,12 @@ type ResourceSet struct {
 
 type member struct {
 	// ns is the namespace the member's informer watches ("" for all).
-	ns      string
-	synced  func() bool
-	lastErr func() error
+	ns     string
+	synced func() bool
+	// lastErr returns the informer's last error and its number.
+	lastErr func() (error, uint64)
+	// seenErr is the number of the last error memberGone looked at.
+	seenErr uint64
 	givenUp func() error
 	remove  func()
 	// drain delivers a Deleted event for every cached object.
@@ -344,7 +347,7 @@ func (s *ResourceSet) start(r *discovery.Resource) {
 				h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: d.Obj, FinalStateUnknown: d.FinalStateUnknown})
 			},
 		})
-		m = &member{synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.LastError, givenUp: inf.givenUp, remove: func() {
+		m = &member{synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.lastErrorSeq, givenUp: inf.givenUp, remove: func() {
 			reg.Remove()
 			s.f.releaseHeld(key)
 		}, drain: func() {
@@ -367,7 +370,7 @@ func (s *ResourceSet) start(r *discovery.Resource) {
 				h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: d.Obj, FinalStateUnknown: d.FinalStateUnknown})
 			},
 		})
-		m = &member{synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.LastError, givenUp: inf.givenUp, remove: func() {
+		m = &member{synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.lastErrorSeq, givenUp: inf.givenUp, remove: func() {
 			reg.Remove()
 			s.f.releaseHeld(key)
 		}, drain: func() {
@@ -411,16 +414,27 @@ func (s *ResourceSet) releaseAll() {
 	}
 }
 
-// memberGone reports whether a member's informer is getting 404s: its
-// resource vanished from the server, so discovery should be read again
-// (the CRD watch usually triggers that first).
+// memberGone reports whether a member's informer met a 404 since the last
+// look: its resource vanished from the server, so discovery should be read
+// again. The CRD watch usually triggers that first, but the server may
+// still list a deleted CRD's resource when that re-read comes; the 404 of
+// the informer's next list or watch then triggers another. Each 404 counts
+// once, and the informer backs off between them, so a resource that
+// discovery lists but that answers 404 costs one discovery revalidation
+// per failed attempt, not a loop.
 func (s *ResourceSet) memberGone() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	gone := false
 	for _, m := range s.members {
-		if err := m.lastErr(); err != nil && apierrors.IsNotFound(err) && !m.synced() {
-			return true
+		err, n := m.lastErr()
+		if n == m.seenErr {
+			continue
+		}
+		m.seenErr = n
+		if apierrors.IsNotFound(err) {
+			gone = true
 		}
 	}
-	return false
+	return gone
 }
