@@ -126,17 +126,17 @@ func (i *Informer[T]) LastSyncResourceVersion() string { return i.lastSyncRV.Loa
 
 // LastError returns the last list or watch error, or nil.
 func (i *Informer[T]) LastError() error {
-	err, _ := i.lastErrorSeq()
+	_, err := i.lastErrorSeq()
 	return err
 }
 
 // lastErrorSeq returns the last list or watch error with its number: how
 // many errors the informer has met, that one included (0 when none).
-func (i *Informer[T]) lastErrorSeq() (error, uint64) {
+func (i *Informer[T]) lastErrorSeq() (uint64, error) {
 	if e, ok := i.lastErr.Load().(errBox); ok {
-		return e.err, e.n
+		return e.n, e.err
 	}
-	return nil, 0
+	return 0, nil
 }
 
 type errBox struct {

@@ -482,7 +482,7 @@ func TestResourceSetRereadsDiscoveryOncePerNotFound(t *testing.T) {
 	)
 	fail := func(e error) { err, n = e, n+1 }
 	s := &ResourceSet{members: map[schema.GroupVersionResource]*member{
-		gvr: {synced: func() bool { return true }, lastErr: func() (error, uint64) { return err, n }},
+		gvr: {synced: func() bool { return true }, lastErr: func() (uint64, error) { return n, err }},
 	}}
 	notFound := apierrors.NewNotFound(gvr.GroupResource(), "")
 	steps := []struct {

@@ -97,7 +97,7 @@ type member struct {
 	ns     string
 	synced func() bool
 	// lastErr returns the informer's last error and its number.
-	lastErr func() (error, uint64)
+	lastErr func() (uint64, error)
 	// seenErr is the number of the last error memberGone looked at.
 	seenErr uint64
 	givenUp func() error
@@ -427,7 +427,7 @@ func (s *ResourceSet) memberGone() bool {
 	defer s.mu.Unlock()
 	gone := false
 	for _, m := range s.members {
-		err, n := m.lastErr()
+		n, err := m.lastErr()
 		if n == m.seenErr {
 			continue
 		}
