@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,13 +62,7 @@ func TestConvergesAfter500Changes(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 30s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitWithin(t, 30*time.Second, "condition", cond)
 }
 
 func TestStreamingFallbackWhenRefused(t *testing.T) {
@@ -237,24 +232,10 @@ func TestResourceSetFollowsCRDs(t *testing.T) {
 	}
 	group := fmt.Sprintf("set%d.kdyn.test", time.Now().UnixNano()%1_000_000)
 	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "things"}
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "things." + group},
-		"spec": map[string]any{"group": group, "scope": "Namespaced",
-			"names":    map[string]any{"plural": "things", "singular": "thing", "kind": "Thing"},
-			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true, "schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}},
-	}}
-	if _, err := admin.Resource(crdGVR).Create(t.Context(), crd, metav1.CreateOptions{}); err != nil {
+	if _, err := admin.Resource(crdGVR).Create(t.Context(), thingsCRD(group), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	has := func() bool {
-		for _, r := range set.Resources() {
-			if r == gvr {
-				return true
-			}
-		}
-		return false
-	}
+	has := func() bool { return slices.Contains(set.Resources(), gvr) }
 	start := time.Now()
 	for !has() {
 		if time.Since(start) > 20*time.Second {
