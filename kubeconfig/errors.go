@@ -68,14 +68,14 @@ func describe(kind, name, source string) string {
 // (`users["alice"].user.token`, `contexts[0].name`), and what belongs
 // there. It returns "" when the place cannot be found in j.
 func typeError(j []byte, e *json.UnmarshalTypeError) string {
-	if e.Field == "" {
+	if e.Field == "" || e.Type == nil {
 		return ""
 	}
 	var doc any
 	if json.Unmarshal(j, &doc) != nil {
 		return ""
 	}
-	place, ok := locate(doc, strings.Split(e.Field, "."), e.Value)
+	place, ok := locate(doc, reflect.TypeFor[fileConfig](), strings.Split(e.Field, "."), e.Value, e.Type)
 	if !ok {
 		return ""
 	}
@@ -88,13 +88,15 @@ func typeError(j []byte, e *json.UnmarshalTypeError) string {
 	return msg
 }
 
-// locate finds, below v, the first value at the field path fields (JSON
-// names; lists along the way are searched element by element) whose JSON
-// type is value, and returns its place.
-func locate(v any, fields []string, value string) (string, bool) {
-	if l, ok := v.([]any); ok {
+// locate finds, below v (decoded into Go type t), the first value at the
+// field path fields (JSON names; lists along the way are searched element
+// by element where t has a slice) whose JSON type is value and whose Go
+// type is target, and returns its place.
+func locate(v any, t reflect.Type, fields []string, value string, target reflect.Type) (string, bool) {
+	t, target = deref(t), deref(target)
+	if l, ok := v.([]any); ok && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && (len(fields) > 0 || t != target) {
 		for i, el := range l {
-			if p, ok := locate(el, fields, value); ok {
+			if p, ok := locate(el, t.Elem(), fields, value, target); ok {
 				idx := fmt.Sprintf("[%d]", i)
 				if m, ok := el.(map[string]any); ok {
 					if name, ok := m["name"].(string); ok && name != "" && (len(fields) == 0 || fields[0] != "name") {
@@ -104,14 +106,16 @@ func locate(v any, fields []string, value string) (string, bool) {
 				return idx + p, true
 			}
 		}
-		if len(fields) > 0 {
-			return "", false
-		}
+		return "", false
 	}
 	if len(fields) == 0 {
-		return "", jsonType(v) == value
+		return "", t == target && jsonType(v) == value
 	}
 	m, ok := v.(map[string]any)
+	if !ok || t.Kind() != reflect.Struct {
+		return "", false
+	}
+	f, ok := jsonField(t, fields[0])
 	if !ok {
 		return "", false
 	}
@@ -119,8 +123,26 @@ func locate(v any, fields []string, value string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	p, ok := locate(next, fields[1:], value)
+	p, ok := locate(next, f.Type, fields[1:], value, target)
 	return "." + fields[0] + p, ok
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// jsonField returns the field of struct type t whose JSON name is name.
+func jsonField(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // jsonType names v's JSON type as json.UnmarshalTypeError.Value does.

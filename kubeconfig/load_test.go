@@ -366,6 +366,29 @@ func TestParseErrors(t *testing.T) {
 			yaml: "clusters:\n- a\n",
 			want: []string{"/cfg/bad.yaml: clusters[0]: a string where a mapping belongs"},
 		},
+		// A list field's valid elements in an earlier entry are not the
+		// place of a later entry's bad value, nor is an element the place
+		// of a list given where a string belongs.
+		{
+			name: "string where a list belongs, after a good list",
+			yaml: "users:\n- name: a\n  user:\n    exec: {command: x, args: [ok]}\n- name: b\n  user:\n    exec: {command: x, args: notalist}\n",
+			want: []string{`/cfg/bad.yaml: users["b"].user.exec.args: a string where a list belongs`},
+		},
+		{
+			name: "mapping where a list belongs, after a good list",
+			yaml: "users:\n- name: a\n  user:\n    exec: {command: x, env: [{name: A, value: v}]}\n- name: b\n  user:\n    exec: {command: x, env: {FOO: bar}}\n",
+			want: []string{`/cfg/bad.yaml: users["b"].user.exec.env: a mapping where a list belongs`},
+		},
+		{
+			name: "nested list where a string belongs",
+			yaml: "users:\n- name: a\n  user:\n    password: [[x]]\n",
+			want: []string{`/cfg/bad.yaml: users["a"].user.password: a list where a string belongs`},
+		},
+		{
+			name: "nested list in a list of strings",
+			yaml: "users:\n- name: a\n  user:\n    as-groups: [g, [x]]\n",
+			want: []string{`/cfg/bad.yaml: users["a"].user.as-groups[1]: a list where a string belongs`},
+		},
 		{
 			name: "bool field given a string",
 			yaml: "clusters:\n- name: a\n  cluster: {server: x, insecure-skip-tls-verify: maybe}\n",
