@@ -47,8 +47,8 @@ func DecodeList(data []byte) (*unstructured.UnstructuredList, error) {
 
 // DecodeListFunc decodes a list from JSON in a single pass, calling meta
 // with the list's metadata and then each for every item (apiVersion and
-// kind filled in from the list when both are empty, as in DecodeList). An error from each stops
-// decoding and is returned.
+// kind filled in from the list when both are empty, as in DecodeList). An
+// error from each stops decoding and is returned.
 func DecodeListFunc(data []byte, meta func(metav1.ListMeta), each func(*unstructured.Unstructured) error) error {
 	return decodeList(data, func(fields map[string]any, _ int) {
 		if meta == nil {

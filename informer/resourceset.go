@@ -77,8 +77,9 @@ type ResourceSetOptions struct {
 // need: it re-reads discovery when a CRD is created, changed or deleted
 // (it watches customresourcedefinitions), when one of its informers is
 // answered 404, and every RefreshInterval; it starts informers for new
-// resources and releases those whose resource is gone. Group-versions that fail discovery are reported and retried; their
-// informers keep running meanwhile.
+// resources and releases those whose resource is gone. Group-versions
+// that fail discovery are reported and retried; their informers keep
+// running meanwhile.
 type ResourceSet struct {
 	f      *Factory
 	mapper *restmapper.Mapper
