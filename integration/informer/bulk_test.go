@@ -76,6 +76,7 @@ type answer struct {
 	query      url.Values
 	proto      int  // the response's HTTP major version
 	compressed bool // the transport inflated a gzip response
+	status     int
 }
 
 // recordAnswers makes cfg's transport record every answered request for
@@ -88,7 +89,7 @@ func recordAnswers(cfg *rest.Config, path string, watchesOnly bool) (answers fun
 			resp, err := rt.RoundTrip(r)
 			if err == nil && (path == "" || r.URL.Path == path) && (!watchesOnly || r.URL.Query().Get("watch") == "true") {
 				mu.Lock()
-				seen = append(seen, answer{r.URL.Query(), resp.ProtoMajor, resp.Uncompressed})
+				seen = append(seen, answer{r.URL.Query(), resp.ProtoMajor, resp.Uncompressed, resp.StatusCode})
 				mu.Unlock()
 			}
 			return resp, err

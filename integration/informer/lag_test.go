@@ -7,9 +7,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -113,16 +111,16 @@ func TestResourceSetReleasesWhenDiscoveryLags(t *testing.T) {
 	}
 	group := fmt.Sprintf("lag%d.kdyn.test", time.Now().UnixNano()%1_000_000)
 	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "things"}
-	var notFound atomic.Int32
 	cfg := env.RESTConfig(testenv.Admin)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			resp, err := rt.RoundTrip(r)
-			if err == nil && resp.StatusCode == http.StatusNotFound && strings.HasPrefix(r.URL.Path, "/apis/"+group+"/") {
-				notFound.Add(1)
+	answers := recordAnswers(cfg, "/apis/"+group+"/v1/things", false)
+	notFound := func() int {
+		n := 0
+		for _, a := range answers() {
+			if a.status == http.StatusNotFound {
+				n++
 			}
-			return resp, err
-		})
+		}
+		return n
 	}
 	f := informer.NewFactory(client(t, cfg).RESTClient(), informer.FactoryOptions{})
 	set := informer.NewResourceSet(f, mapper, informer.ResourceSetOptions{
@@ -159,7 +157,7 @@ func TestResourceSetReleasesWhenDiscoveryLags(t *testing.T) {
 	// The re-read the deletion triggered came after that and was answered
 	// stale; the member's informer has met a 404 since.
 	waitWithin(t, 30*time.Second, "a stale re-read after the deletion and a 404 for the member", func() bool {
-		return stale.servedAfter(gone) && notFound.Load() > 0
+		return stale.servedAfter(gone) && notFound() > 0
 	})
 	if !has() {
 		t.Fatal("the set released the member although discovery (stale) still listed it")
@@ -167,7 +165,7 @@ func TestResourceSetReleasesWhenDiscoveryLags(t *testing.T) {
 	stale.setStale(false)
 	start := time.Now()
 	waitWithin(t, 30*time.Second, "the set releasing the member after its 404s", func() bool { return !has() })
-	t.Logf("released %v after discovery caught up (%d 404s for the member in all)", time.Since(start).Round(time.Millisecond), notFound.Load())
+	t.Logf("released %v after discovery caught up (%d 404s for the member in all)", time.Since(start).Round(time.Millisecond), notFound())
 }
 
 // waitWithin polls cond every 20 ms until it holds, failing the test
