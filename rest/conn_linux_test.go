@@ -74,20 +74,28 @@ func TestQuietConnDeadline(t *testing.T) {
 
 func TestQuietConnCloseEndsWaitingRead(t *testing.T) {
 	c, _ := tcpPair(t)
-	done := make(chan error, 1)
-	go func() {
+	closeEndsWaiting(t, c, "Read", func() error {
 		_, err := c.Read(make([]byte, 8))
-		done <- err
-	}()
-	time.Sleep(20 * time.Millisecond) // let the Read wait on the netpoller
+		return err
+	})
+}
+
+// closeEndsWaiting runs op (a Read or Write on c that waits) in a
+// goroutine, closes c once op waits on the netpoller, and fails the test
+// unless op then returns net.ErrClosed.
+func closeEndsWaiting(t *testing.T, c net.Conn, what string, op func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- op() }()
+	time.Sleep(20 * time.Millisecond) // let op wait on the netpoller
 	c.Close()
 	select {
 	case err := <-done:
 		if !errors.Is(err, net.ErrClosed) {
-			t.Fatalf("Read on a closed conn = %v; want net.ErrClosed", err)
+			t.Fatalf("%s on a closed conn = %v; want net.ErrClosed", what, err)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("Close did not end a waiting Read")
+		t.Fatalf("Close did not end a waiting %s", what)
 	}
 }
 
@@ -164,21 +172,10 @@ func TestQuietConnWriteDeadlineAndClose(t *testing.T) {
 		t.Fatalf("Write past the deadline = %d, %v; want a partial count and *net.OpError (write) wrapping os.ErrDeadlineExceeded", n, err)
 	}
 	c.SetWriteDeadline(time.Time{})
-	done := make(chan error, 1)
-	go func() {
+	closeEndsWaiting(t, c, "Write", func() error {
 		_, err := c.Write(big)
-		done <- err
-	}()
-	time.Sleep(20 * time.Millisecond)
-	c.Close()
-	select {
-	case err := <-done:
-		if !errors.Is(err, net.ErrClosed) {
-			t.Fatalf("Write on a closed conn = %v; want net.ErrClosed", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Close did not end a waiting Write")
-	}
+		return err
+	})
 }
 
 func TestQuietConnWriteToAResetPeer(t *testing.T) {
