@@ -262,6 +262,44 @@ func TestMaxResponseBytes(t *testing.T) {
 	}
 }
 
+// The bound holds at its edge with and without a Content-Length, and an
+// answer of unknown length is read into a buffer no larger than the bound
+// (plus the one byte that tells it was passed).
+func TestMaxResponseBytesAtTheEdge(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		body := []byte(strings.Repeat("a", n))
+		if r.URL.Query().Get("chunked") == "" {
+			w.Header().Set("Content-Length", strconv.Itoa(n))
+		} else if n > 0 {
+			_, _ = w.Write(body[:1])
+			w.(http.Flusher).Flush() // no Content-Length: chunked
+			body = body[1:]
+		}
+		_, _ = w.Write(body)
+	}))
+	defer srv.Close()
+	c := newTestClient(t, srv.URL)
+	for _, chunked := range []string{"", "1"} {
+		for _, tc := range []struct {
+			n  int
+			ok bool
+		}{{0, true}, {4096, true}, {4097, false}, {1 << 20, false}} {
+			b, err := c.Get().AbsPath("/x").Param("n", strconv.Itoa(tc.n)).Param("chunked", chunked).MaxResponseBytes(4096).DoRaw(context.Background())
+			if tc.ok && (err != nil || len(b) != tc.n) {
+				t.Errorf("chunked=%q, %d bytes under a 4096-byte bound: got %d, %v", chunked, tc.n, len(b), err)
+			}
+			if !tc.ok && (err == nil || !strings.Contains(err.Error(), "4096-byte limit")) {
+				t.Errorf("chunked=%q, %d bytes under a 4096-byte bound: err = %v, want the limit named", chunked, tc.n, err)
+			}
+		}
+	}
+	buf, err := readAtMost(strings.NewReader(strings.Repeat("a", 1<<20)), make([]byte, 0, 512), 100_001)
+	if err != nil || len(buf) != 100_001 || cap(buf) != 100_001 {
+		t.Fatalf("readAtMost of an answer past the limit = %d bytes (capacity %d), %v; want 100001 in a buffer of 100001", len(buf), cap(buf), err)
+	}
+}
+
 func TestStatusSuccessOnErrorCodeStillError(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(404)

@@ -194,7 +194,9 @@ func (r *Request) Body(b []byte) *Request {
 }
 
 // MaxResponseBytes bounds the size of the response body that Do reads; a
-// larger answer fails with an error instead of exhausting memory.
+// larger answer fails with an error instead of exhausting memory. One whose
+// Content-Length is past the bound is refused unread; reading one of
+// unknown length costs about twice the bound in allocations.
 func (r *Request) MaxResponseBytes(n int64) *Request {
 	r.maxBody = n
 	return r
@@ -342,22 +344,68 @@ func (r *Request) Do(ctx context.Context) Result {
 }
 
 func (r *Request) readBody(resp *http.Response) ([]byte, error) {
-	var rd io.Reader = resp.Body
 	if r.maxBody > 0 {
-		rd = io.LimitReader(resp.Body, r.maxBody+1)
+		return r.readBounded(resp)
 	}
 	var buf []byte
-	if resp.ContentLength > 0 && (r.maxBody <= 0 || resp.ContentLength <= r.maxBody) {
+	if resp.ContentLength > 0 {
 		buf = make([]byte, 0, resp.ContentLength)
 	}
 	b := bytes.NewBuffer(buf)
-	if _, err := b.ReadFrom(rd); err != nil {
+	if _, err := b.ReadFrom(resp.Body); err != nil {
 		return nil, fmt.Errorf("rest: read response of %s %s: %w", r.verb, r.path(), err)
 	}
-	if r.maxBody > 0 && int64(b.Len()) > r.maxBody {
-		return nil, fmt.Errorf("rest: response of %s %s is larger than the %d-byte limit; refusing to read it", r.verb, r.path(), r.maxBody)
-	}
 	return b.Bytes(), nil
+}
+
+// readBounded reads a body of at most r.maxBody bytes. One that says it is
+// larger (Content-Length) is refused unread; one of unknown length is read
+// into a buffer that doubles but never grows past the bound, so a hostile
+// endless answer costs about twice the bound, not the 4× of a doubling
+// bytes.Buffer that must grow once more to hold the byte past it.
+func (r *Request) readBounded(resp *http.Response) ([]byte, error) {
+	tooLarge := func() error {
+		return fmt.Errorf("rest: response of %s %s is larger than the %d-byte limit; refusing to read it", r.verb, r.path(), r.maxBody)
+	}
+	if resp.ContentLength > r.maxBody {
+		return nil, tooLarge()
+	}
+	limit := r.maxBody + 1 // one byte past the bound tells that it was passed
+	initial := min(512, limit)
+	if resp.ContentLength >= 0 {
+		initial = resp.ContentLength + 1 // room to see the end without growing
+	}
+	buf, err := readAtMost(io.LimitReader(resp.Body, limit), make([]byte, 0, initial), limit)
+	if err != nil {
+		return nil, fmt.Errorf("rest: read response of %s %s: %w", r.verb, r.path(), err)
+	}
+	if int64(len(buf)) > r.maxBody {
+		return nil, tooLarge()
+	}
+	return buf, nil
+}
+
+// readAtMost reads rd to its end into buf, doubling buf's capacity as it
+// fills but never past limit; it stops once limit bytes are read.
+func readAtMost(rd io.Reader, buf []byte, limit int64) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			if int64(cap(buf)) >= limit {
+				return buf, nil
+			}
+			grown := make([]byte, len(buf), min(max(2*int64(cap(buf)), 512), limit))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // Stream sends the request and returns the body of a successful answer for
