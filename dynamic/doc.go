@@ -47,13 +47,16 @@
 //     PartialObjectMetadata;g=meta.k8s.io;v=v1), so the server sends only
 //     metadata — what garbage collectors use — in protobuf when it can
 //     (apimachinery's codec for these meta types) and JSON otherwise.
-//     StreamMetadataList reads such a list item by item as it arrives
-//     (what informers use), and with managedFields left out they are cut
-//     from the encoded message before it is decoded.
 //   - TableClient (DynamicClient.Tables) asks the server to print objects as
 //     a metav1.Table, CRD additionalPrinterColumns included.
 //   - Decorators, each in its own file: WithFieldManager, WithDryRun,
 //     WithDefaultNamespace.
+//
+// The resource clients of DynamicClient also hand kdyn's informers their
+// fast paths (streamed lists, one-pass decoding, protobuf metadata) through
+// a hook of kdyn's private wire layer; other implementations of Interface
+// (decorators, dynamic/fake, your own) work with informers too, through
+// their List and Watch.
 //
 // Package dynamic/fake is an in-memory Interface for unit tests that
 // behaves like a server.

@@ -58,7 +58,7 @@ type Options[T Object] struct {
 // guarantees. Create it with New (or a Factory), add handlers and indexers,
 // then Run it.
 type Informer[T Object] struct {
-	src   Source[T]
+	feed  feed[T]
 	opts  Options[T]
 	store *Store[T]
 	log   *zap.Logger
@@ -98,7 +98,7 @@ func New[T Object](src Source[T], opts Options[T]) *Informer[T] {
 	if st == nil {
 		st = newMapStorage[T]()
 	}
-	inf := &Informer[T]{src: src, opts: opts, store: newStore[T](st), log: log, firstSync: true}
+	inf := &Informer[T]{feed: feedOf(src), opts: opts, store: newStore[T](st), log: log, firstSync: true}
 	inf.lastSyncRV.Store("")
 	if opts.DetectMutations {
 		inf.copies = map[string]T{}
@@ -215,7 +215,7 @@ func (i *Informer[T]) Run(ctx context.Context) error {
 		i.startHandler(r)
 	}
 	i.mu.Unlock()
-	ref := newReflector[T](i.src, i, reflectorOptions{
+	ref := newReflector[T](i.feed, i, reflectorOptions{
 		listOptions:          i.opts.ListOptions,
 		pageSize:             i.opts.PageSize,
 		streaming:            !i.opts.DisableStreaming,
@@ -376,7 +376,7 @@ func (i *Informer[T]) transform(obj T) (T, bool) {
 	return out, true
 }
 
-func (i *Informer[T]) upsert(obj T, raw []byte, syncing bool) {
+func (i *Informer[T]) upsert(obj T, text []byte, syncing bool) {
 	key := Key(obj)
 	if rv := obj.GetResourceVersion(); rv != "" && i.relisting.Load() && i.known(key, rv) {
 		// Unchanged (a relist of an object we have, or a stub for one the
@@ -385,7 +385,7 @@ func (i *Informer[T]) upsert(obj T, raw []byte, syncing bool) {
 		return
 	}
 	if i.opts.Transform != nil {
-		raw = nil // the text is of the object before the transform
+		text = nil // the text is of the object before the transform
 	}
 	obj, ok := i.transform(obj)
 	if !ok {
@@ -404,7 +404,7 @@ func (i *Informer[T]) upsert(obj T, raw []byte, syncing bool) {
 		i.store.mu.Unlock()
 		return // unchanged (a relist of an object we have): keep the cached one
 	}
-	if err := i.store.putLocked(key, obj, raw); err != nil {
+	if err := i.store.putLocked(key, obj, text); err != nil {
 		i.store.mu.Unlock()
 		i.log.Warn("could not cache an object", zap.String("key", key), zap.Error(err))
 		return

@@ -86,7 +86,7 @@ func TestWatchNotRateLimited(t *testing.T) {
 	}
 	start := time.Now()
 	for i := 0; i < 3; i++ {
-		w, err := c.Get().AbsPath("/w").Param("watch", "true").Watch(context.Background(), decodeUnstructured)
+		w, err := c.Get().AbsPath("/w").Param("watch", "true").Watch(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

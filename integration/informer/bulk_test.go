@@ -29,14 +29,13 @@ func TestBulkTransfersComeOverHTTP1(t *testing.T) {
 		t.Run(fmt.Sprintf("streaming=%v", streaming), func(t *testing.T) {
 			cfg := env.RESTConfig(testenv.Admin)
 			answers := recordAnswers(cfg, "/api/v1/namespaces/"+ns+"/configmaps", false)
-			f := informer.NewFactory(client(t, cfg).RESTClient(), informer.FactoryOptions{Namespace: ns, DisableStreaming: !streaming})
+			f := informer.NewFactory(client(t, cfg), informer.FactoryOptions{Namespace: ns, DisableStreaming: !streaming})
 			inf := f.ForResource(cmGVR, informer.InformerOptions{})
 			updated := make(chan string, 10)
 			_, _ = inf.AddEventHandler(informer.HandlerFuncs[*unstructured.Unstructured]{
 				UpdateFunc: func(_, n *unstructured.Unstructured) { updated <- n.GetName() },
 			})
-			f.Start(t.Context())
-			t.Cleanup(f.Shutdown)
+			runFactory(t, t.Context(), f)
 			if err := f.WaitForSync(t.Context()); err != nil {
 				t.Fatal(err)
 			}
