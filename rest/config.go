@@ -22,12 +22,15 @@ const (
 // server. Field names match k8s.io/client-go/rest.Config for the fields it
 // has, so a config literal moves between the two by changing the import.
 //
-// The zero value is not usable: Host must be set. A Config must not be
+// The zero value talks plain http to localhost, as client-go's does; real
+// programs set Host (package kubeconfig does). A Config must not be
 // modified after it has been passed to a constructor.
 type Config struct {
 	// Host is the API server address: a URL ("https://10.0.0.1:6443", with an
 	// optional path prefix) or host:port. Without a scheme, https is used when
-	// any TLS setting is present and http otherwise, as client-go does.
+	// a certificate authority, a client certificate or Insecure is set, and
+	// http otherwise; empty means "localhost". Both are client-go's rules
+	// (its rest.DefaultServerUrlFor), so a Config that works there works here.
 	Host string
 	// APIPath is a path prefix added after Host's own path for every request.
 	// It is normally empty; the core group is served under /api and named
