@@ -24,6 +24,9 @@ type Client struct {
 	log      *zap.Logger
 	verbose  int
 	sleep    func(ctx context.Context, d time.Duration) error
+	// compressWatches: every watch may come gzip-compressed
+	// (Config.CompressWatches).
+	compressWatches bool
 }
 
 // NewForConfig returns a Client for cfg, building its HTTP client with
@@ -80,6 +83,8 @@ func NewForConfigAndClient(cfg *Config, hc *http.Client) (*Client, error) {
 		log:     log,
 		verbose: cfg.LogVerbosity,
 		sleep:   sleepCtx,
+
+		compressWatches: cfg.CompressWatches,
 	}
 	c.limiter = newLimiter(cfg.QPS, cfg.Burst)
 	c.warnings = cfg.WarningHandler
@@ -100,7 +105,7 @@ func (c *Client) Base() *url.URL {
 
 // Verb starts a request with the given HTTP method.
 func (c *Client) Verb(method string) *Request {
-	return &Request{c: c, verb: method, params: url.Values{}}
+	return &Request{c: c, verb: method, params: url.Values{}, gzipOK: c.compressWatches}
 }
 
 // Get starts a GET request.

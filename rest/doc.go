@@ -54,10 +54,15 @@
 // carrying a *metav1.Status and the stream ends; the end of the stream by
 // the server or the network closes the result channel without an event.
 // Stop closes the connection and then the channel. Watches ask for an
-// uncompressed stream (Accept-Encoding: identity): the server flushes every
-// event, and per-event gzip costs more CPU than it saves. A streaming list
-// of small objects is the exception (Request.CompressedWatch): its initial
-// events are compressed together. WatchUnstructured
+// uncompressed stream (Accept-Encoding: identity), where client-go's ask for
+// gzip: the server flushes every event, so each is a deflate block of its
+// own, which costs both ends more CPU than it saves (docs/benchmarks.md:
+// compressing metadata-only watches throughout raised their CPU per event
+// from 0.7× to 0.86× client-go's). Config.CompressWatches asks for gzip on
+// every watch, as client-go does, where bandwidth matters more or requests
+// must be identical to client-go's. A streaming list of small objects is
+// the exception (Request.CompressedWatch): its initial events are
+// compressed together. WatchUnstructured
 // and WatchMaps decode each frame once, straight into maps; WatchMapsRaw
 // also hands over each object's text as the server sent it, for callers
 // that keep objects as bytes.

@@ -50,7 +50,7 @@ type Request struct {
 	body    []byte
 	maxBody int64
 	omitMF  bool // map-mode watches leave metadata.managedFields out
-	gzipOK  bool // a watch may be sent gzip-compressed (CompressedWatch)
+	gzipOK  bool // a watch may be sent gzip-compressed (CompressedWatch, Config.CompressWatches)
 	bulk    bool // sent over HTTP/1.1 on a connection of its own (Bulk)
 
 	err error
