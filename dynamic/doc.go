@@ -29,6 +29,13 @@
 //     path segment ("a/b", "..") is an "invalid resource" or "invalid
 //     subresource" error.
 //   - List items without apiVersion/kind get them from the list.
+//   - Watches ask for an uncompressed stream where client-go's ask for gzip,
+//     a measured choice (package rest, Watches); set
+//     rest.Config.CompressWatches for client-go's encoding.
+//
+// client-go's own dynamic tests (client_test.go and golden_test.go) pass
+// against this package with their imports switched and CompressWatches
+// set: bench/clientgodynamic runs them in make test.
 //
 // Every error from the server is an *apierrors.StatusError, so
 // apierrors.IsNotFound, IsConflict, IsAlreadyExists and the rest work.
