@@ -77,11 +77,11 @@ func (c *resourceClient) Namespace(ns string) ResourceInterface {
 
 // request starts a request for this resource, namespace and name.
 func (c *resourceClient) request(r *rest.Request, name string, subresources []string) *rest.Request {
-	r = r.Group(c.resource.Group).Version(c.resource.Version).Namespace(c.namespace).Resource(c.resource.Resource)
+	r = r.Group(c.resource.Group).Version(c.resource.Version).Namespace(c.namespace).Resource(resourceSegment(c.resource.Resource))
 	if name != "" {
 		r = r.Name(name)
 	}
-	return r.SubResource(subresources...)
+	return r.SubResource(subresourceSegments(subresources)...)
 }
 
 var errNameRequired = errors.New("name is required")

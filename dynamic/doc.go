@@ -23,7 +23,19 @@
 //   - Names and namespaces are checked before anything is sent: a "/" in a
 //     name is an "invalid resource name" error, in a namespace an "invalid
 //     namespace" error; an empty name is "name is required".
+//   - Slashes at either end of a GVR's resource or of a subresource are
+//     left out of the path, as client-go's path joining leaves them out
+//     ("rtest/" is rtest); a resource or subresource that is still not one
+//     path segment ("a/b", "..") is an "invalid resource" or "invalid
+//     subresource" error.
 //   - List items without apiVersion/kind get them from the list.
+//   - Watches ask for an uncompressed stream where client-go's ask for gzip,
+//     a measured choice (package rest, Watches); set
+//     rest.Config.CompressWatches for client-go's encoding.
+//
+// client-go's own dynamic tests (client_test.go and golden_test.go) pass
+// against this package with their imports switched and CompressWatches
+// set: bench/clientgodynamic runs them in make test.
 //
 // Every error from the server is an *apierrors.StatusError, so
 // apierrors.IsNotFound, IsConflict, IsAlreadyExists and the rest work.

@@ -17,13 +17,16 @@ import (
 type Client struct {
 	base     *url.URL
 	http     *http.Client
-	bulk     *http.Client // HTTP/1.1 only, for Request.Bulk; nil: http serves those too
+	bulk     *http.Client // HTTP/1.1 only, for bulk transfers (wire.WithBulk); nil: http serves those too
 	limiter  *rate.Limiter
 	timeout  time.Duration
 	warnings WarningHandler
 	log      *zap.Logger
 	verbose  int
 	sleep    func(ctx context.Context, d time.Duration) error
+	// compressWatches: every watch may come gzip-compressed
+	// (Config.CompressWatches).
+	compressWatches bool
 }
 
 // NewForConfig returns a Client for cfg, building its HTTP client with
@@ -80,6 +83,8 @@ func NewForConfigAndClient(cfg *Config, hc *http.Client) (*Client, error) {
 		log:     log,
 		verbose: cfg.LogVerbosity,
 		sleep:   sleepCtx,
+
+		compressWatches: cfg.CompressWatches,
 	}
 	c.limiter = newLimiter(cfg.QPS, cfg.Burst)
 	c.warnings = cfg.WarningHandler

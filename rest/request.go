@@ -532,14 +532,14 @@ func (r *Request) decodeError(resp *http.Response, body []byte) error {
 // watch=true (for example through VersionedParams with
 // ListOptions{Watch: true}). Watches are not rate limited and not bounded
 // by Config.Timeout; the caller's context and Stop end them. Unless the
-// request names an Accept-Encoding, it asks for an uncompressed stream
-// (see the package documentation).
+// request names an Accept-Encoding or Config.CompressWatches is set, it
+// asks for an uncompressed stream (see the package documentation).
 //
 // A frame that does not decode becomes one ERROR event carrying a
 // *metav1.Status and the stream ends; the end of the stream by the server
 // or the network closes the result channel without an event.
 func (r *Request) Watch(ctx context.Context) (watch.Interface, error) {
-	if r.headers.Get("Accept-Encoding") == "" {
+	if r.headers.Get("Accept-Encoding") == "" && !r.c.compressWatches {
 		r.SetHeader("Accept-Encoding", "identity")
 	}
 	ctx, cancel := context.WithCancel(ctx)

@@ -17,7 +17,7 @@ import (
 )
 
 // A full-object informer's streaming list and its list pages come over
-// HTTP/1.1 (rest.Request.Bulk); at the initial-events-end bookmark the
+// HTTP/1.1 (a bulk transfer, wire.WithBulk); at the initial-events-end bookmark the
 // informer watches on over the shared HTTP/2 connection, from the
 // bookmark's resourceVersion, and that watch delivers changes.
 func TestBulkTransfersComeOverHTTP1(t *testing.T) {
