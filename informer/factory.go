@@ -29,6 +29,10 @@ type FactoryOptions struct {
 	DisableStreaming bool
 	// Logger receives debug logs. Nil means none.
 	Logger *zap.Logger
+	// Metrics receives what every informer of the factory does, each
+	// named by its resource ("deployments.v1.apps", "configmaps.v1"); see
+	// Metrics. Nil observes nothing.
+	Metrics Metrics
 }
 
 // InformerOptions select what one informer caches. Informers with equal
@@ -207,6 +211,8 @@ func shared[T Object](f *Factory, k objectKind[T], gvr schema.GroupVersionResour
 		ResyncPeriod:     f.opts.ResyncPeriod,
 		DisableStreaming: f.opts.DisableStreaming,
 		Logger:           f.logger().With(zap.String("gvr", gvr.String())),
+		Metrics:          f.opts.Metrics,
+		Name:             ResourceName(gvr),
 	})
 	e := &factoryEntry{key: key, informer: inf, done: make(chan struct{})}
 	f.entries[key] = e
@@ -219,6 +225,16 @@ func shared[T Object](f *Factory, k objectKind[T], gvr schema.GroupVersionResour
 	}
 	e.hold(pin)
 	return inf
+}
+
+// ResourceName is how a Factory names an informer of gvr to Metrics:
+// resource.version.group, as kubectl spells a fully qualified resource
+// ("deployments.v1.apps"; "configmaps.v1" for the core group).
+func ResourceName(gvr schema.GroupVersionResource) string {
+	if gvr.Group == "" {
+		return gvr.Resource + "." + gvr.Version
+	}
+	return gvr.Resource + "." + gvr.Version + "." + gvr.Group
 }
 
 // hold records one more holder of the entry (under the factory's lock).

@@ -130,6 +130,8 @@ type reflectorOptions struct {
 	log                  *zap.Logger
 	clock                clock
 	watchTimeout         func() time.Duration
+	metrics              Metrics // never nil
+	name                 string  // the informer's, for metrics
 }
 
 // reflector keeps a sink equal to the server: list (or stream) then watch,
@@ -162,6 +164,9 @@ func newReflector[T Object](f feed[T], s sink[T], opts reflectorOptions) *reflec
 	}
 	if opts.log == nil {
 		opts.log = zap.NewNop()
+	}
+	if opts.metrics == nil {
+		opts.metrics = noMetrics{}
 	}
 	if opts.watchTimeout == nil {
 		opts.watchTimeout = func() time.Duration {
@@ -246,9 +251,11 @@ func (r *reflector[T]) next(s state, o outcome) state {
 func (r *reflector[T]) exec(ctx context.Context, s state) outcome {
 	switch s := s.(type) {
 	case listing:
+		r.opts.metrics.ListStarted(r.opts.name, s.consistent)
 		rv, err := r.list(ctx, s.consistent)
 		return r.failure(outcome{rv: rv}, err)
 	case streaming:
+		r.opts.metrics.ListStarted(r.opts.name, s.consistent)
 		return r.stream(ctx)
 	case watching:
 		return r.watch(ctx, s)
@@ -496,6 +503,7 @@ func (r *reflector[T]) stream(ctx context.Context) outcome {
 // event carries ("" when none), whether it is the initial-events-end
 // bookmark, and for an ERROR event the server's error.
 func (r *reflector[T]) apply(ev watch.Event, syncing bool) (rv string, end bool, err error) {
+	r.opts.metrics.Event(r.opts.name, ev.Type)
 	if ev.Type == watch.Error {
 		return "", false, statusError(ev.Object)
 	}
@@ -595,6 +603,7 @@ func (r *reflector[T]) watch(ctx context.Context, s watching) outcome {
 		opts.ResourceVersion = s.rv
 		opts.AllowWatchBookmarks = true
 		opts.TimeoutSeconds = ptr.To(int64(r.opts.watchTimeout() / time.Second))
+		r.opts.metrics.WatchStarted(r.opts.name)
 		st, err := r.openWatch(ctx, opts, nil)
 		if err != nil {
 			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {

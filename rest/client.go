@@ -24,6 +24,7 @@ type Client struct {
 	log      *zap.Logger
 	verbose  int
 	sleep    func(ctx context.Context, d time.Duration) error
+	metrics  Metrics
 	// compressWatches: every watch may come gzip-compressed
 	// (Config.CompressWatches).
 	compressWatches bool
@@ -85,6 +86,10 @@ func NewForConfigAndClient(cfg *Config, hc *http.Client) (*Client, error) {
 		sleep:   sleepCtx,
 
 		compressWatches: cfg.CompressWatches,
+	}
+	c.metrics = cfg.Metrics
+	if c.metrics == nil {
+		c.metrics = noMetrics{}
 	}
 	c.limiter = newLimiter(cfg.QPS, cfg.Burst)
 	c.warnings = cfg.WarningHandler
@@ -150,7 +155,9 @@ func (c *Client) wait(ctx context.Context, r *Request) error {
 	if err := c.limiter.Wait(ctx); err != nil {
 		return err
 	}
-	if d := time.Since(start); d > throttleLogThreshold {
+	d := time.Since(start)
+	c.metrics.RateLimited(r.verb, c.base.Host, d)
+	if d > throttleLogThreshold {
 		c.log.Info("request waited for client-side rate limit",
 			zap.Duration("wait", d), zap.String("verb", r.verb), zap.String("path", r.path()))
 	}

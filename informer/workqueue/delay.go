@@ -18,7 +18,7 @@ func (q *Queue[T]) AddAfter(item T, d time.Duration) {
 }
 
 // AddRateLimited adds item after the delay the rate limiter gives for it,
-// recording a failure of item; the retry is counted in [Metrics.Retries].
+// recording a failure of item; the retry is counted in [Stats.Retries].
 func (q *Queue[T]) AddRateLimited(item T) {
 	if q.ShuttingDown() {
 		// Do not count a failure for a retry that will not happen.
@@ -31,6 +31,7 @@ func (q *Queue[T]) AddRateLimited(item T) {
 		return
 	}
 	q.stats.retries++
+	q.metrics.Retried(q.name)
 	q.addAfterLocked(item, d)
 }
 

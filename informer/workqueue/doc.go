@@ -73,7 +73,8 @@
 //
 // The queue reports no errors: adds after shutdown are dropped silently, and
 // Done or Forget of an unknown item does nothing. Run returns an error only
-// for bad arguments. The queue does not log; [Queue.Metrics] returns its
-// figures (depth, adds, retries, in-flight work, latency and work duration)
-// for the caller to export.
+// for bad arguments. The queue does not log; [Queue.Stats] returns its
+// figures (depth, adds, retries, in-flight work, latency and work duration),
+// and [Options.Metrics] receives them as they happen, for an exporter
+// (package metrics exports them to Prometheus under client-go's names).
 package workqueue

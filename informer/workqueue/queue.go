@@ -12,8 +12,13 @@ type Options[T comparable] struct {
 	// failure count. Nil means [DefaultRateLimiter].
 	RateLimiter RateLimiter[T]
 
-	// Name identifies the queue in [Metrics]; the queue does not log.
+	// Name identifies the queue in [Stats] and to Metrics; the queue does
+	// not log.
 	Name string
+
+	// Metrics receives what the queue does, for an exporter (package
+	// metrics). Nil observes nothing.
+	Metrics Metrics
 
 	// MaxRetries is used by [Queue.Run]: an item whose handler has failed
 	// MaxRetries+1 times in a row is forgotten and dropped instead of being
@@ -33,6 +38,7 @@ type Queue[T comparable] struct {
 	maxRetries int
 	onDrop     func(T, error)
 	clock      clock
+	metrics    Metrics
 
 	// mu guards every field below it.
 	mu sync.Mutex
@@ -90,7 +96,12 @@ func newQueue[T comparable](opts Options[T], c clock) *Queue[T] {
 	if limiter == nil {
 		limiter = defaultRateLimiter[T](c)
 	}
+	m := opts.Metrics
+	if m == nil {
+		m = noMetrics{}
+	}
 	q := &Queue[T]{
+		metrics:      m,
 		name:         opts.Name,
 		limiter:      limiter,
 		maxRetries:   opts.MaxRetries,
@@ -104,6 +115,7 @@ func newQueue[T comparable](opts Options[T], c clock) *Queue[T] {
 		drained:      make(chan struct{}),
 	}
 	q.ready = sync.NewCond(&q.mu)
+	m.Started(q.name, q.Stats)
 	return q
 }
 
@@ -125,6 +137,7 @@ func (q *Queue[T]) addLocked(item T, now time.Time) {
 		return
 	}
 	q.stats.adds++
+	q.metrics.Added(q.name)
 	q.dirty[item] = now
 	if _, ok := q.processing[item]; ok {
 		q.requeue++
@@ -159,7 +172,9 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 	}
 	item = q.queue.pop()
 	now := q.clock.Now()
-	q.stats.queueLatency.observe(now.Sub(q.dirty[item]))
+	waited := now.Sub(q.dirty[item])
+	q.stats.queueLatency.observe(waited)
+	q.metrics.Waited(q.name, waited)
 	delete(q.dirty, item)
 	q.processing[item] = now
 	return item, false
@@ -176,7 +191,9 @@ func (q *Queue[T]) Done(item T) {
 		return
 	}
 	delete(q.processing, item)
-	q.stats.workDuration.observe(q.clock.Now().Sub(started))
+	worked := q.clock.Now().Sub(started)
+	q.stats.workDuration.observe(worked)
+	q.metrics.Worked(q.name, worked)
 	if _, ok := q.dirty[item]; ok {
 		q.requeue--
 		q.queue.push(item)
@@ -213,7 +230,7 @@ func (q *Queue[T]) Len() int {
 // ShutDownWithDrain, which it turns into an immediate shutdown.
 func (q *Queue[T]) ShutDown() {
 	q.mu.Lock()
-	q.beginShutdownLocked()
+	stopping := q.beginShutdownLocked()
 	q.immediate = true
 	q.queue.clear()
 	clear(q.dirty)
@@ -221,6 +238,7 @@ func (q *Queue[T]) ShutDown() {
 	q.ready.Broadcast()
 	q.checkDrainedLocked()
 	q.mu.Unlock()
+	q.stopped(stopping)
 	q.delayWG.Wait()
 }
 
@@ -235,21 +253,34 @@ func (q *Queue[T]) ShutDown() {
 // queue, so it then waits only for the items in processing.
 func (q *Queue[T]) ShutDownWithDrain() {
 	q.mu.Lock()
-	q.beginShutdownLocked()
+	stopping := q.beginShutdownLocked()
 	q.ready.Broadcast()
 	q.checkDrainedLocked()
 	q.mu.Unlock()
+	q.stopped(stopping)
 	q.delayWG.Wait()
 	<-q.drained
 }
 
-func (q *Queue[T]) beginShutdownLocked() {
-	if !q.shuttingDown {
+// beginShutdownLocked starts the shutdown; it reports whether this call
+// began it.
+func (q *Queue[T]) beginShutdownLocked() bool {
+	began := !q.shuttingDown
+	if began {
 		q.shuttingDown = true
 		close(q.stop)
 	}
 	q.delayed = nil
 	clear(q.delayedIndex)
+	return began
+}
+
+// stopped tells Metrics, once, that the queue stopped (called by the
+// shutdown that began it, without the lock).
+func (q *Queue[T]) stopped(began bool) {
+	if began {
+		q.metrics.Stopped(q.name)
+	}
 }
 
 func (q *Queue[T]) checkDrainedLocked() {

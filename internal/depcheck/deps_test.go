@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-var libraryPackages = []string{"rest", "kubeconfig", "discovery", "restmapper", "unstructured", "dynamic", "informer"}
+var libraryPackages = []string{"rest", "kubeconfig", "discovery", "restmapper", "unstructured", "dynamic", "informer", "metrics"}
 
 func TestLibraryPackagesAvoidClientGoAndTypedAPIs(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
@@ -45,5 +45,30 @@ func TestLibraryPackagesAvoidClientGoAndTypedAPIs(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "k8s.io/api/apidiscovery/v2") {
 		t.Fatal("expected discovery to use k8s.io/api/apidiscovery/v2; is the check looking at the right packages?")
+	}
+}
+
+// Only package metrics, the Prometheus adapter, may link
+// github.com/prometheus/...: programs that do not export metrics do not
+// link it.
+func TestOnlyTheMetricsPackageLinksPrometheus(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	for _, p := range libraryPackages {
+		if p == "metrics" {
+			continue
+		}
+		cmd := exec.Command("go", "list", "-deps", "./"+p+"/...")
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps ./%s/...: %v", p, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if strings.HasPrefix(dep, "github.com/prometheus/") {
+				t.Errorf("package %s depends on %s; only package metrics may", p, dep)
+				break
+			}
+		}
 	}
 }
