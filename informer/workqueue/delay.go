@@ -41,7 +41,7 @@ func (q *Queue[T]) addAfterLocked(item T, d time.Duration) {
 	}
 	now := q.clock.Now()
 	if d <= 0 {
-		q.addLocked(item, now)
+		q.addLocked(item, now, false)
 		return
 	}
 	readyAt := now.Add(d)
@@ -86,7 +86,7 @@ func (q *Queue[T]) delayLoop() {
 		for len(q.delayed) > 0 && !q.delayed[0].readyAt.After(now) {
 			e := heap.Pop(&q.delayed).(*delayedItem[T])
 			delete(q.delayedIndex, e.item)
-			q.addLocked(e.item, now)
+			q.addLocked(e.item, now, false)
 		}
 		var t timer
 		var fired <-chan time.Time

@@ -37,6 +37,11 @@
 //     item re-added during processing enters at Done); delayed items
 //     ([Queue.AddAfter]) enter in deadline order, and an item delayed twice
 //     keeps the earlier deadline.
+//   - Priority: [Queue.AddLowPriority] queues an item behind those of Add
+//     (a controller's initial list, so that real changes overtake it), but
+//     never starves it: while both kinds wait, at least one item in every
+//     [LowPriorityShare] handed out is a low-priority one. An Add of an item
+//     waiting with low priority moves it ahead.
 //   - Backoff: [Queue.AddRateLimited] waits as long as the [RateLimiter] says.
 //     The default, [DefaultRateLimiter], is client-go's: per-item exponential
 //     backoff 5 ms, 10 ms, 20 ms, … capped at 1000 s, and an overall token

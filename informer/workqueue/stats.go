@@ -67,7 +67,7 @@ func (q *Queue[T]) Stats() Stats {
 	now := q.clock.Now()
 	m := Stats{
 		Name:         q.name,
-		Depth:        q.queue.len(),
+		Depth:        q.queued,
 		Adds:         q.stats.adds,
 		Retries:      q.stats.retries,
 		Dropped:      q.stats.dropped,
