@@ -3,12 +3,15 @@ package metrics
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kdyn/kdyn/controller"
 	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/informer/workqueue"
 	"github.com/kdyn/kdyn/rest"
@@ -314,4 +317,36 @@ func (m informerMetrics) Synced(name string, at time.Time) {
 
 func (m informerMetrics) Delivered(name string, lag time.Duration) {
 	m.s.informerLag.WithLabelValues(name).Observe(lag.Seconds())
+}
+
+// Controller returns the hook of controller.Options.Metrics:
+// controller-runtime's controller_runtime_* families, labelled with each
+// controller's name.
+func (s *Set) Controller() controller.Metrics { return controllerMetrics{s} }
+
+type controllerMetrics struct{ s *Set }
+
+func (m controllerMetrics) Workers(name string, n int) {
+	m.s.controllerMaxWorkers.WithLabelValues(name).Set(float64(n))
+}
+
+func (m controllerMetrics) Started(name string) {
+	m.s.controllerActiveWorkers.WithLabelValues(name).Inc()
+}
+
+func (m controllerMetrics) Finished(name, result string, d time.Duration) {
+	m.s.controllerActiveWorkers.WithLabelValues(name).Dec()
+	m.s.controllerReconciles.WithLabelValues(name, result).Inc()
+	m.s.controllerReconcileTime.WithLabelValues(name).Observe(d.Seconds())
+}
+
+func (m controllerMetrics) Panicked(name string) {
+	m.s.controllerPanics.WithLabelValues(name).Inc()
+}
+
+// Handler serves the metrics of g (the registry given to Register) in the
+// Prometheus text format: the /metrics of controller.ManagerOptions, or of
+// a mux of your own.
+func Handler(g prometheus.Gatherer) http.Handler {
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{})
 }
