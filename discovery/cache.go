@@ -93,8 +93,8 @@ func checkCacheAncestor(p string, fi os.FileInfo, leaf bool) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory", p)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() && st.Uid != 0 {
-		return fmt.Errorf("cache directory %s is owned by uid %d, not by the current user (uid %d)", p, st.Uid, os.Getuid())
+	if uid, ok := fileOwner(p, fi); ok && uid != os.Getuid() && uid != 0 {
+		return fmt.Errorf("cache directory %s is owned by uid %d, not by the current user (uid %d)", p, uid, os.Getuid())
 	}
 	perm := fi.Mode()
 	switch {
@@ -107,6 +107,17 @@ func checkCacheAncestor(p string, fi os.FileInfo, leaf bool) error {
 		return fmt.Errorf("directory %s above the cache is writable by everyone without the sticky bit (mode %v)", p, perm.Perm())
 	}
 	return nil
+}
+
+// fileOwner returns the uid that owns the file at p, described by fi, and
+// false where the platform reports none. Tests replace it to give a
+// directory to another user without being root.
+var fileOwner = func(p string, fi os.FileInfo) (uid int, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
 }
 
 var unsafeFileChars = regexp.MustCompile(`[^a-zA-Z0-9._-]`)
