@@ -116,7 +116,7 @@ func (s *Shard) Set(ranges ...HashRange) error {
 }
 
 func (s *Shard) store(ranges []HashRange) error {
-	merged, err := mergeRanges(ranges)
+	merged, err := MergeRanges(ranges)
 	if err != nil {
 		return err
 	}
@@ -161,8 +161,9 @@ func (s *Shard) subscribe(f func()) (cancel func()) {
 	}
 }
 
-// mergeRanges sorts ranges and merges overlapping and adjacent ones.
-func mergeRanges(ranges []HashRange) ([]HashRange, error) {
+// MergeRanges returns ranges sorted, with overlapping and adjacent ones
+// merged; a range that ends before it starts is an error.
+func MergeRanges(ranges []HashRange) ([]HashRange, error) {
 	rs := slices.Clone(ranges)
 	for _, r := range rs {
 		if r.From > r.To {
