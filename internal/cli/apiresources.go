@@ -35,7 +35,7 @@ type apiResourcesOptions struct {
 	apiGroupSet   bool
 }
 
-func newAPIResourcesCommand(f *factory) *cobra.Command {
+func NewAPIResourcesCommand(f *Factory) *cobra.Command {
 	o := &apiResourcesOptions{namespaced: true}
 	cmd := &cobra.Command{
 		Use:   "api-resources",
@@ -94,20 +94,20 @@ func (o *apiResourcesOptions) validate() error {
 	switch o.output {
 	case "", "wide", "name", "json", "yaml":
 	default:
-		return usagef("--output %v is not available; use wide, name, json or yaml", o.output)
+		return Usagef("--output %v is not available; use wide, name, json or yaml", o.output)
 	}
 	switch o.sortBy {
 	case "", "name", "kind":
 	default:
-		return usagef("--sort-by accepts only name or kind")
+		return Usagef("--sort-by accepts only name or kind")
 	}
 	return nil
 }
 
 // discoverySnapshot returns the server's discovery: from the caches with
 // cached (0 requests when warm), otherwise revalidated with the server.
-func discoverySnapshot(ctx context.Context, f *factory, cached bool) (*discovery.Snapshot, error) {
-	dc, err := f.discovery()
+func discoverySnapshot(ctx context.Context, f *Factory, cached bool) (*discovery.Snapshot, error) {
+	dc, err := f.Discovery()
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func discoverySnapshot(ctx context.Context, f *factory, cached bool) (*discovery
 	return dc.Refresh(ctx)
 }
 
-func runAPIResources(ctx context.Context, f *factory, o *apiResourcesOptions) error {
+func runAPIResources(ctx context.Context, f *Factory, o *apiResourcesOptions) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -125,10 +125,10 @@ func runAPIResources(ctx context.Context, f *factory, o *apiResourcesOptions) er
 	if err != nil {
 		return err
 	}
-	if err := printAPIResources(f.streams.Out, selectAPIResources(snap, o), o); err != nil {
+	if err := printAPIResources(f.Streams.Out, selectAPIResources(snap, o), o); err != nil {
 		return err
 	}
-	return reportPartialDiscovery(f.streams.ErrOut, snap)
+	return reportPartialDiscovery(f.Streams.ErrOut, snap)
 }
 
 // reportPartialDiscovery names the group-versions that failed discovery
@@ -139,7 +139,7 @@ func reportPartialDiscovery(w io.Writer, snap *discovery.Snapshot) error {
 		return nil
 	}
 	fmt.Fprintln(w, "error: "+strings.TrimPrefix(snap.Failed.Error(), "discovery: "))
-	return &exitError{code: exitGeneric, silent: true, err: snap.Failed}
+	return &ExitError{Code: ExitGeneric, Silent: true, Err: snap.Failed}
 }
 
 // selectAPIResources returns, in discovery order, one APIResourceList per
@@ -288,7 +288,7 @@ func printAPIResources(w io.Writer, lists []*metav1.APIResourceList, o *apiResou
 	return tw.Flush()
 }
 
-func newAPIVersionsCommand(f *factory) *cobra.Command {
+func NewAPIVersionsCommand(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "api-versions",
 		Short: "Print the supported API versions on the server, in the form \"group/version\"",
@@ -309,7 +309,7 @@ the server does serve them.`,
 			if err != nil {
 				return err
 			}
-			_, err = io.WriteString(f.streams.Out, strings.Join(apiVersions(snap), "\n")+"\n")
+			_, err = io.WriteString(f.Streams.Out, strings.Join(apiVersions(snap), "\n")+"\n")
 			return err
 		},
 	}

@@ -20,7 +20,7 @@ import (
 const clientSideApplyManager = "kdyn-client-side-apply"
 
 type applyOptions struct {
-	manifests      manifestFlags
+	manifests      ManifestFlags
 	serverSide     bool
 	fieldManager   string
 	forceConflicts bool
@@ -31,7 +31,7 @@ type applyOptions struct {
 	selector       string
 }
 
-func newApplyCommand(f *factory) *cobra.Command {
+func NewApplyCommand(f *Factory) *cobra.Command {
 	o := &applyOptions{}
 	cmd := &cobra.Command{
 		Use:   "apply -f FILENAME",
@@ -73,12 +73,12 @@ reported, naming its file and document, and the others are still applied
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runApply(cmd.Context(), f, o, cmd) },
 	}
-	o.manifests.addFlags(cmd, "with the objects to apply")
+	o.manifests.AddFlags(cmd, "with the objects to apply")
 	fl := cmd.Flags()
 	fl.BoolVar(&o.serverSide, "server-side", true, "Use server-side apply; false uses client-side apply with the last-applied-configuration annotation.")
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The name of the manager that owns the applied fields.")
 	fl.BoolVar(&o.forceConflicts, "force-conflicts", false, "With server-side apply, take over fields that other managers own.")
-	addDryRunFlag(cmd, &o.dryRun)
+	AddDryRunFlag(cmd, &o.dryRun)
 	fl.StringVarP(&o.output, "output", "o", "", "Print the applied objects instead of a summary: name, json, yaml (or any object output of get).")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "Stop at the first document that fails, instead of applying the others.")
 	fl.DurationVar(&o.timeout, "timeout", 60*time.Second, "How long to wait for a CustomResourceDefinition applied in this run to be Established before applying objects of its kind.")
@@ -86,76 +86,76 @@ reported, naming its file and document, and the others are still applied
 	return cmd
 }
 
-func runApply(ctx context.Context, f *factory, o *applyOptions, cmd *cobra.Command) error {
-	dry, err := parseDryRun(o.dryRun)
+func runApply(ctx context.Context, f *Factory, o *applyOptions, cmd *cobra.Command) error {
+	dry, err := ParseDryRun(o.dryRun)
 	if err != nil {
 		return err
 	}
 	if o.forceConflicts && !o.serverSide {
-		return usagef("--force-conflicts only works with --server-side")
+		return Usagef("--force-conflicts only works with --server-side")
 	}
-	out, quiet, err := writeOutput(o.output)
+	out, quiet, err := WriteOutput(o.output)
 	if err != nil {
 		return err
 	}
-	entries, err := readEntries(f, &o.manifests, "apply")
+	entries, err := ReadEntries(f, &o.manifests, "apply")
 	if err != nil {
 		return err
 	}
-	if entries, err = filterManifests(entries, o.selector); err != nil {
+	if entries, err = FilterManifests(entries, o.selector); err != nil {
 		return err
 	}
 	if len(entries) == 0 {
 		return fmt.Errorf("no objects passed to apply: no document's labels match the selector %q", o.selector)
 	}
-	r, err := newManifestRun(f, "applying")
+	r, err := NewManifestRun(f, "applying")
 	if err != nil {
 		return err
 	}
-	r.dryRun, r.failFast, r.crdTimeout = dry, o.failFast, o.timeout
-	r.trackCRDs = true
+	r.DryRun, r.FailFast, r.CRDTimeout = dry, o.failFast, o.timeout
+	r.TrackCRDs = true
 	manager := o.fieldManager
-	do := func(ctx context.Context, t *manifestTarget) (*unstructured.Unstructured, error) {
+	do := func(ctx context.Context, t *ManifestTarget) (*unstructured.Unstructured, error) {
 		res, op, err := o.serverSideApply(ctx, t, dry)
 		if err == nil {
-			summary(f, quiet, t.name, op+dry.suffix())
+			Summary(f, quiet, t.Name, op+dry.Suffix())
 		}
 		return res, err
 	}
 	if o.serverSide {
-		r.hint = conflictHint
+		r.Hint = conflictHint
 	} else {
 		if !cmd.Flags().Changed("field-manager") {
 			manager = clientSideApplyManager
 		}
-		do = func(ctx context.Context, t *manifestTarget) (*unstructured.Unstructured, error) {
+		do = func(ctx context.Context, t *ManifestTarget) (*unstructured.Unstructured, error) {
 			res, op, err := clientSideApply(ctx, t, dry, manager)
 			if err == nil {
-				summary(f, quiet, t.name, op+dry.suffix())
+				Summary(f, quiet, t.Name, op+dry.Suffix())
 			}
 			return res, err
 		}
 	}
-	results := r.each(ctx, applyOrder(entries), do)
+	results := r.Each(ctx, ApplyOrder(entries), do)
 	if quiet {
-		if err := printResults(f, out, results, len(entries) == 1); err != nil {
+		if err := PrintResults(f, out, results, len(entries) == 1); err != nil {
 			return err
 		}
 	}
-	return r.finish()
+	return r.Finish()
 }
 
 // serverSideApply sends the manifest as an apply patch.
-func (o *applyOptions) serverSideApply(ctx context.Context, t *manifestTarget, dry dryRunMode) (*unstructured.Unstructured, string, error) {
-	name := t.obj.GetName()
+func (o *applyOptions) serverSideApply(ctx context.Context, t *ManifestTarget, dry DryRunMode) (*unstructured.Unstructured, string, error) {
+	name := t.Obj.GetName()
 	if name == "" {
 		return nil, "", fmt.Errorf("the object has no metadata.name")
 	}
-	obj := stripServerFields(t.obj)
-	if dry == dryRunClient {
+	obj := StripServerFields(t.Obj)
+	if dry == DryRunClient {
 		return obj, "serverside-applied", nil
 	}
-	res, err := t.ri.Apply(ctx, name, obj, metav1.ApplyOptions{FieldManager: o.fieldManager, Force: o.forceConflicts, DryRun: dry.server()})
+	res, err := t.Resource.Apply(ctx, name, obj, metav1.ApplyOptions{FieldManager: o.fieldManager, Force: o.forceConflicts, DryRun: dry.RequestOption()})
 	return res, "serverside-applied", err
 }
 
@@ -174,21 +174,21 @@ func conflictHint(err error) string {
 // clientSideApply creates the object (recording the configuration in the
 // last-applied annotation) or patches it with a three-way JSON merge patch
 // from the last applied configuration, the manifest and the live object.
-func clientSideApply(ctx context.Context, t *manifestTarget, dry dryRunMode, manager string) (*unstructured.Unstructured, string, error) {
-	name := t.obj.GetName()
+func clientSideApply(ctx context.Context, t *ManifestTarget, dry DryRunMode, manager string) (*unstructured.Unstructured, string, error) {
+	name := t.Obj.GetName()
 	if name == "" {
 		return nil, "", fmt.Errorf("the object has no metadata.name")
 	}
-	modified, err := withLastApplied(t.obj)
+	modified, err := withLastApplied(t.Obj)
 	if err != nil {
 		return nil, "", err
 	}
-	live, err := t.ri.Get(ctx, name, metav1.GetOptions{})
+	live, err := t.Resource.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		if dry == dryRunClient {
+		if dry == DryRunClient {
 			return modified, "created", nil
 		}
-		res, err := t.ri.Create(ctx, modified, metav1.CreateOptions{FieldManager: manager, DryRun: dry.server()})
+		res, err := t.Resource.Create(ctx, modified, metav1.CreateOptions{FieldManager: manager, DryRun: dry.RequestOption()})
 		return res, "created", err
 	}
 	if err != nil {
@@ -210,15 +210,15 @@ func clientSideApply(ctx context.Context, t *manifestTarget, dry dryRunMode, man
 	if string(patch) == "{}" {
 		return live, "unchanged", nil
 	}
-	if dry == dryRunClient {
+	if dry == DryRunClient {
 		res, err := kunstructured.ApplyMergePatch(live, patch)
 		return res, "configured", err
 	}
-	res, err := t.ri.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: manager, DryRun: dry.server()})
+	res, err := t.Resource.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: manager, DryRun: dry.RequestOption()})
 	if err != nil {
 		return nil, "", err
 	}
-	if dry == dryRunNone && res.GetResourceVersion() == live.GetResourceVersion() {
+	if dry == DryRunNone && res.GetResourceVersion() == live.GetResourceVersion() {
 		// The server found nothing to change (a list it defaults, sent whole).
 		return res, "unchanged", nil
 	}
@@ -229,7 +229,7 @@ func clientSideApply(ctx context.Context, t *manifestTarget, dry dryRunMode, man
 // the last-applied annotation set to its own JSON (without that
 // annotation).
 func withLastApplied(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	mod := stripServerFields(obj)
+	mod := StripServerFields(obj)
 	ann := mod.GetAnnotations()
 	if _, ok := ann[kunstructured.LastAppliedAnnotation]; ok {
 		delete(ann, kunstructured.LastAppliedAnnotation)

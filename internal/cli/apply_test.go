@@ -2,11 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -17,7 +12,7 @@ import (
 )
 
 func TestWithLastApplied(t *testing.T) {
-	in := obj("v1", "ConfigMap", "x")
+	in := Obj("v1", "ConfigMap", "x")
 	in.SetNamespace("prod")
 	in.SetResourceVersion("3")
 	in.SetAnnotations(map[string]string{kunstructured.LastAppliedAnnotation: "stale", "team": "a"})
@@ -42,7 +37,7 @@ func TestWithLastApplied(t *testing.T) {
 	}
 
 	// Without other annotations the configuration has none either.
-	bare, err := withLastApplied(obj("v1", "ConfigMap", "y"))
+	bare, err := withLastApplied(Obj("v1", "ConfigMap", "y"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,27 +53,5 @@ func TestConflictHint(t *testing.T) {
 	}
 	if conflictHint(apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, "x")) != "" {
 		t.Error("a hint for a not-found")
-	}
-}
-
-// apply -l that matches no document fails as kubectl's does (no objects
-// passed to apply), before any request for objects is sent.
-func TestApplySelectorMatchingNothing(t *testing.T) {
-	var writes atomic.Int32
-	srv := apiServer(t, func(w http.ResponseWriter, r *http.Request) {
-		writes.Add(1)
-		http.Error(w, "unexpected", http.StatusInternalServerError)
-	})
-	dir := t.TempDir()
-	manifest := filepath.Join(dir, "cm.yaml")
-	if err := os.WriteFile(manifest, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels:\n    app: web\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r := runKdyn("--kubeconfig", writeKubeconfig(t, srv.URL), "--cache-dir", t.TempDir(), "apply", "-f", manifest, "-l", "app=db")
-	if r.code != exitGeneric || !strings.Contains(r.stderr, "no objects passed to apply") || !strings.Contains(r.stderr, "app=db") {
-		t.Fatalf("exit %d, stderr %q; want 1 and 'no objects passed to apply' naming the selector", r.code, r.stderr)
-	}
-	if n := writes.Load(); n != 0 {
-		t.Fatalf("%d requests for objects were sent", n)
 	}
 }

@@ -37,9 +37,9 @@ func TestBugCacheRootOwnedByAnotherUserIsUsed(t *testing.T) {
 			if err := os.Chown(root, 65534, 65534); err != nil {
 				t.Fatal(err)
 			}
-			r := runKdyn("--kubeconfig", writeKubeconfig(t, srv.URL), "--cache-dir", root, "api-resources", "-o", "name")
-			if !r.listed() {
-				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			r := Run(Main, "--kubeconfig", WriteKubeconfig(t, srv.URL), "--cache-dir", root, "api-resources", "-o", "name")
+			if !listed(r) {
+				t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 			}
 			var written []string
 			_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -48,8 +48,8 @@ func TestBugCacheRootOwnedByAnotherUserIsUsed(t *testing.T) {
 				}
 				return nil
 			})
-			if len(written) > 0 || !strings.Contains(r.stderr, "discovery disk cache disabled") {
-				t.Errorf("kdyn cached discovery under a --cache-dir %s (files %v) and warned: %v", name, written, strings.Contains(r.stderr, "disabled"))
+			if len(written) > 0 || !strings.Contains(r.Stderr, "discovery disk cache disabled") {
+				t.Errorf("kdyn cached discovery under a --cache-dir %s (files %v) and warned: %v", name, written, strings.Contains(r.Stderr, "disabled"))
 			}
 		})
 	}

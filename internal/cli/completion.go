@@ -58,7 +58,7 @@ bash needs the bash-completion package (version 2).`,
 			case "powershell":
 				return root.GenPowerShellCompletionWithDesc(out)
 			}
-			return usagef("unsupported shell %q", args[0])
+			return Usagef("unsupported shell %q", args[0])
 		},
 	}
 }
@@ -75,7 +75,7 @@ var resourceArgCommands = map[string]int{
 // that takes resource arguments and has none yet, and of the global flags
 // that name namespaces and kubeconfig entries. It sees the commands added
 // to root before it runs.
-func registerCompletions(root *cobra.Command, f *factory) {
+func registerCompletions(root *cobra.Command, f *Factory) {
 	for _, c := range root.Commands() {
 		names, ok := resourceArgCommands[c.Name()]
 		if !ok || c.ValidArgsFunction != nil {
@@ -112,7 +112,7 @@ func commandContext(cmd *cobra.Command) context.Context {
 
 // resourceCompletion completes a resource type first (comma lists and
 // TYPE/NAME too), then up to maxNames object names of that type (-1: any).
-func resourceCompletion(f *factory, maxNames int) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+func resourceCompletion(f *Factory, maxNames int) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		const nofile = cobra.ShellCompDirectiveNoFileComp
 		ctx, cancel := context.WithTimeout(commandContext(cmd), completionTimeout)
@@ -143,8 +143,8 @@ func resourceCompletion(f *factory, maxNames int) func(*cobra.Command, []string,
 // completeTypes returns the resource type names starting with the last
 // element of a comma list: plural, singular, short names and plural.group
 // of every resource that supports get.
-func completeTypes(ctx context.Context, f *factory, toComplete string, commas bool) []string {
-	m, err := f.restMapper()
+func completeTypes(ctx context.Context, f *Factory, toComplete string, commas bool) []string {
+	m, err := f.RESTMapper()
 	if err != nil {
 		return nil
 	}
@@ -186,8 +186,8 @@ func typeCandidates(resources []*discovery.Resource, prefix, last string) []stri
 // completeNames returns the names of the objects of typ (one resource
 // type) in the current namespace that start with prefix, except those in
 // exclude. Errors give no names.
-func completeNames(ctx context.Context, f *factory, typ, prefix string, exclude []string) []string {
-	m, err := f.restMapper()
+func completeNames(ctx context.Context, f *Factory, typ, prefix string, exclude []string) []string {
+	m, err := f.RESTMapper()
 	if err != nil || typ == "" {
 		return nil
 	}
@@ -197,7 +197,7 @@ func completeNames(ctx context.Context, f *factory, typ, prefix string, exclude 
 	}
 	ns := ""
 	if matches[0].Namespaced {
-		if ns, _, err = f.namespace(); err != nil {
+		if ns, _, err = f.Namespace(); err != nil {
 			return nil
 		}
 	}
@@ -206,8 +206,8 @@ func completeNames(ctx context.Context, f *factory, typ, prefix string, exclude 
 
 // listNames lists the metadata of gvr in ns (at most completionMaxNames
 // objects) and returns the sorted names starting with prefix.
-func listNames(ctx context.Context, f *factory, gvr schema.GroupVersionResource, ns, prefix string, exclude []string) []string {
-	client, err := quietDynamicClient(f)
+func listNames(ctx context.Context, f *Factory, gvr schema.GroupVersionResource, ns, prefix string, exclude []string) []string {
+	client, err := f.QuietDynamicClient()
 	if err != nil {
 		return nil
 	}
@@ -240,8 +240,8 @@ func listNames(ctx context.Context, f *factory, gvr schema.GroupVersionResource,
 
 // kubeconfigNames returns the kubeconfig's context, cluster or user names
 // that start with prefix.
-func kubeconfigNames(f *factory, what, prefix string) []string {
-	cfg, err := kubeconfig.Load(f.loadingRules())
+func kubeconfigNames(f *Factory, what, prefix string) []string {
+	cfg, err := kubeconfig.Load(f.LoadingRules())
 	if err != nil {
 		return nil
 	}

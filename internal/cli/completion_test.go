@@ -13,7 +13,7 @@ import (
 )
 
 func TestTypeCandidates(t *testing.T) {
-	snap := fixtureSnapshot()
+	snap := FixtureSnapshot()
 	var resources []*discovery.Resource
 	for gi := range snap.Groups {
 		g := &snap.Groups[gi]
@@ -95,7 +95,7 @@ func TestRegisterCompletions(t *testing.T) {
 	d := &cobra.Command{Use: "describe", ValidArgsFunction: own}
 	g := &cobra.Command{Use: "get"}
 	r.AddCommand(d, g)
-	registerCompletions(r, newFactory(&globalFlags{}, IOStreams{}))
+	registerCompletions(r, NewFactory(&GlobalFlags{}, IOStreams{}))
 	if got, _ := d.ValidArgsFunction(d, nil, ""); len(got) != 1 || got[0] != "mine" {
 		t.Errorf("describe's own completion was replaced")
 	}
@@ -109,7 +109,7 @@ func TestRegisterCompletions(t *testing.T) {
 func TestResourceCompletionArgs(t *testing.T) {
 	defer func(d time.Duration) { completionTimeout = d }(completionTimeout)
 	completionTimeout = 300 * time.Millisecond
-	f := newFactory(&globalFlags{server: "https://127.0.0.1:1", cacheDir: t.TempDir()}, IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+	f := NewFactory(&GlobalFlags{Server: "https://127.0.0.1:1", CacheDir: t.TempDir()}, IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
 	cmd := &cobra.Command{Use: "get"}
 	for _, tc := range []struct {
 		max        int

@@ -12,7 +12,7 @@ import (
 	"github.com/kdyn/kdyn/kubeconfig"
 )
 
-func newConfigCommand(f *factory) *cobra.Command {
+func newConfigCommand(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config SUBCOMMAND",
 		Short: "Show and switch kubeconfig contexts",
@@ -24,7 +24,7 @@ them: --kubeconfig, else the KUBECONFIG list (merged, first wins), else
 	return cmd
 }
 
-func newConfigViewCommand(f *factory) *cobra.Command {
+func newConfigViewCommand(f *Factory) *cobra.Command {
 	var raw, minify bool
 	var output string
 	cmd := &cobra.Command{
@@ -34,12 +34,12 @@ func newConfigViewCommand(f *factory) *cobra.Command {
   kdyn config view --minify --raw`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := kubeconfig.Load(f.loadingRules())
+			cfg, err := kubeconfig.Load(f.LoadingRules())
 			if err != nil {
 				return err
 			}
-			if f.flags.context != "" {
-				cfg.CurrentContext = f.flags.context
+			if f.Flags.Context != "" {
+				cfg.CurrentContext = f.Flags.Context
 			}
 			b, err := cfg.View(kubeconfig.ViewOptions{Raw: raw, Minify: minify})
 			if err != nil {
@@ -47,16 +47,16 @@ func newConfigViewCommand(f *factory) *cobra.Command {
 			}
 			switch output {
 			case "", "yaml":
-				_, err = f.streams.Out.Write(b)
+				_, err = f.Streams.Out.Write(b)
 			case "json":
 				var v any
 				if err := yaml.Unmarshal(b, &v); err != nil {
 					return err
 				}
 				jb, _ := json.MarshalIndent(v, "", "    ")
-				_, err = fmt.Fprintln(f.streams.Out, string(jb))
+				_, err = fmt.Fprintln(f.Streams.Out, string(jb))
 			default:
-				return usagef("--output must be yaml or json, not %q", output)
+				return Usagef("--output must be yaml or json, not %q", output)
 			}
 			return err
 		},
@@ -67,7 +67,7 @@ func newConfigViewCommand(f *factory) *cobra.Command {
 	return cmd
 }
 
-func newConfigGetContextsCommand(f *factory) *cobra.Command {
+func newConfigGetContextsCommand(f *Factory) *cobra.Command {
 	var noHeaders bool
 	var output string
 	cmd := &cobra.Command{
@@ -75,7 +75,7 @@ func newConfigGetContextsCommand(f *factory) *cobra.Command {
 		Short:   "List the kubeconfig contexts",
 		Example: `  kdyn config get-contexts`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := kubeconfig.Load(f.loadingRules())
+			cfg, err := kubeconfig.Load(f.LoadingRules())
 			if err != nil {
 				return err
 			}
@@ -87,21 +87,21 @@ func newConfigGetContextsCommand(f *factory) *cobra.Command {
 				sort.Strings(names)
 			}
 			current := cfg.CurrentContext
-			if f.flags.context != "" {
-				current = f.flags.context
+			if f.Flags.Context != "" {
+				current = f.Flags.Context
 			}
 			if output == "name" {
 				for _, n := range names {
 					if _, ok := cfg.Contexts[n]; !ok {
 						return fmt.Errorf("context %q not found", n)
 					}
-					fmt.Fprintln(f.streams.Out, n)
+					fmt.Fprintln(f.Streams.Out, n)
 				}
 				return nil
 			} else if output != "" {
-				return usagef("--output must be name, not %q", output)
+				return Usagef("--output must be name, not %q", output)
 			}
-			tw := tabwriter.NewWriter(f.streams.Out, 6, 4, 3, ' ', 0)
+			tw := tabwriter.NewWriter(f.Streams.Out, 6, 4, 3, ' ', 0)
 			if !noHeaders {
 				fmt.Fprintln(tw, "CURRENT\tNAME\tCLUSTER\tAUTHINFO\tNAMESPACE")
 			}
@@ -125,37 +125,37 @@ func newConfigGetContextsCommand(f *factory) *cobra.Command {
 	return cmd
 }
 
-func newConfigCurrentContextCommand(f *factory) *cobra.Command {
+func newConfigCurrentContextCommand(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "current-context",
 		Short:   "Print the current context",
 		Example: `  kdyn config current-context`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := kubeconfig.Load(f.loadingRules())
+			cfg, err := kubeconfig.Load(f.LoadingRules())
 			if err != nil {
 				return err
 			}
 			if cfg.CurrentContext == "" {
 				return fmt.Errorf("current-context is not set")
 			}
-			fmt.Fprintln(f.streams.Out, cfg.CurrentContext)
+			fmt.Fprintln(f.Streams.Out, cfg.CurrentContext)
 			return nil
 		},
 	}
 }
 
-func newConfigUseContextCommand(f *factory) *cobra.Command {
+func newConfigUseContextCommand(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "use-context NAME",
 		Short:   "Make NAME the current context",
 		Example: `  kdyn config use-context prod`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := kubeconfig.UseContext(f.loadingRules(), args[0]); err != nil {
+			if _, err := kubeconfig.UseContext(f.LoadingRules(), args[0]); err != nil {
 				return err
 			}
-			fmt.Fprintf(f.streams.Out, "Switched to context %q.\n", args[0])
+			fmt.Fprintf(f.Streams.Out, "Switched to context %q.\n", args[0])
 			return nil
 		},
 	}

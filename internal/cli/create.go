@@ -10,7 +10,7 @@ import (
 )
 
 type createOptions struct {
-	manifests    manifestFlags
+	manifests    ManifestFlags
 	fieldManager string
 	dryRun       string
 	output       string
@@ -19,7 +19,7 @@ type createOptions struct {
 	timeout      time.Duration
 }
 
-func newCreateCommand(f *factory) *cobra.Command {
+func NewCreateCommand(f *Factory) *cobra.Command {
 	o := &createOptions{}
 	cmd := &cobra.Command{
 		Use:   "create -f FILENAME",
@@ -42,10 +42,10 @@ created (unless --fail-fast).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCreate(cmd.Context(), f, o) },
 	}
-	o.manifests.addFlags(cmd, "with the objects to create")
+	o.manifests.AddFlags(cmd, "with the objects to create")
 	fl := cmd.Flags()
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The name of the manager recorded for the created fields.")
-	addDryRunFlag(cmd, &o.dryRun)
+	AddDryRunFlag(cmd, &o.dryRun)
 	fl.StringVarP(&o.output, "output", "o", "", "Print the created objects instead of a summary: name, json, yaml (or any object output of get).")
 	fl.BoolVar(&o.saveConfig, "save-config", false, "Record the configuration in the last-applied-configuration annotation, for a later client-side apply.")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "Stop at the first document that fails.")
@@ -53,47 +53,47 @@ created (unless --fail-fast).`,
 	return cmd
 }
 
-func runCreate(ctx context.Context, f *factory, o *createOptions) error {
-	dry, err := parseDryRun(o.dryRun)
+func runCreate(ctx context.Context, f *Factory, o *createOptions) error {
+	dry, err := ParseDryRun(o.dryRun)
 	if err != nil {
 		return err
 	}
-	out, quiet, err := writeOutput(o.output)
+	out, quiet, err := WriteOutput(o.output)
 	if err != nil {
 		return err
 	}
-	entries, err := readEntries(f, &o.manifests, "create")
+	entries, err := ReadEntries(f, &o.manifests, "create")
 	if err != nil {
 		return err
 	}
-	r, err := newManifestRun(f, "creating")
+	r, err := NewManifestRun(f, "creating")
 	if err != nil {
 		return err
 	}
-	r.dryRun, r.failFast, r.crdTimeout = dry, o.failFast, o.timeout
-	r.trackCRDs = true
-	results := r.each(ctx, applyOrder(entries), func(ctx context.Context, t *manifestTarget) (*unstructured.Unstructured, error) {
-		obj := stripServerFields(t.obj)
+	r.DryRun, r.FailFast, r.CRDTimeout = dry, o.failFast, o.timeout
+	r.TrackCRDs = true
+	results := r.Each(ctx, ApplyOrder(entries), func(ctx context.Context, t *ManifestTarget) (*unstructured.Unstructured, error) {
+		obj := StripServerFields(t.Obj)
 		var err error
 		if o.saveConfig {
-			if obj, err = withLastApplied(t.obj); err != nil {
+			if obj, err = withLastApplied(t.Obj); err != nil {
 				return nil, err
 			}
 		}
 		res := obj
-		if dry != dryRunClient {
-			if res, err = t.ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: o.fieldManager, DryRun: dry.server()}); err != nil {
+		if dry != DryRunClient {
+			if res, err = t.Resource.Create(ctx, obj, metav1.CreateOptions{FieldManager: o.fieldManager, DryRun: dry.RequestOption()}); err != nil {
 				return nil, err
 			}
 		}
 		// The server may have generated the name (metadata.generateName).
-		summary(f, quiet, targetName(res), "created"+dry.suffix())
+		Summary(f, quiet, TargetName(res), "created"+dry.Suffix())
 		return res, nil
 	})
 	if quiet {
-		if err := printResults(f, out, results, len(entries) == 1); err != nil {
+		if err := PrintResults(f, out, results, len(entries) == 1); err != nil {
 			return err
 		}
 	}
-	return r.finish()
+	return r.Finish()
 }

@@ -31,7 +31,7 @@ const defaultDeleteWait = time.Hour
 const slowDeleteNote = 5 * time.Second
 
 type deleteOptions struct {
-	manifests      manifestFlags
+	manifests      ManifestFlags
 	selector       string
 	fieldSelector  string
 	all            bool
@@ -47,7 +47,7 @@ type deleteOptions struct {
 	output         string
 }
 
-func newDeleteCommand(f *factory) *cobra.Command {
+func newDeleteCommand(f *Factory) *cobra.Command {
 	o := &deleteOptions{}
 	cmd := &cobra.Command{
 		Use:   "delete ([-f FILENAME] | TYPE [(NAME | -l label | --all)] | TYPE/NAME ...)",
@@ -83,7 +83,7 @@ with its finalizers, when the wait times out.`,
   kdyn delete deploy web --cascade=orphan`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runDelete(cmd.Context(), f, o, cmd, args) },
 	}
-	o.manifests.addFlags(cmd, "with the objects to delete")
+	o.manifests.AddFlags(cmd, "with the objects to delete")
 	fl := cmd.Flags()
 	fl.StringVarP(&o.selector, "selector", "l", "", "Delete the objects of the given types whose labels match this selector.")
 	fl.StringVar(&o.fieldSelector, "field-selector", "", "Delete the objects of the given types that match this field selector.")
@@ -97,47 +97,47 @@ with its finalizers, when the wait times out.`,
 	fl.BoolVar(&o.wait, "wait", true, "Wait until the objects are gone before returning.")
 	fl.DurationVar(&o.timeout, "timeout", 0, "How long --wait waits (0 means one hour).")
 	fl.BoolVar(&o.ignoreNotFound, "ignore-not-found", false, "Treat an object that does not exist as deleted (the default with --all, -l and --field-selector).")
-	addDryRunFlag(cmd, &o.dryRun)
+	AddDryRunFlag(cmd, &o.dryRun)
 	fl.StringVarP(&o.output, "output", "o", "", "name: print only TYPE/NAME of each deleted object.")
 	return cmd
 }
 
-// deleteItem is one object to delete.
-type deleteItem struct {
-	gvr        schema.GroupVersionResource
-	gk         schema.GroupKind
-	namespaced bool
-	ns, name   string
-	uid        types.UID
+// Item is one object to delete.
+type Item struct {
+	GVR             schema.GroupVersionResource
+	GroupKind       schema.GroupKind
+	Namespaced      bool
+	Namespace, Name string
+	UID             types.UID
 }
 
 // kind is "deployment.apps" or "configmap", as kubectl prints it.
-func (d *deleteItem) kind() string { return strings.ToLower(d.gk.String()) }
+func (d *Item) kind() string { return strings.ToLower(d.GroupKind.String()) }
 
 // describe is `configmap "x" in namespace "ns"`, for messages.
-func (d *deleteItem) describe() string {
-	s := fmt.Sprintf("%s %q", d.kind(), d.name)
-	if d.namespaced && d.ns != "" {
-		s += fmt.Sprintf(" in namespace %q", d.ns)
+func (d *Item) describe() string {
+	s := fmt.Sprintf("%s %q", d.kind(), d.Name)
+	if d.Namespaced && d.Namespace != "" {
+		s += fmt.Sprintf(" in namespace %q", d.Namespace)
 	}
 	return s
 }
 
 // deleter sends deletions and prints them.
 type deleter struct {
-	f       *factory
-	r       *manifestRun
+	f       *Factory
+	r       *ManifestRun
 	o       *deleteOptions
 	rc      *rest.Client
-	dry     dryRunMode
+	dry     DryRunMode
 	grace   int
 	policy  metav1.DeletionPropagation
 	names   bool // -o name
 	warnCS  bool // warn once about cluster-scoped objects with -n
-	deleted []*deleteItem
+	deleted []*Item
 }
 
-func parseCascade(f *factory, s string) (metav1.DeletionPropagation, error) {
+func ParseCascade(f *Factory, s string) (metav1.DeletionPropagation, error) {
 	switch s {
 	case "background":
 		return metav1.DeletePropagationBackground, nil
@@ -146,13 +146,13 @@ func parseCascade(f *factory, s string) (metav1.DeletionPropagation, error) {
 	case "orphan":
 		return metav1.DeletePropagationOrphan, nil
 	case "true":
-		fmt.Fprintln(f.streams.ErrOut, `Warning: --cascade=true is deprecated (boolean value) and can be replaced with --cascade=background.`)
+		fmt.Fprintln(f.Streams.ErrOut, `Warning: --cascade=true is deprecated (boolean value) and can be replaced with --cascade=background.`)
 		return metav1.DeletePropagationBackground, nil
 	case "false":
-		fmt.Fprintln(f.streams.ErrOut, `Warning: --cascade=false is deprecated (boolean value) and can be replaced with --cascade=orphan.`)
+		fmt.Fprintln(f.Streams.ErrOut, `Warning: --cascade=false is deprecated (boolean value) and can be replaced with --cascade=orphan.`)
 		return metav1.DeletePropagationOrphan, nil
 	}
-	return "", usagef(`invalid --cascade value %q: must be "background", "foreground" or "orphan"`, s)
+	return "", Usagef(`invalid --cascade value %q: must be "background", "foreground" or "orphan"`, s)
 }
 
 // graceFor turns --grace-period, --now and --force into the grace period
@@ -160,13 +160,13 @@ func parseCascade(f *factory, s string) (metav1.DeletionPropagation, error) {
 func graceFor(grace int, now, force bool) (int, error) {
 	if now {
 		if grace != -1 {
-			return 0, usagef("--now and --grace-period cannot be specified together")
+			return 0, Usagef("--now and --grace-period cannot be specified together")
 		}
 		grace = 1
 	}
 	if force {
 		if grace > 0 {
-			return 0, usagef("--force and --grace-period greater than 0 cannot be specified together")
+			return 0, Usagef("--force and --grace-period greater than 0 cannot be specified together")
 		}
 		return 0, nil
 	}
@@ -176,15 +176,15 @@ func graceFor(grace int, now, force bool) (int, error) {
 	return grace, nil
 }
 
-func runDelete(ctx context.Context, f *factory, o *deleteOptions, cmd *cobra.Command, args []string) error {
-	dry, err := parseDryRun(o.dryRun)
+func runDelete(ctx context.Context, f *Factory, o *deleteOptions, cmd *cobra.Command, args []string) error {
+	dry, err := ParseDryRun(o.dryRun)
 	if err != nil {
 		return err
 	}
 	if o.output != "" && o.output != "name" {
-		return usagef("unexpected -o output mode: %q; delete supports only -o name", o.output)
+		return Usagef("unexpected -o output mode: %q; delete supports only -o name", o.output)
 	}
-	policy, err := parseCascade(f, o.cascade)
+	policy, err := ParseCascade(f, o.cascade)
 	if err != nil {
 		return err
 	}
@@ -193,66 +193,66 @@ func runDelete(ctx context.Context, f *factory, o *deleteOptions, cmd *cobra.Com
 		return err
 	}
 	if o.all && o.selector != "" {
-		return usagef("cannot set --all and --selector at the same time")
+		return Usagef("cannot set --all and --selector at the same time")
 	}
 	if o.all && o.fieldSelector != "" {
-		return usagef("cannot set --all and --field-selector at the same time")
+		return Usagef("cannot set --all and --field-selector at the same time")
 	}
 	selecting := o.all || o.selector != "" || o.fieldSelector != ""
 	if selecting && !cmd.Flags().Changed("ignore-not-found") {
 		o.ignoreNotFound = true
 	}
-	if len(o.manifests.filenames) > 0 && len(args) > 0 {
-		return usagef("give either -f or resource arguments, not both")
+	if len(o.manifests.Filenames) > 0 && len(args) > 0 {
+		return Usagef("give either -f or resource arguments, not both")
 	}
-	if len(o.manifests.filenames) == 0 && len(args) == 0 {
-		return usagef("you must give the objects to delete: TYPE NAME..., TYPE/NAME..., TYPE -l SELECTOR, TYPE --all, or -f FILE\n\nSee 'kdyn delete -h' for help and examples")
+	if len(o.manifests.Filenames) == 0 && len(args) == 0 {
+		return Usagef("you must give the objects to delete: TYPE NAME..., TYPE/NAME..., TYPE -l SELECTOR, TYPE --all, or -f FILE\n\nSee 'kdyn delete -h' for help and examples")
 	}
 	if grace == 0 && o.force {
-		fmt.Fprintln(f.streams.ErrOut, "Warning: Immediate deletion does not wait for the resource to confirm that it has terminated; it may keep running on the cluster indefinitely.")
+		fmt.Fprintln(f.Streams.ErrOut, "Warning: Immediate deletion does not wait for the resource to confirm that it has terminated; it may keep running on the cluster indefinitely.")
 	}
-	r, err := newManifestRun(f, "deleting")
+	r, err := NewManifestRun(f, "deleting")
 	if err != nil {
 		return err
 	}
-	r.dryRun = dry
-	rc, err := f.restClient()
+	r.DryRun = dry
+	rc, err := f.RESTClient()
 	if err != nil {
 		return err
 	}
-	d := &deleter{f: f, r: r, o: o, rc: rc, dry: dry, grace: grace, policy: policy, names: o.output == "name", warnCS: r.explicitNS && !o.allNamespaces}
+	d := &deleter{f: f, r: r, o: o, rc: rc, dry: dry, grace: grace, policy: policy, names: o.output == "name", warnCS: r.ExplicitNS && !o.allNamespaces}
 
-	if len(o.manifests.filenames) > 0 {
+	if len(o.manifests.Filenames) > 0 {
 		if selecting {
-			return usagef("-l, --field-selector and --all do not apply to -f")
+			return Usagef("-l, --field-selector and --all do not apply to -f")
 		}
-		entries, err := readEntries(f, &o.manifests, "delete")
+		entries, err := ReadEntries(f, &o.manifests, "delete")
 		if err != nil {
 			return err
 		}
-		r.each(ctx, deleteOrder(entries), func(ctx context.Context, t *manifestTarget) (*unstructured.Unstructured, error) {
-			if t.obj.GetName() == "" {
+		r.Each(ctx, DeleteOrder(entries), func(ctx context.Context, t *ManifestTarget) (*unstructured.Unstructured, error) {
+			if t.Obj.GetName() == "" {
 				return nil, errors.New("the object has no metadata.name")
 			}
-			item := &deleteItem{
-				gvr: t.mapping.Resource, gk: t.mapping.GroupVersionKind.GroupKind(), namespaced: t.namespaced(),
-				ns: t.obj.GetNamespace(), name: t.obj.GetName(),
+			item := &Item{
+				GVR: t.Mapping.Resource, GroupKind: t.Mapping.GroupVersionKind.GroupKind(), Namespaced: t.Namespaced(),
+				Namespace: t.Obj.GetNamespace(), Name: t.Obj.GetName(),
 			}
 			return nil, d.delete(ctx, item)
 		})
 	} else if err := d.deleteArgs(ctx, args, selecting); err != nil {
 		return err
 	}
-	if o.wait && dry == dryRunNone && len(d.deleted) > 0 {
+	if o.wait && dry == DryRunNone && len(d.deleted) > 0 {
 		d.waitAll(ctx)
 	}
-	return r.finish()
+	return r.Finish()
 }
 
 // deleteArgs deletes the objects named by resource arguments, or those of
 // the given types that -l, --field-selector or --all select.
 func (d *deleter) deleteArgs(ctx context.Context, args []string, selecting bool) error {
-	matches, err := d.f.resolve(ctx, args)
+	matches, err := d.f.Resolve(ctx, args)
 	if err != nil {
 		return err
 	}
@@ -264,18 +264,18 @@ func (d *deleter) deleteArgs(ctx context.Context, args []string, selecting bool)
 	}
 	switch {
 	case named && selecting:
-		return usagef("names cannot be given together with --all, --selector or --field-selector")
+		return Usagef("names cannot be given together with --all, --selector or --field-selector")
 	case !named && !selecting:
-		return usagef("resource(s) were provided, but no name was specified")
+		return Usagef("resource(s) were provided, but no name was specified")
 	}
 	if named {
 		for _, m := range matches {
-			item := &deleteItem{gvr: m.GVR, gk: m.GVK.GroupKind(), namespaced: m.Namespaced, name: m.Name}
+			item := &Item{GVR: m.GVR, GroupKind: m.GVK.GroupKind(), Namespaced: m.Namespaced, Name: m.Name}
 			if m.Namespaced {
-				item.ns = d.r.ns
+				item.Namespace = d.r.Namespace
 			}
 			if err := d.delete(ctx, item); err != nil {
-				d.r.fail(err)
+				d.r.Fail(err)
 			}
 		}
 		return nil
@@ -284,22 +284,22 @@ func (d *deleter) deleteArgs(ctx context.Context, args []string, selecting bool)
 	for _, m := range matches {
 		ns := ""
 		if m.Namespaced && !d.o.allNamespaces {
-			ns = d.r.ns
+			ns = d.r.Namespace
 		}
 		opts := metav1.ListOptions{LabelSelector: d.o.selector, FieldSelector: d.o.fieldSelector, Limit: 500}
-		ri := d.r.client.Resource(m.GVR).Namespace(ns)
+		ri := d.r.Client.Resource(m.GVR).Namespace(ns)
 		for {
 			list, err := ri.List(ctx, opts)
 			if err != nil {
-				d.r.fail(err)
+				d.r.Fail(err)
 				break
 			}
 			for i := range list.Items {
 				obj := &list.Items[i]
 				found++
-				item := &deleteItem{gvr: m.GVR, gk: m.GVK.GroupKind(), namespaced: m.Namespaced, ns: obj.GetNamespace(), name: obj.GetName()}
+				item := &Item{GVR: m.GVR, GroupKind: m.GVK.GroupKind(), Namespaced: m.Namespaced, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 				if err := d.delete(ctx, item); err != nil {
-					d.r.fail(err)
+					d.r.Fail(err)
 				}
 			}
 			if list.GetContinue() == "" {
@@ -308,8 +308,8 @@ func (d *deleter) deleteArgs(ctx context.Context, args []string, selecting bool)
 			opts.Continue = list.GetContinue()
 		}
 	}
-	if found == 0 && d.r.failures == 0 {
-		fmt.Fprintln(d.f.streams.Out, "No resources found")
+	if found == 0 && d.r.Failures == 0 {
+		fmt.Fprintln(d.f.Streams.Out, "No resources found")
 	}
 	return nil
 }
@@ -317,16 +317,16 @@ func (d *deleter) deleteArgs(ctx context.Context, args []string, selecting bool)
 // delete sends one deletion (or, with --dry-run=client, checks that the
 // object exists) and prints it. A missing object is no error with
 // --ignore-not-found.
-func (d *deleter) delete(ctx context.Context, item *deleteItem) error {
-	if d.warnCS && !item.namespaced {
-		fmt.Fprintln(d.f.streams.ErrOut, "Warning: deleting cluster-scoped resources, which the namespace given with -n does not scope")
+func (d *deleter) delete(ctx context.Context, item *Item) error {
+	if d.warnCS && !item.Namespaced {
+		fmt.Fprintln(d.f.Streams.ErrOut, "Warning: deleting cluster-scoped resources, which the namespace given with -n does not scope")
 		d.warnCS = false
 	}
 	var err error
-	if d.dry == dryRunClient {
-		_, err = d.r.client.Resource(item.gvr).Namespace(item.ns).Get(ctx, item.name, metav1.GetOptions{})
+	if d.dry == DryRunClient {
+		_, err = d.r.Client.Resource(item.GVR).Namespace(item.Namespace).Get(ctx, item.Name, metav1.GetOptions{})
 	} else {
-		item.uid, err = d.send(ctx, item)
+		item.UID, err = d.send(ctx, item)
 	}
 	if err != nil {
 		if d.o.ignoreNotFound && apierrors.IsNotFound(err) {
@@ -335,7 +335,7 @@ func (d *deleter) delete(ctx context.Context, item *deleteItem) error {
 		return err
 	}
 	d.print(item)
-	if d.dry == dryRunNone {
+	if d.dry == DryRunNone {
 		d.deleted = append(d.deleted, item)
 	}
 	return nil
@@ -343,15 +343,15 @@ func (d *deleter) delete(ctx context.Context, item *deleteItem) error {
 
 // send DELETEs the object and returns the UID the server answered with
 // (of the deleted object, or of its Status details).
-func (d *deleter) send(ctx context.Context, item *deleteItem) (types.UID, error) {
-	return sendDelete(ctx, d.rc, item, d.policy, d.grace, d.dry)
+func (d *deleter) send(ctx context.Context, item *Item) (types.UID, error) {
+	return Send(ctx, d.rc, item, d.policy, d.grace, d.dry)
 }
 
-func sendDelete(ctx context.Context, rc *rest.Client, item *deleteItem, policy metav1.DeletionPropagation, grace int, dry dryRunMode) (types.UID, error) {
+func Send(ctx context.Context, rc *rest.Client, item *Item, policy metav1.DeletionPropagation, grace int, dry DryRunMode) (types.UID, error) {
 	opts := metav1.DeleteOptions{
 		TypeMeta:          metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"},
 		PropagationPolicy: &policy,
-		DryRun:            dry.server(),
+		DryRun:            dry.RequestOption(),
 	}
 	if grace >= 0 {
 		g := int64(grace)
@@ -361,7 +361,7 @@ func sendDelete(ctx context.Context, rc *rest.Client, item *deleteItem, policy m
 	if err != nil {
 		return "", err
 	}
-	raw, err := resourceRequest(rc.Delete(), item.gvr, item.ns).Name(item.name).ContentType(rest.ContentTypeJSON).Body(body).DoRaw(ctx)
+	raw, err := ResourceRequest(rc.Delete(), item.GVR, item.Namespace).Name(item.Name).ContentType(rest.ContentTypeJSON).Body(body).DoRaw(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -371,24 +371,24 @@ func sendDelete(ctx context.Context, rc *rest.Client, item *deleteItem, policy m
 	return types.UID(gjson.GetBytes(raw, "metadata.uid").String()), nil
 }
 
-func (d *deleter) print(item *deleteItem) {
+func (d *deleter) print(item *Item) {
 	if d.names {
-		fmt.Fprintf(d.f.streams.Out, "%s/%s\n", item.kind(), item.name)
+		fmt.Fprintf(d.f.Streams.Out, "%s/%s\n", item.kind(), item.Name)
 		return
 	}
 	op := "deleted"
 	if d.grace == 0 {
 		op = "force deleted"
 	}
-	fmt.Fprintln(d.f.streams.Out, deletedLine(item, op+d.dry.suffix()))
+	fmt.Fprintln(d.f.Streams.Out, DeletedLine(item, op+d.dry.Suffix()))
 }
 
-// deletedLine is kubectl's `configmap "x" deleted from ns namespace`
+// DeletedLine is kubectl's `configmap "x" deleted from ns namespace`
 // (without the namespace part for cluster-scoped objects).
-func deletedLine(item *deleteItem, op string) string {
-	s := fmt.Sprintf("%s %q %s", item.kind(), item.name, op)
-	if item.namespaced && item.ns != "" {
-		s += " from " + item.ns + " namespace"
+func DeletedLine(item *Item, op string) string {
+	s := fmt.Sprintf("%s %q %s", item.kind(), item.Name, op)
+	if item.Namespaced && item.Namespace != "" {
+		s += " from " + item.Namespace + " namespace"
 	}
 	return s
 }
@@ -401,28 +401,28 @@ func (d *deleter) waitAll(ctx context.Context) {
 	}
 	deadline := time.Now().Add(timeout)
 	for _, item := range d.deleted {
-		ri := d.r.client.Resource(item.gvr).Namespace(item.ns)
-		err := waitDeletionDone(ctx, deadline, ri, item, timeout, d.f.streams.ErrOut)
+		ri := d.r.Client.Resource(item.GVR).Namespace(item.Namespace)
+		err := WaitDeleted(ctx, deadline, ri, item, timeout, d.f.Streams.ErrOut)
 		if err == nil || apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err) {
 			continue // as kubectl: a wait we may not do is no failure
 		}
-		d.r.fail(err)
+		d.r.Fail(err)
 		if ctx.Err() != nil {
 			return
 		}
 	}
 }
 
-// waitDeletionDone returns when the object is gone or has been replaced by one
+// WaitDeleted returns when the object is gone or has been replaced by one
 // with another UID. It watches the object (re-reading it when a watch
 // ends) until the deadline; the timeout error names what still holds the
 // object (its finalizers, its deletion timestamp).
-func waitDeletionDone(ctx context.Context, deadline time.Time, ri dynamic.ResourceInterface, item *deleteItem, timeout time.Duration, notes io.Writer) error {
+func WaitDeleted(ctx context.Context, deadline time.Time, ri dynamic.ResourceInterface, item *Item, timeout time.Duration, notes io.Writer) error {
 	wctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	var last *unstructured.Unstructured
 	gone := func(obj *unstructured.Unstructured, err error) bool {
-		return apierrors.IsNotFound(err) || (err == nil && item.uid != "" && obj.GetUID() != item.uid)
+		return apierrors.IsNotFound(err) || (err == nil && item.UID != "" && obj.GetUID() != item.UID)
 	}
 	timedOut := func() error {
 		if ctx.Err() != nil {
@@ -431,20 +431,20 @@ func waitDeletionDone(ctx context.Context, deadline time.Time, ri dynamic.Resour
 		// One last look, so that an object gone meanwhile is no failure.
 		cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
 		defer ccancel()
-		obj, err := ri.Get(cctx, item.name, metav1.GetOptions{})
+		obj, err := ri.Get(cctx, item.Name, metav1.GetOptions{})
 		if gone(obj, err) {
 			return nil
 		}
 		if err == nil {
 			last = obj
 		}
-		return fmt.Errorf("%w after %s waiting for %s to be deleted%s", errTimeout, timeout, item.describe(), holdDescription(last))
+		return fmt.Errorf("%w after %s waiting for %s to be deleted%s", ErrTimeout, timeout, item.describe(), holdDescription(last))
 	}
 	noted := false
 	slow := time.NewTimer(slowDeleteNote)
 	defer slow.Stop()
 	for {
-		obj, err := ri.Get(wctx, item.name, metav1.GetOptions{})
+		obj, err := ri.Get(wctx, item.Name, metav1.GetOptions{})
 		switch {
 		case gone(obj, err):
 			return nil
@@ -455,7 +455,7 @@ func waitDeletionDone(ctx context.Context, deadline time.Time, ri dynamic.Resour
 		}
 		last = obj
 		w, err := ri.Watch(wctx, metav1.ListOptions{
-			FieldSelector:   fields.OneTermEqualSelector("metadata.name", item.name).String(),
+			FieldSelector:   fields.OneTermEqualSelector("metadata.name", item.Name).String(),
 			ResourceVersion: obj.GetResourceVersion(),
 		})
 		if err != nil {
@@ -466,7 +466,7 @@ func waitDeletionDone(ctx context.Context, deadline time.Time, ri dynamic.Resour
 				return err
 			}
 			// Poll instead, briefly.
-			if serr := pauseCtx(wctx, time.Second); serr != nil {
+			if serr := PauseCtx(wctx, time.Second); serr != nil {
 				return timedOut()
 			}
 			continue
@@ -484,7 +484,7 @@ func waitDeletionDone(ctx context.Context, deadline time.Time, ri dynamic.Resour
 
 // watchDeletionDone reads w until the object is deleted (true), or the
 // watch or ctx ends (false: read the object again).
-func watchDeletionDone(ctx context.Context, w watch.Interface, item *deleteItem, last **unstructured.Unstructured, slow <-chan time.Time, noted *bool, notes io.Writer) bool {
+func watchDeletionDone(ctx context.Context, w watch.Interface, item *Item, last **unstructured.Unstructured, slow <-chan time.Time, noted *bool, notes io.Writer) bool {
 	for {
 		select {
 		case <-ctx.Done():
@@ -502,12 +502,12 @@ func watchDeletionDone(ctx context.Context, w watch.Interface, item *deleteItem,
 			}
 			switch ev.Type {
 			case watch.Deleted:
-				if obj, ok := ev.Object.(*unstructured.Unstructured); !ok || item.uid == "" || obj.GetUID() == item.uid {
+				if obj, ok := ev.Object.(*unstructured.Unstructured); !ok || item.UID == "" || obj.GetUID() == item.UID {
 					return true
 				}
 			case watch.Added, watch.Modified:
 				if obj, ok := ev.Object.(*unstructured.Unstructured); ok {
-					if item.uid != "" && obj.GetUID() != item.uid {
+					if item.UID != "" && obj.GetUID() != item.UID {
 						return true
 					}
 					*last = obj

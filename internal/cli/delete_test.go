@@ -34,16 +34,16 @@ func TestGraceFor(t *testing.T) {
 }
 
 func TestParseCascade(t *testing.T) {
-	f := newFactory(&globalFlags{}, IOStreams{ErrOut: &discard{}})
+	f := NewFactory(&GlobalFlags{}, IOStreams{ErrOut: &discard{}})
 	for in, want := range map[string]metav1.DeletionPropagation{
 		"background": metav1.DeletePropagationBackground, "foreground": metav1.DeletePropagationForeground,
 		"orphan": metav1.DeletePropagationOrphan, "true": metav1.DeletePropagationBackground, "false": metav1.DeletePropagationOrphan,
 	} {
-		if got, err := parseCascade(f, in); err != nil || got != want {
+		if got, err := ParseCascade(f, in); err != nil || got != want {
 			t.Errorf("parseCascade(%q) = %q, %v", in, got, err)
 		}
 	}
-	if _, err := parseCascade(f, "sideways"); err == nil {
+	if _, err := ParseCascade(f, "sideways"); err == nil {
 		t.Error("bad --cascade accepted")
 	}
 }
@@ -53,11 +53,11 @@ type discard struct{}
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 func TestDeletedLine(t *testing.T) {
-	cm := &deleteItem{gk: schema.GroupKind{Kind: "ConfigMap"}, namespaced: true, ns: "prod", name: "x"}
-	deploy := &deleteItem{gk: schema.GroupKind{Group: "apps", Kind: "Deployment"}, namespaced: true, ns: "default", name: "web"}
-	ns := &deleteItem{gk: schema.GroupKind{Kind: "Namespace"}, name: "prod"}
+	cm := &Item{GroupKind: schema.GroupKind{Kind: "ConfigMap"}, Namespaced: true, Namespace: "prod", Name: "x"}
+	deploy := &Item{GroupKind: schema.GroupKind{Group: "apps", Kind: "Deployment"}, Namespaced: true, Namespace: "default", Name: "web"}
+	ns := &Item{GroupKind: schema.GroupKind{Kind: "Namespace"}, Name: "prod"}
 	for _, tc := range []struct {
-		item *deleteItem
+		item *Item
 		op   string
 		want string
 	}{
@@ -65,7 +65,7 @@ func TestDeletedLine(t *testing.T) {
 		{deploy, "force deleted", `deployment.apps "web" force deleted from default namespace`},
 		{ns, "deleted (server dry run)", `namespace "prod" deleted (server dry run)`},
 	} {
-		if got := deletedLine(tc.item, tc.op); got != tc.want {
+		if got := DeletedLine(tc.item, tc.op); got != tc.want {
 			t.Errorf("got %s, want %s", got, tc.want)
 		}
 	}

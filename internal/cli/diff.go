@@ -26,12 +26,12 @@ const (
 )
 
 type diffOptions struct {
-	manifests    manifestFlags
+	manifests    ManifestFlags
 	fieldManager string
 	selector     string
 }
 
-func newDiffCommand(f *factory) *cobra.Command {
+func NewDiffCommand(f *Factory) *cobra.Command {
 	o := &diffOptions{}
 	cmd := &cobra.Command{
 		Use:   "diff -f FILENAME",
@@ -59,48 +59,48 @@ Exit status (as kubectl's, with or without --exit-codes):
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDiff(cmd.Context(), f, o) },
 	}
-	o.manifests.addFlags(cmd, "with the objects to compare")
+	o.manifests.AddFlags(cmd, "with the objects to compare")
 	fl := cmd.Flags()
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The field manager of the dry-run apply.")
 	fl.StringVarP(&o.selector, "selector", "l", "", "Compare only the objects whose labels match this selector.")
 	return cmd
 }
 
-func runDiff(ctx context.Context, f *factory, o *diffOptions) error {
+func runDiff(ctx context.Context, f *Factory, o *diffOptions) error {
 	code, err := diffManifests(ctx, f, o)
 	if err != nil {
-		printError(f.streams.ErrOut, err)
-		return &exitError{code: diffErrorCode(f, err), silent: true}
+		PrintError(f.Streams.ErrOut, err)
+		return &ExitError{Code: diffErrorCode(f, err), Silent: true}
 	}
-	if code != exitOK {
-		return &exitError{code: code, silent: true}
+	if code != ExitOK {
+		return &ExitError{Code: code, Silent: true}
 	}
 	return nil
 }
 
 // diffErrorCode is 2, or with --exit-codes the code that names err when it
 // is above 1.
-func diffErrorCode(f *factory, err error) int {
-	if c := failureCode(f, err); c > diffExitChanged {
+func diffErrorCode(f *Factory, err error) int {
+	if c := FailureCode(f, err); c > diffExitChanged {
 		return c
 	}
 	return diffExitError
 }
 
-func diffManifests(ctx context.Context, f *factory, o *diffOptions) (int, error) {
-	entries, err := readEntries(f, &o.manifests, "diff")
+func diffManifests(ctx context.Context, f *Factory, o *diffOptions) (int, error) {
+	entries, err := ReadEntries(f, &o.manifests, "diff")
 	if err != nil {
 		return 0, err
 	}
-	if entries, err = filterManifests(entries, o.selector); err != nil {
+	if entries, err = FilterManifests(entries, o.selector); err != nil {
 		return 0, err
 	}
-	r, err := newManifestRun(f, "diffing")
+	r, err := NewManifestRun(f, "diffing")
 	if err != nil {
 		return 0, err
 	}
 	changed := false
-	r.each(ctx, entries, func(ctx context.Context, t *manifestTarget) (*unstructured.Unstructured, error) {
+	r.Each(ctx, entries, func(ctx context.Context, t *ManifestTarget) (*unstructured.Unstructured, error) {
 		live, merged, err := diffSides(ctx, t, o.fieldManager)
 		if err != nil {
 			return nil, err
@@ -110,29 +110,29 @@ func diffManifests(ctx context.Context, f *factory, o *diffOptions) (int, error)
 		return nil, err
 	})
 	switch {
-	case r.failures > 0:
-		return diffErrorCode(f, r.firstErr), nil
+	case r.Failures > 0:
+		return diffErrorCode(f, r.FirstErr), nil
 	case changed:
 		return diffExitChanged, nil
 	}
-	return exitOK, nil
+	return ExitOK, nil
 }
 
 // diffSides returns the live object (nil when it does not exist) and what
 // a forced server-side apply would make of it.
-func diffSides(ctx context.Context, t *manifestTarget, manager string) (live, merged *unstructured.Unstructured, err error) {
-	name := t.obj.GetName()
+func diffSides(ctx context.Context, t *ManifestTarget, manager string) (live, merged *unstructured.Unstructured, err error) {
+	name := t.Obj.GetName()
 	if name == "" {
 		return nil, nil, errors.New("the object has no metadata.name")
 	}
-	live, err = t.ri.Get(ctx, name, metav1.GetOptions{})
+	live, err = t.Resource.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		live, err = nil, nil
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	merged, err = t.ri.Apply(ctx, name, stripServerFields(t.obj), metav1.ApplyOptions{
+	merged, err = t.Resource.Apply(ctx, name, StripServerFields(t.Obj), metav1.ApplyOptions{
 		FieldManager: manager, Force: true, DryRun: []string{metav1.DryRunAll},
 	})
 	return live, merged, err
@@ -140,7 +140,7 @@ func diffSides(ctx context.Context, t *manifestTarget, manager string) (live, me
 
 // writeObjectDiff prints the diff of one object and reports whether there
 // was one.
-func writeObjectDiff(f *factory, t *manifestTarget, live, merged *unstructured.Unstructured) (bool, error) {
+func writeObjectDiff(f *Factory, t *ManifestTarget, live, merged *unstructured.Unstructured) (bool, error) {
 	from, to, err := diffTexts(live, merged)
 	if err != nil {
 		return false, err
@@ -148,10 +148,10 @@ func writeObjectDiff(f *factory, t *manifestTarget, live, merged *unstructured.U
 	if bytes.Equal(from, to) {
 		return false, nil
 	}
-	file := diffFileName(t.obj)
+	file := diffFileName(t.Obj)
 	fromName, toName := "live/"+file, "merged/"+file
-	fmt.Fprintf(f.streams.Out, "diff -u -N %s %s\n", fromName, toName)
-	return printers.UnifiedDiff(f.streams.Out, fromName, toName, from, to, printers.DefaultDiffContext)
+	fmt.Fprintf(f.Streams.Out, "diff -u -N %s %s\n", fromName, toName)
+	return printers.UnifiedDiff(f.Streams.Out, fromName, toName, from, to, printers.DefaultDiffContext)
 }
 
 // diffTexts renders both sides as YAML for comparison: neat, without

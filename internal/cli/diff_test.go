@@ -9,7 +9,7 @@ import (
 )
 
 func secret(data map[string]any) *unstructured.Unstructured {
-	s := obj("v1", "Secret", "s")
+	s := Obj("v1", "Secret", "s")
 	s.SetNamespace("prod")
 	s.Object["data"] = data
 	return s
@@ -35,7 +35,7 @@ func TestMaskSecrets(t *testing.T) {
 	}
 
 	// Other kinds are left alone.
-	cm := obj("v1", "ConfigMap", "c")
+	cm := Obj("v1", "ConfigMap", "c")
 	cm.Object["data"] = map[string]any{"k": "v"}
 	maskSecrets(cm, cm)
 	if cm.Object["data"].(map[string]any)["k"] != "v" {
@@ -73,14 +73,14 @@ func TestDiffTexts(t *testing.T) {
 }
 
 func TestDiffFileName(t *testing.T) {
-	d := obj("apps/v1", "Deployment", "web")
+	d := Obj("apps/v1", "Deployment", "web")
 	d.SetNamespace("prod")
 	for _, tc := range []struct {
 		obj  *unstructured.Unstructured
 		want string
 	}{
 		{d, "apps.v1.Deployment.prod.web"},
-		{obj("v1", "Namespace", "prod"), "v1.Namespace.prod"},
+		{Obj("v1", "Namespace", "prod"), "v1.Namespace.prod"},
 	} {
 		if got := diffFileName(tc.obj); got != tc.want {
 			t.Errorf("diffFileName = %q, want %q", got, tc.want)

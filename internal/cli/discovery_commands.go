@@ -6,10 +6,10 @@ import "github.com/spf13/cobra"
 // completion, then registers dynamic shell completion (resource types,
 // then object names) on every resource command already on root. commands.go
 // calls it after the get, manifest and object groups for that reason.
-func addDiscoveryCommands(root *cobra.Command, f *factory) {
+func addDiscoveryCommands(root *cobra.Command, f *Factory) {
 	root.AddCommand(
-		newAPIResourcesCommand(f),
-		newAPIVersionsCommand(f),
+		NewAPIResourcesCommand(f),
+		NewAPIVersionsCommand(f),
 		newExplainCommand(f),
 		newTreeCommand(f),
 		newCompletionCommand(root),

@@ -29,7 +29,7 @@ type editOptions struct {
 	showManagedFields bool
 }
 
-func newEditCommand(f *factory) *cobra.Command {
+func NewEditCommand(f *Factory) *cobra.Command {
 	o := &editOptions{}
 	cmd := &cobra.Command{
 		Use:   "edit (TYPE NAME... | TYPE/NAME...) [-o yaml|json] [--subresource status]",
@@ -67,9 +67,9 @@ which case your text is kept in a temporary file whose name is printed.`,
 	return cmd
 }
 
-func runEdit(ctx context.Context, f *factory, o *editOptions, args []string) error {
+func runEdit(ctx context.Context, f *Factory, o *editOptions, args []string) error {
 	if o.output != "yaml" && o.output != "json" {
-		return usagef("the edit format must be yaml or json, not %q", o.output)
+		return Usagef("the edit format must be yaml or json, not %q", o.output)
 	}
 	if err := validateObjSubresource(o.subresource); err != nil {
 		return err
@@ -78,20 +78,20 @@ func runEdit(ctx context.Context, f *factory, o *editOptions, args []string) err
 	if err != nil {
 		return err
 	}
-	targets, err := namedTargets(ctx, f, args)
+	targets, err := NamedTargets(ctx, f, args)
 	if err != nil {
 		return err
 	}
-	errs := &objErrors{f: f}
+	errs := &ObjErrors{Factory: f}
 	for _, t := range targets {
 		if err := editOne(ctx, f, o, editor, t); err != nil {
 			if len(targets) == 1 {
 				return err
 			}
-			errs.add(err)
+			errs.Add(err)
 		}
 	}
-	return errs.result()
+	return errs.Result()
 }
 
 // editorCommand returns the editor's argv: $KUBE_EDITOR, else $EDITOR,
@@ -259,8 +259,8 @@ func checkEditIdentity(orig, edited *unstructured.Unstructured) error {
 }
 
 // updateFailureNotes explains a failed update in the file's comment block.
-func updateFailureNotes(t objTarget, err error) []string {
-	what := fmt.Sprintf("%s %q", t.match.GVR.GroupResource(), t.name)
+func updateFailureNotes(t Target, err error) []string {
+	what := fmt.Sprintf("%s %q", t.Match.GVR.GroupResource(), t.Name)
 	var se apierrors.APIStatus
 	if !errors.As(err, &se) {
 		return []string{what + " could not be updated: " + err.Error()}
@@ -286,15 +286,15 @@ func updateFailureNotes(t objTarget, err error) []string {
 			"edit again.",
 		}
 	}
-	return []string{what + " could not be updated:", "* " + errorMessage(err)}
+	return []string{what + " could not be updated:", "* " + ErrorMessage(err)}
 }
 
 // editSession is one object's edit: its file and what was shown.
 type editSession struct {
-	f      *factory
+	f      *Factory
 	o      *editOptions
 	editor []string
-	t      objTarget
+	t      Target
 	path   string
 }
 
@@ -310,7 +310,7 @@ func (s *editSession) write(notes []string, body []byte) error {
 
 // preserve says where the user's text is kept and returns err.
 func (s *editSession) preserve(err error) error {
-	fmt.Fprintf(s.f.streams.ErrOut, "A copy of your changes has been stored to %q\n", s.path)
+	fmt.Fprintf(s.f.Streams.ErrOut, "A copy of your changes has been stored to %q\n", s.path)
 	return err
 }
 
@@ -319,7 +319,7 @@ func (s *editSession) discard() { _ = os.Remove(s.path) }
 func (s *editSession) runEditor(ctx context.Context) error {
 	argv := append(append([]string(nil), s.editor[1:]...), s.path)
 	cmd := exec.CommandContext(ctx, s.editor[0], argv...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.f.streams.In, s.f.streams.Out, s.f.streams.ErrOut
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.f.Streams.In, s.f.Streams.Out, s.f.Streams.ErrOut
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("there was a problem with the editor %q: %w", strings.Join(s.editor, " "), err)
 	}
@@ -331,14 +331,14 @@ func (s *editSession) runEditor(ctx context.Context) error {
 //lint:ignore ST1005 kubectl's wording, which scripts may match
 var errEditGivenUp = errors.New("Edit cancelled, no valid changes were saved.")
 
-func editOne(ctx context.Context, f *factory, o *editOptions, editor []string, t objTarget) error {
-	client, err := f.dynamicClient()
+func editOne(ctx context.Context, f *Factory, o *editOptions, editor []string, t Target) error {
+	client, err := f.DynamicClient()
 	if err != nil {
 		return err
 	}
-	rc := t.resource(client)
-	sub := objSubresource(o.subresource)
-	live, err := rc.Get(ctx, t.name, metav1.GetOptions{}, sub...)
+	rc := t.Resource(client)
+	sub := Subresources(o.subresource)
+	live, err := rc.Get(ctx, t.Name, metav1.GetOptions{}, sub...)
 	if err != nil {
 		return err
 	}
@@ -379,12 +379,12 @@ func editOne(ctx context.Context, f *factory, o *editOptions, editor []string, t
 		}
 		if bytes.Equal(edited, original) {
 			s.discard()
-			fmt.Fprintln(f.streams.ErrOut, "Edit cancelled, no changes made.")
+			fmt.Fprintln(f.Streams.ErrOut, "Edit cancelled, no changes made.")
 			return nil
 		}
 		if len(bytes.TrimSpace(edited)) == 0 {
 			s.discard()
-			fmt.Fprintln(f.streams.ErrOut, "Edit cancelled, saved file was empty.")
+			fmt.Fprintln(f.Streams.ErrOut, "Edit cancelled, saved file was empty.")
 			return nil
 		}
 		failed = edited
@@ -403,21 +403,21 @@ func editOne(ctx context.Context, f *factory, o *editOptions, editor []string, t
 		}
 		if reflect.DeepEqual(obj.Object, shown.Object) {
 			s.discard()
-			fmt.Fprintln(f.streams.ErrOut, "Edit cancelled, no changes made.")
+			fmt.Fprintln(f.Streams.ErrOut, "Edit cancelled, no changes made.")
 			return nil
 		}
 		if _, err := rc.Update(ctx, obj, metav1.UpdateOptions{FieldManager: o.fieldManager}, sub...); err != nil {
 			if ctx.Err() != nil {
 				return s.preserve(err)
 			}
-			printError(f.streams.ErrOut, err)
+			PrintError(f.Streams.ErrOut, err)
 			if werr := s.write(updateFailureNotes(t, err), edited); werr != nil {
 				return s.preserve(werr)
 			}
 			continue
 		}
 		s.discard()
-		_, err = fmt.Fprintf(f.streams.Out, "%s edited\n", t.kindName())
+		_, err = fmt.Fprintf(f.Streams.Out, "%s edited\n", t.KindName())
 		return err
 	}
 }

@@ -18,18 +18,18 @@ import (
 // Exit codes with --exit-codes. Without it every failure exits 1, as
 // kubectl does.
 const (
-	exitOK          = 0
-	exitGeneric     = 1
-	exitUsage       = 2
-	exitNotFound    = 3
-	exitConflict    = 4
-	exitForbidden   = 5
-	exitInvalid     = 6
-	exitTimeout     = 7
-	exitUnreachable = 8
+	ExitOK          = 0
+	ExitGeneric     = 1
+	ExitUsage       = 2
+	ExitNotFound    = 3
+	ExitConflict    = 4
+	ExitForbidden   = 5
+	ExitInvalid     = 6
+	ExitTimeout     = 7
+	ExitUnreachable = 8
 )
 
-const exitCodesHelp = `With --exit-codes, kdyn exits with a code that names the failure, for
+const ExitCodesHelp = `With --exit-codes, kdyn exits with a code that names the failure, for
 scripts (without it, every failure exits 1, as kubectl does):
 
   0  success
@@ -43,48 +43,48 @@ scripts (without it, every failure exits 1, as kubectl does):
   8  unreachable (the server could not be reached)
 `
 
-// usageError marks a mistake in flags or arguments.
-type usageError struct{ msg string }
+// UsageError marks a mistake in flags or arguments.
+type UsageError struct{ Msg string }
 
-func (e *usageError) Error() string { return e.msg }
+func (e *UsageError) Error() string { return e.Msg }
 
-func usagef(format string, args ...any) error { return &usageError{msg: fmt.Sprintf(format, args...)} }
+func Usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
 
-// errEmpty is returned by --fail-if-empty.
-var errEmpty = errors.New("no resources found")
+// ErrEmpty is returned by --fail-if-empty.
+var ErrEmpty = errors.New("no resources found")
 
-// errTimeout marks a wait that ran out of time.
-var errTimeout = errors.New("timed out")
+// ErrTimeout marks a wait that ran out of time.
+var ErrTimeout = errors.New("timed out")
 
-func exitCode(err error, typed bool) int {
+func ExitCode(err error, typed bool) int {
 	if err == nil {
-		return exitOK
+		return ExitOK
 	}
 	if !typed {
-		return exitGeneric
+		return ExitGeneric
 	}
-	var ee *exitError
-	if errors.As(err, &ee) && ee.code != 0 {
-		return ee.code
+	var ee *ExitError
+	if errors.As(err, &ee) && ee.Code != 0 {
+		return ee.Code
 	}
-	var ue *usageError
+	var ue *UsageError
 	switch {
 	case errors.As(err, &ue):
-		return exitUsage
-	case apierrors.IsNotFound(err), meta.IsNoMatchError(err), errors.Is(err, errEmpty):
-		return exitNotFound
+		return ExitUsage
+	case apierrors.IsNotFound(err), meta.IsNoMatchError(err), errors.Is(err, ErrEmpty):
+		return ExitNotFound
 	case apierrors.IsConflict(err), apierrors.IsAlreadyExists(err):
-		return exitConflict
+		return ExitConflict
 	case apierrors.IsForbidden(err), apierrors.IsUnauthorized(err):
-		return exitForbidden
+		return ExitForbidden
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
-		return exitInvalid
-	case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err), errors.Is(err, context.DeadlineExceeded), errors.Is(err, errTimeout):
-		return exitTimeout
+		return ExitInvalid
+	case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err), errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrTimeout):
+		return ExitTimeout
 	case isUnreachable(err):
-		return exitUnreachable
+		return ExitUnreachable
 	}
-	return exitGeneric
+	return ExitGeneric
 }
 
 func isUnreachable(err error) bool {
@@ -95,15 +95,15 @@ func isUnreachable(err error) bool {
 		(errors.As(err, &urlErr) && !errors.Is(err, context.Canceled))
 }
 
-// printError writes err the way kubectl words it.
-func printError(w io.Writer, err error) {
-	fmt.Fprintln(w, errorMessage(err))
+// PrintError writes err the way kubectl words it.
+func PrintError(w io.Writer, err error) {
+	fmt.Fprintln(w, ErrorMessage(err))
 }
 
-func errorMessage(err error) string {
-	var ee *exitError
-	if errors.As(err, &ee) && ee.err != nil {
-		err = ee.err
+func ErrorMessage(err error) string {
+	var ee *ExitError
+	if errors.As(err, &ee) && ee.Err != nil {
+		err = ee.Err
 	}
 	var se apierrors.APIStatus
 	if errors.As(err, &se) {
@@ -132,3 +132,20 @@ func errorMessage(err error) string {
 	}
 	return "error: " + msg
 }
+
+// ExitError carries an exit code; silent ones print nothing more (the
+// command already reported).
+type ExitError struct {
+	Code   int
+	Silent bool
+	Err    error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("exit code %d", e.Code)
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }

@@ -18,12 +18,12 @@ func TestExitCodesUsageErrors(t *testing.T) {
 		{"no-such-command"},
 	} {
 		full := append([]string{"--exit-codes"}, args...)
-		r := runKdyn(full...)
-		if r.code != exitUsage {
-			t.Errorf("kdyn %v: exit code %d, want %d (stderr %q)", full, r.code, exitUsage, r.stderr)
+		r := Run(Main, full...)
+		if r.Code != ExitUsage {
+			t.Errorf("kdyn %v: exit code %d, want %d (stderr %q)", full, r.Code, ExitUsage, r.Stderr)
 		}
-		if r := runKdyn(args...); r.code != exitGeneric {
-			t.Errorf("kdyn %v: exit code %d, want %d without --exit-codes", args, r.code, exitGeneric)
+		if r := Run(Main, args...); r.Code != ExitGeneric {
+			t.Errorf("kdyn %v: exit code %d, want %d without --exit-codes", args, r.Code, ExitGeneric)
 		}
 	}
 }
@@ -38,9 +38,9 @@ func TestBareDryRunMessage(t *testing.T) {
 		{"label", "cm", "x", "a=b", "--dry-run"},
 		{"annotate", "cm", "x", "a=b", "--dry-run"},
 	} {
-		r := runKdyn(append([]string{"--exit-codes"}, args...)...)
-		if r.code != exitUsage || strings.Contains(r.stderr, "unchanged") || !strings.Contains(r.stderr, "--dry-run=server") {
-			t.Errorf("kdyn %v: exit code %d, stderr %q; want a usage error that points to --dry-run=server", args, r.code, r.stderr)
+		r := Run(Main, append([]string{"--exit-codes"}, args...)...)
+		if r.Code != ExitUsage || strings.Contains(r.Stderr, "unchanged") || !strings.Contains(r.Stderr, "--dry-run=server") {
+			t.Errorf("kdyn %v: exit code %d, stderr %q; want a usage error that points to --dry-run=server", args, r.Code, r.Stderr)
 		}
 	}
 }
@@ -48,11 +48,11 @@ func TestBareDryRunMessage(t *testing.T) {
 // --exit-codes counts when the error comes before cobra parsed it: a bad
 // flag before it on the command line.
 func TestExitCodesFlagAfterTheError(t *testing.T) {
-	if r := runKdyn("get", "pods", "--no-such-flag", "--exit-codes"); r.code != exitUsage {
-		t.Errorf("exit code %d, want %d (stderr %q)", r.code, exitUsage, r.stderr)
+	if r := Run(Main, "get", "pods", "--no-such-flag", "--exit-codes"); r.Code != ExitUsage {
+		t.Errorf("exit code %d, want %d (stderr %q)", r.Code, ExitUsage, r.Stderr)
 	}
-	if r := runKdyn("get", "pods", "--no-such-flag", "--exit-codes=false"); r.code != exitGeneric {
-		t.Errorf("--exit-codes=false: exit code %d, want %d", r.code, exitGeneric)
+	if r := Run(Main, "get", "pods", "--no-such-flag", "--exit-codes=false"); r.Code != ExitGeneric {
+		t.Errorf("--exit-codes=false: exit code %d, want %d", r.Code, ExitGeneric)
 	}
 	if !exitCodesAsked([]string{"--exit-codes=true", "get"}) || exitCodesAsked([]string{"get", "--", "--exit-codes"}) {
 		t.Error("exitCodesAsked misreads its arguments")

@@ -24,7 +24,7 @@ type explainOptions struct {
 	output     string
 }
 
-func newExplainCommand(f *factory) *cobra.Command {
+func newExplainCommand(f *Factory) *cobra.Command {
 	o := &explainOptions{}
 	cmd := &cobra.Command{
 		Use:   "explain TYPE[.FIELD...] [--recursive] [--api-version GROUP/VERSION]",
@@ -66,19 +66,19 @@ document.`,
 	return cmd
 }
 
-func runExplain(ctx context.Context, f *factory, o *explainOptions, args []string) error {
+func runExplain(ctx context.Context, f *Factory, o *explainOptions, args []string) error {
 	if len(args) == 0 {
-		return usagef(`You must specify the type of resource to explain. Use "kdyn api-resources" for a complete list of supported resources.`)
+		return Usagef(`You must specify the type of resource to explain. Use "kdyn api-resources" for a complete list of supported resources.`)
 	}
 	if len(args) > 1 {
-		return usagef("explain takes one argument, TYPE[.FIELD...]; got %d", len(args))
+		return Usagef("explain takes one argument, TYPE[.FIELD...]; got %d", len(args))
 	}
 	switch o.output {
 	case "", "plaintext":
 	default:
-		return usagef("--output %s is not supported: kdyn explain prints plaintext from OpenAPI v3", o.output)
+		return Usagef("--output %s is not supported: kdyn explain prints plaintext from OpenAPI v3", o.output)
 	}
-	m, err := f.restMapper()
+	m, err := f.RESTMapper()
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func runExplain(ctx context.Context, f *factory, o *explainOptions, args []strin
 	if err != nil {
 		return err
 	}
-	dc, err := f.discovery()
+	dc, err := f.Discovery()
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func runExplain(ctx context.Context, f *factory, o *explainOptions, args []strin
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(f.streams.Out, out)
+	_, err = io.WriteString(f.Streams.Out, out)
 	return err
 }
 
@@ -120,14 +120,14 @@ func resolveExplainTarget(ctx context.Context, m *restmapper.Mapper, arg, apiVer
 	segs := strings.Split(arg, ".")
 	for _, s := range segs {
 		if s == "" {
-			return schema.GroupVersionResource{}, nil, usagef("%q has an empty element; write TYPE[.FIELD...]", arg)
+			return schema.GroupVersionResource{}, nil, Usagef("%q has an empty element; write TYPE[.FIELD...]", arg)
 		}
 	}
 	typ, fields := segs[0], segs[1:]
 	if apiVersion != "" {
 		gv, err := schema.ParseGroupVersion(apiVersion)
 		if err != nil || gv.Version == "" {
-			return schema.GroupVersionResource{}, nil, usagef("--api-version %q is not GROUP/VERSION (or VERSION for the core group)", apiVersion)
+			return schema.GroupVersionResource{}, nil, Usagef("--api-version %q is not GROUP/VERSION (or VERSION for the core group)", apiVersion)
 		}
 		gvrs, err := m.ResourcesForWithContext(ctx, schema.GroupVersionResource{Group: gv.Group, Version: gv.Version, Resource: strings.ToLower(typ)})
 		if err == nil {
@@ -166,7 +166,7 @@ func resolveExplainTarget(ctx context.Context, m *restmapper.Mapper, arg, apiVer
 		return schema.GroupVersionResource{}, nil, err
 	}
 	if len(matches) != 1 {
-		return schema.GroupVersionResource{}, nil, usagef("%q is a category of %d resource types; explain takes one type", typ, len(matches))
+		return schema.GroupVersionResource{}, nil, Usagef("%q is a category of %d resource types; explain takes one type", typ, len(matches))
 	}
 	return matches[0].GVR, fields, nil
 }

@@ -57,7 +57,7 @@ func TestExplainGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			assertGoldenFile(t, filepath.Join("explain", tc.name+".txt"), got)
+			AssertGolden(t, filepath.Join("explain", tc.name+".txt"), got)
 		})
 	}
 }

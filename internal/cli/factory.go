@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -29,39 +30,67 @@ type IOStreams struct {
 	ErrOut io.Writer
 }
 
-// globalFlags are kubectl's global flags.
-type globalFlags struct {
-	kubeconfig         string
-	context            string
-	cluster            string
-	user               string
-	namespace          string
-	server             string
-	token              string
-	certAuthority      string
-	clientCert         string
-	clientKey          string
-	insecure           bool
-	tlsServerName      string
-	as                 string
-	asGroups           []string
-	asUID              string
-	requestTimeout     string
-	cacheDir           string
-	verbosity          int
-	qps                float32
-	burst              int
-	refreshDiscovery   bool
-	exitCodes          bool
-	disableCompression bool
-	insecureSet        bool
+// GlobalFlags are kubectl's global flags.
+type GlobalFlags struct {
+	Kubeconfig            string
+	Context               string
+	Cluster               string
+	User                  string
+	Namespace             string
+	Server                string
+	Token                 string
+	CertificateAuthority  string
+	ClientCertificate     string
+	ClientKey             string
+	InsecureSkipTLSVerify bool
+	TLSServerName         string
+	As                    string
+	AsGroups              []string
+	AsUID                 string
+	RequestTimeout        string
+	CacheDir              string
+	Verbosity             int
+	QPS                   float32
+	Burst                 int
+	RefreshDiscovery      bool
+	ExitCodes             bool
+	DisableCompression    bool
+	InsecureSet           bool
 }
 
-// factory builds, once each and on first use, what commands need:
+// AddFlags registers the global flags on pf (the root command's persistent
+// flags).
+func (fl *GlobalFlags) AddFlags(pf *pflag.FlagSet) {
+	pf.StringVar(&fl.Kubeconfig, "kubeconfig", "", "Path to the kubeconfig file to use (only that file).")
+	pf.StringVar(&fl.Context, "context", "", "The kubeconfig context to use.")
+	pf.StringVar(&fl.Cluster, "cluster", "", "The kubeconfig cluster to use.")
+	pf.StringVar(&fl.User, "user", "", "The kubeconfig user to use.")
+	pf.StringVarP(&fl.Namespace, "namespace", "n", "", "The namespace scope for this request.")
+	pf.StringVarP(&fl.Server, "server", "s", "", "The address and port of the Kubernetes API server.")
+	pf.StringVar(&fl.Token, "token", "", "Bearer token for authentication to the API server.")
+	pf.StringVar(&fl.CertificateAuthority, "certificate-authority", "", "Path to a cert file for the certificate authority.")
+	pf.StringVar(&fl.ClientCertificate, "client-certificate", "", "Path to a client certificate file for TLS.")
+	pf.StringVar(&fl.ClientKey, "client-key", "", "Path to a client key file for TLS.")
+	pf.BoolVar(&fl.InsecureSkipTLSVerify, "insecure-skip-tls-verify", false, "Do not check the server's certificate (insecure).")
+	pf.StringVar(&fl.TLSServerName, "tls-server-name", "", "Server name to use for server certificate validation.")
+	pf.StringVar(&fl.As, "as", "", "Username to impersonate for the operation.")
+	pf.StringArrayVar(&fl.AsGroups, "as-group", nil, "Group to impersonate for the operation (repeatable).")
+	pf.StringVar(&fl.AsUID, "as-uid", "", "UID to impersonate for the operation.")
+	pf.StringVar(&fl.RequestTimeout, "request-timeout", "0", "How long to wait for a single request (e.g. 30s, 2m; 0 = no limit).")
+	pf.StringVar(&fl.CacheDir, "cache-dir", "", "Cache directory (default ~/.kube/cache/kdyn).")
+	pf.IntVarP(&fl.Verbosity, "v", "v", 0, "Log level: 6 URLs and status, 8 bodies, 9 a curl command line (secrets redacted).")
+	pf.Float32Var(&fl.QPS, "qps", 0, "Client-side request rate limit (default 50; negative disables).")
+	pf.IntVar(&fl.Burst, "burst", 0, "Client-side request burst (default 100).")
+	pf.BoolVar(&fl.RefreshDiscovery, "refresh-discovery", false, "Ask the server again what it serves, ignoring the discovery cache.")
+	pf.BoolVar(&fl.DisableCompression, "disable-compression", false, "Do not ask the server to compress responses (faster on fast networks).")
+	pf.BoolVar(&fl.ExitCodes, "exit-codes", false, "Exit with a code that names the failure (see 'kdyn help exit-codes').")
+}
+
+// Factory builds, once each and on first use, what commands need:
 // kubeconfig → rest.Config → disk-cached discovery → mapper → clients.
-type factory struct {
-	flags   *globalFlags
-	streams IOStreams
+type Factory struct {
+	Flags   *GlobalFlags
+	Streams IOStreams
 
 	once     sync.Once
 	err      error
@@ -76,26 +105,26 @@ type factory struct {
 	stale    *staleDiscovery
 }
 
-func newFactory(flags *globalFlags, streams IOStreams) *factory {
-	return &factory{flags: flags, streams: streams}
+func NewFactory(flags *GlobalFlags, streams IOStreams) *Factory {
+	return &Factory{Flags: flags, Streams: streams}
 }
 
-// logger returns the logger for -v: debug-level request logs at 6 and
+// Logger returns the logger for -v: debug-level request logs at 6 and
 // above, otherwise warnings only. Logs go to stderr.
-func (f *factory) logger() *zap.Logger {
+func (f *Factory) Logger() *zap.Logger {
 	if f.log != nil {
 		return f.log
 	}
 	level := zapcore.WarnLevel
-	if f.flags.verbosity >= 6 {
+	if f.Flags.Verbosity >= 6 {
 		level = zapcore.DebugLevel
-	} else if f.flags.verbosity > 0 {
+	} else if f.Flags.Verbosity > 0 {
 		level = zapcore.InfoLevel
 	}
 	enc := zap.NewDevelopmentEncoderConfig()
 	enc.TimeKey = ""
 	enc.CallerKey = ""
-	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(zapcore.AddSync(f.streams.ErrOut)), level)
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(zapcore.AddSync(f.Streams.ErrOut)), level)
 	f.log = zap.New(core)
 	return f.log
 }
@@ -114,57 +143,57 @@ func parseRequestTimeout(s string) (time.Duration, error) {
 	return d, nil
 }
 
-func (f *factory) overrides() (kubeconfig.Overrides, error) {
-	fl := f.flags
-	timeout, err := parseRequestTimeout(fl.requestTimeout)
+func (f *Factory) overrides() (kubeconfig.Overrides, error) {
+	fl := f.Flags
+	timeout, err := parseRequestTimeout(fl.RequestTimeout)
 	if err != nil {
 		return kubeconfig.Overrides{}, err
 	}
 	o := kubeconfig.Overrides{
-		Context: fl.context, Cluster: fl.cluster, User: fl.user, Namespace: fl.namespace,
-		Server: fl.server, TLSServerName: fl.tlsServerName, CertificateAuthority: fl.certAuthority,
-		Token: fl.token, ClientCertificate: fl.clientCert, ClientKey: fl.clientKey,
-		Impersonate: fl.as, ImpersonateUID: fl.asUID, ImpersonateGroups: fl.asGroups,
+		Context: fl.Context, Cluster: fl.Cluster, User: fl.User, Namespace: fl.Namespace,
+		Server: fl.Server, TLSServerName: fl.TLSServerName, CertificateAuthority: fl.CertificateAuthority,
+		Token: fl.Token, ClientCertificate: fl.ClientCertificate, ClientKey: fl.ClientKey,
+		Impersonate: fl.As, ImpersonateUID: fl.AsUID, ImpersonateGroups: fl.AsGroups,
 		Timeout: timeout,
 	}
-	if fl.insecureSet {
-		v := fl.insecure
+	if fl.InsecureSet {
+		v := fl.InsecureSkipTLSVerify
 		o.InsecureSkipTLSVerify = &v
 	}
 	return o, nil
 }
 
-func (f *factory) loadingRules() *kubeconfig.LoadingRules {
+func (f *Factory) LoadingRules() *kubeconfig.LoadingRules {
 	rules := kubeconfig.NewDefaultLoadingRules()
-	if f.flags.kubeconfig != "" {
-		rules.ExplicitPath = f.flags.kubeconfig
+	if f.Flags.Kubeconfig != "" {
+		rules.ExplicitPath = f.Flags.Kubeconfig
 	}
 	return rules
 }
 
-func (f *factory) init() error {
+func (f *Factory) init() error {
 	f.once.Do(func() {
 		o, err := f.overrides()
 		if err != nil {
 			f.err = err
 			return
 		}
-		res, err := kubeconfig.Resolve(f.loadingRules(), o)
+		res, err := kubeconfig.Resolve(f.LoadingRules(), o)
 		if err != nil {
 			f.err = err
 			return
 		}
 		f.result = res
 		cfg := res.Config
-		cfg.Logger = f.logger()
-		cfg.LogVerbosity = f.flags.verbosity
-		if f.flags.qps != 0 {
-			cfg.QPS = f.flags.qps
+		cfg.Logger = f.Logger()
+		cfg.LogVerbosity = f.Flags.Verbosity
+		if f.Flags.QPS != 0 {
+			cfg.QPS = f.Flags.QPS
 		}
-		if f.flags.burst != 0 {
-			cfg.Burst = f.flags.burst
+		if f.Flags.Burst != 0 {
+			cfg.Burst = f.Flags.Burst
 		}
-		cfg.DisableCompression = cfg.DisableCompression || f.flags.disableCompression
+		cfg.DisableCompression = cfg.DisableCompression || f.Flags.DisableCompression
 		f.stale = &staleDiscovery{onHit: func() {
 			if f.dc != nil {
 				f.dc.MarkStale()
@@ -179,7 +208,7 @@ func (f *factory) init() error {
 			return f.stale
 		}
 		cfg.WarningHandler = rest.NewDeduplicatingWarningHandler(rest.WarningHandlerFunc(func(_ int, _ string, text string) {
-			fmt.Fprintf(f.streams.ErrOut, "Warning: %s\n", text)
+			fmt.Fprintf(f.Streams.ErrOut, "Warning: %s\n", text)
 		}))
 		f.cfg = cfg
 		rc, err := rest.NewForConfig(cfg)
@@ -193,41 +222,41 @@ func (f *factory) init() error {
 	return f.err
 }
 
-// restConfig returns the resolved *rest.Config.
-func (f *factory) restConfig() (*rest.Config, error) {
+// RESTConfig returns the resolved *rest.Config.
+func (f *Factory) RESTConfig() (*rest.Config, error) {
 	if err := f.init(); err != nil {
 		return nil, err
 	}
 	return f.cfg, nil
 }
 
-// namespace returns the namespace to use and whether it was given with -n.
-func (f *factory) namespace() (string, bool, error) {
+// Namespace returns the namespace to use and whether it was given with -n.
+func (f *Factory) Namespace() (string, bool, error) {
 	if err := f.init(); err != nil {
 		return "", false, err
 	}
-	return f.result.Namespace, f.flags.namespace != "", nil
+	return f.result.Namespace, f.Flags.Namespace != "", nil
 }
 
-func (f *factory) restClient() (*rest.Client, error) {
+func (f *Factory) RESTClient() (*rest.Client, error) {
 	if err := f.init(); err != nil {
 		return nil, err
 	}
 	return f.rc, nil
 }
 
-func (f *factory) dynamicClient() (*dynamic.DynamicClient, error) {
+func (f *Factory) DynamicClient() (*dynamic.DynamicClient, error) {
 	if err := f.init(); err != nil {
 		return nil, err
 	}
 	return f.client, nil
 }
 
-// cacheDir returns the kdyn cache root (--cache-dir, default
+// CacheDir returns the kdyn cache root (--cache-dir, default
 // ~/.kube/cache/kdyn).
-func (f *factory) cacheDir() string {
-	if f.flags.cacheDir != "" {
-		return f.flags.cacheDir
+func (f *Factory) CacheDir() string {
+	if f.Flags.CacheDir != "" {
+		return f.Flags.CacheDir
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
@@ -236,8 +265,8 @@ func (f *factory) cacheDir() string {
 	return filepath.Join(home, ".kube", "cache", "kdyn")
 }
 
-// discovery returns the disk-cached discovery client.
-func (f *factory) discovery() (*discovery.Client, error) {
+// Discovery returns the disk-cached discovery client.
+func (f *Factory) Discovery() (*discovery.Client, error) {
 	if err := f.init(); err != nil {
 		return nil, err
 	}
@@ -245,33 +274,33 @@ func (f *factory) discovery() (*discovery.Client, error) {
 		return f.dc, nil
 	}
 	dir := ""
-	if root := f.cacheDir(); root != "" {
+	if root := f.CacheDir(); root != "" {
 		dir = filepath.Join(root, "discovery", discovery.HostDirName(f.rc.Base().Host+strings.TrimSuffix(f.rc.Base().Path, "/")))
 	}
-	dc, err := discovery.New(f.rc, discovery.Options{CacheDir: dir, Logger: f.logger()})
+	dc, err := discovery.New(f.rc, discovery.Options{CacheDir: dir, Logger: f.Logger()})
 	if err != nil {
 		return nil, err
 	}
-	if f.flags.refreshDiscovery {
+	if f.Flags.RefreshDiscovery {
 		dc.Invalidate()
 	}
 	f.dc = dc
 	return dc, nil
 }
 
-// restMapper returns the self-refreshing mapper over the disk-cached
+// RESTMapper returns the self-refreshing mapper over the disk-cached
 // discovery; short-name warnings go to stderr once each.
-func (f *factory) restMapper() (*restmapper.Mapper, error) {
+func (f *Factory) RESTMapper() (*restmapper.Mapper, error) {
 	if f.mapper != nil {
 		return f.mapper, nil
 	}
-	dc, err := f.discovery()
+	dc, err := f.Discovery()
 	if err != nil {
 		return nil, err
 	}
-	m, err := restmapper.New(dc, restmapper.Options{Logger: f.logger(), Warn: func(msg string) {
+	m, err := restmapper.New(dc, restmapper.Options{Logger: f.Logger(), Warn: func(msg string) {
 		if _, dup := f.warnOnce.LoadOrStore(msg, true); !dup {
-			fmt.Fprintf(f.streams.ErrOut, "Warning: %s\n", msg)
+			fmt.Fprintf(f.Streams.ErrOut, "Warning: %s\n", msg)
 		}
 	}})
 	if err != nil {
@@ -281,11 +310,31 @@ func (f *factory) restMapper() (*restmapper.Mapper, error) {
 	return m, nil
 }
 
-// resolve parses resource arguments with the mapper.
-func (f *factory) resolve(ctx context.Context, args []string) ([]restmapper.Match, error) {
-	m, err := f.restMapper()
+// Resolve parses resource arguments with the mapper.
+func (f *Factory) Resolve(ctx context.Context, args []string) ([]restmapper.Match, error) {
+	m, err := f.RESTMapper()
 	if err != nil {
 		return nil, err
 	}
 	return m.ResolveArgs(ctx, args)
+}
+
+// QuietDynamicClient is the factory's client, on the same connections,
+// without the server's warnings.
+func (f *Factory) QuietDynamicClient() (*dynamic.DynamicClient, error) {
+	cfg, err := f.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	rc, err := f.RESTClient()
+	if err != nil {
+		return nil, err
+	}
+	quiet := *cfg
+	quiet.WarningHandler = rest.NoWarnings{}
+	qc, err := rest.NewForConfigAndClient(&quiet, rc.HTTPClient())
+	if err != nil {
+		return nil, err
+	}
+	return dynamic.New(qc), nil
 }

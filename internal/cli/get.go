@@ -16,6 +16,7 @@ import (
 
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/internal/printers"
+	"github.com/kdyn/kdyn/rest"
 	"github.com/kdyn/kdyn/restmapper"
 	kunstructured "github.com/kdyn/kdyn/unstructured"
 )
@@ -44,7 +45,7 @@ type getOptions struct {
 	parallel          int
 }
 
-func newGetCommand(f *factory) *cobra.Command {
+func newGetCommand(f *Factory) *cobra.Command {
 	o := &getOptions{}
 	cmd := &cobra.Command{
 		Use:   "get [(-o|--output=)FORMAT] TYPE[.VERSION][.GROUP][,TYPE...] [NAME...] | TYPE/NAME...",
@@ -111,16 +112,16 @@ type getTarget struct {
 	multi bool // print KIND/NAME
 }
 
-func runGet(ctx context.Context, f *factory, o *getOptions, args []string) error {
-	out, err := parseOutput(o.output)
+func runGet(ctx context.Context, f *Factory, o *getOptions, args []string) error {
+	out, err := ParseOutput(o.output)
 	if err != nil {
 		return err
 	}
 	if o.raw != "" {
 		if len(args) > 0 {
-			return usagef("arguments may not be passed when --raw is specified")
+			return Usagef("arguments may not be passed when --raw is specified")
 		}
-		rc, err := f.restClient()
+		rc, err := f.RESTClient()
 		if err != nil {
 			return err
 		}
@@ -128,7 +129,7 @@ func runGet(ctx context.Context, f *factory, o *getOptions, args []string) error
 		if err != nil {
 			return err
 		}
-		_, err = f.streams.Out.Write(body)
+		_, err = f.Streams.Out.Write(body)
 		return err
 	}
 	if o.watchOnly {
@@ -136,27 +137,27 @@ func runGet(ctx context.Context, f *factory, o *getOptions, args []string) error
 	}
 	if o.allTypes || (len(args) > 0 && (args[0] == "all-resources" || args[0] == "all-types")) {
 		if len(args) > 1 || (o.allTypes && len(args) > 0) {
-			return usagef("--all-types takes no resource arguments")
+			return Usagef("--all-types takes no resource arguments")
 		}
 		if o.subresource != "" {
-			return usagef(subresourceNeedsNames)
+			return Usagef(subresourceNeedsNames)
 		}
 		return runGetAllTypes(ctx, f, o, out)
 	}
 	if len(args) == 0 {
-		return usagef("You must specify the type of resource to get. Use \"kdyn api-resources\" for a complete list of supported resources.")
+		return Usagef("You must specify the type of resource to get. Use \"kdyn api-resources\" for a complete list of supported resources.")
 	}
-	matches, err := f.resolve(ctx, args)
+	matches, err := f.Resolve(ctx, args)
 	if err != nil {
 		return err
 	}
 	targets := groupTargets(matches, args)
 	for _, t := range targets {
 		if o.subresource != "" && len(t.names) == 0 {
-			return usagef(subresourceNeedsNames)
+			return Usagef(subresourceNeedsNames)
 		}
 	}
-	ns, _, err := f.namespace()
+	ns, _, err := f.Namespace()
 	if err != nil {
 		return err
 	}
@@ -211,9 +212,9 @@ func isCategoryArg(matches []restmapper.Match, arg string) bool {
 }
 
 type getter struct {
-	f   *factory
+	f   *Factory
 	o   *getOptions
-	out outputSpec
+	out OutputSpec
 	ns  string
 
 	printed int
@@ -238,7 +239,7 @@ func single(targets []getTarget) bool {
 }
 
 func (g *getter) run(ctx context.Context, targets []getTarget) error {
-	if g.out.isTable() {
+	if g.out.IsTable() {
 		if err := g.runTables(ctx, targets); err != nil {
 			return err
 		}
@@ -260,11 +261,11 @@ func (g *getter) finish(targets []getTarget) error {
 	if g.printed == 0 && !g.failed && !anyNamed {
 		g.printNoResources(targets)
 		if g.o.failIfEmpty {
-			return &exitError{code: failureCode(g.f, errEmpty), silent: !g.f.flags.exitCodes, err: errEmpty}
+			return &ExitError{Code: FailureCode(g.f, ErrEmpty), Silent: !g.f.Flags.ExitCodes, Err: ErrEmpty}
 		}
 	}
 	if g.failed {
-		return &exitError{code: exitGeneric, silent: true}
+		return &ExitError{Code: ExitGeneric, Silent: true}
 	}
 	return nil
 }
@@ -277,9 +278,9 @@ func (g *getter) printNoResources(targets []getTarget) {
 		}
 	}
 	if g.ns != "" && namespaced {
-		fmt.Fprintf(g.f.streams.ErrOut, "No resources found in %s namespace.\n", g.ns)
+		fmt.Fprintf(g.f.Streams.ErrOut, "No resources found in %s namespace.\n", g.ns)
 	} else {
-		fmt.Fprintln(g.f.streams.ErrOut, "No resources found")
+		fmt.Fprintln(g.f.Streams.ErrOut, "No resources found")
 	}
 }
 
@@ -290,7 +291,7 @@ func (g *getter) reportError(err error) {
 		return
 	}
 	g.failed = true
-	printError(g.f.streams.ErrOut, err)
+	PrintError(g.f.Streams.ErrOut, err)
 }
 
 // reportTargetError is reportError for a request about target t: when the
@@ -298,8 +299,8 @@ func (g *getter) reportError(err error) {
 // was stale, e.g. a deleted CRD), discovery is asked again and the error is
 // worded as the resource type's absence, with suggestions.
 func (g *getter) reportTargetError(ctx context.Context, t getTarget, err error) {
-	if isTypeNotFound(err) && t.match.Arg != "" {
-		if m, merr := g.f.restMapper(); merr == nil && m.Refresh(ctx) == nil {
+	if IsTypeNotFound(err) && t.match.Arg != "" {
+		if m, merr := g.f.RESTMapper(); merr == nil && m.Refresh(ctx) == nil {
 			if _, rerr := m.ResolveTypes(ctx, t.match.Arg); rerr != nil {
 				err = rerr
 			}
@@ -316,11 +317,11 @@ func kindPrefix(m restmapper.Match) string {
 // runTables prints the server's Table for each target, one table per type
 // separated by blank lines, as kubectl does.
 func (g *getter) runTables(ctx context.Context, targets []getTarget) error {
-	client, err := g.f.dynamicClient()
+	client, err := g.f.DynamicClient()
 	if err != nil {
 		return err
 	}
-	w := g.f.streams.Out
+	w := g.f.Streams.Out
 	var sortKey func(*unstructured.Unstructured) string
 	if g.o.sortBy != "" {
 		if sortKey, err = printers.SortKey(g.o.sortBy); err != nil {
@@ -344,7 +345,7 @@ func (g *getter) runTables(ctx context.Context, targets []getTarget) error {
 		}
 		if len(t.names) > 0 {
 			for _, name := range t.names {
-				part, err := tr.Get(ctx, name, metav1.GetOptions{}, topts, objSubresource(g.o.subresource)...)
+				part, err := tr.Get(ctx, name, metav1.GetOptions{}, topts, Subresources(g.o.subresource)...)
 				if err != nil {
 					g.reportTargetError(ctx, t, err)
 					continue
@@ -374,7 +375,7 @@ func (g *getter) runTables(ctx context.Context, targets []getTarget) error {
 			printers.SortRows(table, sortKey, printers.LessValue)
 		}
 		popts := printers.TableOptions{
-			NoHeaders: g.o.noHeaders, Wide: g.out.kind == outWide, ShowLabels: g.o.showLabels, LabelColumns: g.o.labelColumns,
+			NoHeaders: g.o.noHeaders, Wide: g.out.Kind == OutWide, ShowLabels: g.o.showLabels, LabelColumns: g.o.labelColumns,
 			WithNamespace: g.o.allNamespaces && t.match.Namespaced,
 		}
 		if t.multi || g.o.showKind {
@@ -398,7 +399,7 @@ func (g *getter) runTables(ctx context.Context, targets []getTarget) error {
 
 // runObjects streams objects of every target through one printer.
 func (g *getter) runObjects(ctx context.Context, targets []getTarget) error {
-	p, err := g.out.objectPrinter(g.f.streams.Out, g.o.noHeaders)
+	p, err := g.out.ObjectPrinter(g.f.Streams.Out, g.o.noHeaders)
 	if err != nil {
 		return err
 	}
@@ -427,7 +428,7 @@ func (g *getter) runObjects(ctx context.Context, targets []getTarget) error {
 		}
 		return p.Print(it)
 	}
-	rc, err := g.f.restClient()
+	rc, err := g.f.RESTClient()
 	if err != nil {
 		return err
 	}
@@ -479,7 +480,7 @@ func (g *getter) runObjects(ctx context.Context, targets []getTarget) error {
 
 // printPages streams one target's pages (fetched ahead, see fetchPages)
 // through emit.
-func (g *getter) printPages(ctx context.Context, rc restClient, t getTarget, opts metav1.ListOptions, emit func(*printers.Item) error) error {
+func (g *getter) printPages(ctx context.Context, rc *rest.Client, t getTarget, opts metav1.ListOptions, emit func(*printers.Item) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for p := range fetchPages(ctx, rc, t.match.GVR, g.nsFor(t.match), opts, g.o.chunkSize > 0) {
@@ -510,14 +511,14 @@ func (g *getter) keepManagedFields() bool {
 	if g.o.showManagedFields {
 		return true
 	}
-	switch g.out.kind {
-	case outJSON, outYAML, outJSONL, outName:
+	switch g.out.Kind {
+	case OutJSON, OutYAML, OutJSONL, OutName:
 		return g.o.sortBy != ""
 	}
 	return true
 }
 
-func (g *getter) getRaw(ctx context.Context, rc restClient, t getTarget, name string) ([]byte, error) {
+func (g *getter) getRaw(ctx context.Context, rc *rest.Client, t getTarget, name string) ([]byte, error) {
 	req := rc.Get().Group(t.match.GVR.Group).Version(t.match.GVR.Version).Namespace(g.nsFor(t.match)).Resource(t.match.GVR.Resource).Name(name)
 	if g.o.subresource != "" {
 		req = req.SubResource(g.o.subresource)
@@ -527,8 +528,8 @@ func (g *getter) getRaw(ctx context.Context, rc restClient, t getTarget, name st
 
 // runGetAllTypes lists every listable type in parallel (bounded),
 // tolerating types the user may not list; those are reported at the end.
-func runGetAllTypes(ctx context.Context, f *factory, o *getOptions, out outputSpec) error {
-	m, err := f.restMapper()
+func runGetAllTypes(ctx context.Context, f *Factory, o *getOptions, out OutputSpec) error {
+	m, err := f.RESTMapper()
 	if err != nil {
 		return err
 	}
@@ -537,7 +538,7 @@ func runGetAllTypes(ctx context.Context, f *factory, o *getOptions, out outputSp
 		verbs = append(verbs, "watch")
 	}
 	resources, derr := m.Resources(ctx, restmapper.SupportsVerbs(verbs...))
-	ns, _, err := f.namespace()
+	ns, _, err := f.Namespace()
 	if err != nil {
 		return err
 	}
@@ -557,7 +558,7 @@ func runGetAllTypes(ctx context.Context, f *factory, o *getOptions, out outputSp
 		err   error
 	}
 	probes := make([]probe, len(targets))
-	rc, err := f.restClient()
+	rc, err := f.RESTClient()
 	if err != nil {
 		return err
 	}
@@ -573,7 +574,7 @@ func runGetAllTypes(ctx context.Context, f *factory, o *getOptions, out outputSp
 			if !t.match.Namespaced {
 				tns = ""
 			}
-			page, err := listRaw(ctx, rc, t.match.GVR, tns, metav1.ListOptions{Limit: 1, LabelSelector: o.selector, FieldSelector: o.fieldSelector})
+			page, err := ListRaw(ctx, rc, t.match.GVR, tns, metav1.ListOptions{Limit: 1, LabelSelector: o.selector, FieldSelector: o.fieldSelector})
 			if err != nil {
 				probes[i].err = err
 				return
@@ -587,7 +588,7 @@ func runGetAllTypes(ctx context.Context, f *factory, o *getOptions, out outputSp
 	for i, t := range targets {
 		switch {
 		case probes[i].err != nil:
-			denied = append(denied, fmt.Sprintf("%s: %s", t.match.GVR.GroupResource(), errorMessage(probes[i].err)))
+			denied = append(denied, fmt.Sprintf("%s: %s", t.match.GVR.GroupResource(), ErrorMessage(probes[i].err)))
 		default:
 			listable = append(listable, t)
 			if !probes[i].empty {
@@ -597,7 +598,7 @@ func runGetAllTypes(ctx context.Context, f *factory, o *getOptions, out outputSp
 	}
 	reportDenied := func() {
 		if len(denied) > 0 || derr != nil {
-			w := f.streams.ErrOut
+			w := f.Streams.ErrOut
 			if len(denied) > 0 {
 				fmt.Fprintf(w, "\nNot listed (%d types):\n", len(denied))
 			} else {
@@ -607,7 +608,7 @@ func runGetAllTypes(ctx context.Context, f *factory, o *getOptions, out outputSp
 				fmt.Fprintf(w, "  %s\n", d)
 			}
 			if derr != nil {
-				fmt.Fprintf(w, "  %s\n", errorMessage(derr))
+				fmt.Fprintf(w, "  %s\n", ErrorMessage(derr))
 			}
 		}
 	}
@@ -630,7 +631,7 @@ func runGetAllTypes(ctx context.Context, f *factory, o *getOptions, out outputSp
 	} else {
 		g.printNoResources(targets)
 		if o.failIfEmpty {
-			result = &exitError{code: failureCode(f, errEmpty), silent: !f.flags.exitCodes, err: errEmpty}
+			result = &ExitError{Code: FailureCode(f, ErrEmpty), Silent: !f.Flags.ExitCodes, Err: ErrEmpty}
 		}
 	}
 	reportDenied()

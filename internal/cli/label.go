@@ -42,13 +42,13 @@ type metaOptions struct {
 	overwrite       bool
 	list            bool
 	resourceVersion string
-	sel             objSelection
+	sel             Selection
 	output          string
 	fieldManager    string
 	dryRun          string
 }
 
-func newLabelCommand(f *factory) *cobra.Command {
+func NewLabelCommand(f *Factory) *cobra.Command {
 	cmd := newMetaCommand(f, labelsField)
 	cmd.Short = "Update the labels on a resource"
 	cmd.Long = fmt.Sprintf(`Add, change or remove labels of one or more objects.
@@ -84,7 +84,7 @@ resourceVersion, and fails with a conflict if the object has changed since.`, va
 	return cmd
 }
 
-func newAnnotateCommand(f *factory) *cobra.Command {
+func NewAnnotateCommand(f *Factory) *cobra.Command {
 	cmd := newMetaCommand(f, annotationsField)
 	cmd.Short = "Update the annotations on a resource"
 	cmd.Long = `Add, change or remove annotations of one or more objects.
@@ -115,7 +115,7 @@ changed since.`
 	return cmd
 }
 
-func newMetaCommand(f *factory, mf metaField) *cobra.Command {
+func newMetaCommand(f *Factory, mf metaField) *cobra.Command {
 	o := &metaOptions{mf: mf}
 	cmd := &cobra.Command{
 		Use:  fmt.Sprintf("%s [--overwrite] (TYPE NAME... | TYPE/NAME... | TYPE -l SELECTOR | TYPE --all) KEY_1=VAL_1 ... KEY_N=VAL_N [KEY-] [--resource-version=VERSION]", mf.command),
@@ -125,13 +125,13 @@ func newMetaCommand(f *factory, mf metaField) *cobra.Command {
 	fl.BoolVar(&o.overwrite, "overwrite", false, fmt.Sprintf("Allow changing %ss that already have a value; without it such a change is refused.", mf.noun))
 	fl.BoolVar(&o.list, "list", false, fmt.Sprintf("Print the %ss of the objects (key=value lines) instead of changing them.", mf.noun))
 	fl.StringVar(&o.resourceVersion, "resource-version", "", "Change the object only if this is its current resourceVersion (one object only).")
-	fl.StringVarP(&o.sel.selector, "selector", "l", "", "Label selector of the objects to change (e.g. -l app=web,tier!=db).")
-	fl.StringVar(&o.sel.fieldSelector, "field-selector", "", "Field selector of the objects to change (e.g. --field-selector metadata.name=web).")
-	fl.BoolVar(&o.sel.all, "all", false, "Change every object of the given types in the namespace.")
-	fl.BoolVarP(&o.sel.allNamespaces, "all-namespaces", "A", false, "With -l or --all, select objects in every namespace.")
+	fl.StringVarP(&o.sel.Selector, "selector", "l", "", "Label selector of the objects to change (e.g. -l app=web,tier!=db).")
+	fl.StringVar(&o.sel.FieldSelector, "field-selector", "", "Field selector of the objects to change (e.g. --field-selector metadata.name=web).")
+	fl.BoolVar(&o.sel.All, "all", false, "Change every object of the given types in the namespace.")
+	fl.BoolVarP(&o.sel.AllNamespaces, "all-namespaces", "A", false, "With -l or --all, select objects in every namespace.")
 	fl.StringVarP(&o.output, "output", "o", "", fmt.Sprintf("Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME %s\").", mf.done))
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn-"+mf.command, "Name of the manager recorded in managedFields for this change.")
-	addObjDryRunFlag(cmd, &o.dryRun)
+	AddObjDryRunFlag(cmd, &o.dryRun)
 	return cmd
 }
 
@@ -144,7 +144,7 @@ func splitMetaArgs(args []string, mf metaField) (resources, pairs []string, err 
 			continue
 		}
 		if len(pairs) > 0 {
-			return nil, nil, usagef("all resources must be specified before %s changes: %s", mf.noun, a)
+			return nil, nil, Usagef("all resources must be specified before %s changes: %s", mf.noun, a)
 		}
 		resources = append(resources, a)
 	}
@@ -158,7 +158,7 @@ func parseMetaPairs(pairs []string, mf metaField) (set map[string]string, remove
 	for _, p := range pairs {
 		if key, ok := strings.CutSuffix(p, "-"); ok && !strings.Contains(p, "=") {
 			if errs := validation.IsQualifiedName(key); len(errs) > 0 {
-				return nil, nil, usagef("invalid %s key %q: %s", mf.noun, key, strings.Join(errs, "; "))
+				return nil, nil, Usagef("invalid %s key %q: %s", mf.noun, key, strings.Join(errs, "; "))
 			}
 			remove = append(remove, key)
 			continue
@@ -167,18 +167,18 @@ func parseMetaPairs(pairs []string, mf metaField) (set map[string]string, remove
 		if mf == labelsField {
 			parts := strings.Split(p, "=")
 			if len(parts) != 2 {
-				return nil, nil, usagef("invalid label spec: %s", p)
+				return nil, nil, Usagef("invalid label spec: %s", p)
 			}
 			key, value = parts[0], parts[1]
 		} else {
 			key, value, _ = strings.Cut(p, "=")
 		}
 		if errs := validation.IsQualifiedName(key); len(errs) > 0 {
-			return nil, nil, usagef("invalid %s key %q: %s", mf.noun, key, strings.Join(errs, "; "))
+			return nil, nil, Usagef("invalid %s key %q: %s", mf.noun, key, strings.Join(errs, "; "))
 		}
 		if mf == labelsField {
 			if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
-				return nil, nil, usagef("invalid label value: %q: %s", p, strings.Join(errs, "; "))
+				return nil, nil, Usagef("invalid label value: %q: %s", p, strings.Join(errs, "; "))
 			}
 		}
 		set[key] = value
@@ -191,9 +191,9 @@ func parseMetaPairs(pairs []string, mf metaField) (set map[string]string, remove
 	}
 	if len(both) > 0 {
 		if mf == labelsField {
-			return nil, nil, usagef("can not both modify and remove a label in the same command")
+			return nil, nil, Usagef("can not both modify and remove a label in the same command")
 		}
-		return nil, nil, usagef("can not both modify and remove the following annotation(s) in the same command: %s", strings.Join(both, ", "))
+		return nil, nil, Usagef("can not both modify and remove the following annotation(s) in the same command: %s", strings.Join(both, ", "))
 	}
 	return set, remove, nil
 }
@@ -301,7 +301,7 @@ func metaPatch(field string, changes map[string]any, resourceVersion string) ([]
 	return json.Marshal(map[string]any{"metadata": md})
 }
 
-func runMeta(ctx context.Context, f *factory, o *metaOptions, args []string) error {
+func runMeta(ctx context.Context, f *Factory, o *metaOptions, args []string) error {
 	mf := o.mf
 	resources, pairs, err := splitMetaArgs(args, mf)
 	if err != nil {
@@ -312,50 +312,50 @@ func runMeta(ctx context.Context, f *factory, o *metaOptions, args []string) err
 		return err
 	}
 	if len(set) == 0 && len(remove) == 0 && !o.list {
-		return usagef("at least one %s update is required", mf.noun)
+		return Usagef("at least one %s update is required", mf.noun)
 	}
 	if o.list && o.output != "" {
-		return usagef("--list and --output may not be specified together")
+		return Usagef("--list and --output may not be specified together")
 	}
-	dry, err := objDryRun(o.dryRun)
+	dry, err := ObjDryRun(o.dryRun)
 	if err != nil {
 		return err
 	}
-	p, err := newResultPrinter(f.streams.Out, o.output, dry)
+	p, err := NewResultPrinter(f.Streams.Out, o.output, dry)
 	if err != nil {
 		return err
 	}
-	targets, err := resolveObjects(ctx, f, resources, o.sel)
+	targets, err := ResolveObjects(ctx, f, resources, o.sel)
 	if err != nil {
 		return err
 	}
 	if o.resourceVersion != "" && len(targets) != 1 {
-		return usagef("--resource-version may only be used with a single resource")
+		return Usagef("--resource-version may only be used with a single resource")
 	}
 	if len(targets) == 0 {
-		ns, _, _ := f.namespace()
-		if o.sel.allNamespaces || ns == "" {
-			fmt.Fprintln(f.streams.ErrOut, "No resources found")
+		ns, _, _ := f.Namespace()
+		if o.sel.AllNamespaces || ns == "" {
+			fmt.Fprintln(f.Streams.ErrOut, "No resources found")
 		} else {
-			fmt.Fprintf(f.streams.ErrOut, "No resources found in %s namespace.\n", ns)
+			fmt.Fprintf(f.Streams.ErrOut, "No resources found in %s namespace.\n", ns)
 		}
 		return nil
 	}
-	client, err := f.dynamicClient()
+	client, err := f.DynamicClient()
 	if err != nil {
 		return err
 	}
-	errs := &objErrors{f: f}
+	errs := &ObjErrors{Factory: f}
 	for _, t := range targets {
-		err := metaOne(ctx, f, o, p, client.Resource(t.match.GVR).Namespace(t.namespace), t, set, remove, dry, len(targets) > 1)
+		err := metaOne(ctx, f, o, p, client.Resource(t.Match.GVR).Namespace(t.Namespace), t, set, remove, dry, len(targets) > 1)
 		if err != nil {
 			if len(targets) == 1 {
 				return err
 			}
-			errs.add(err)
+			errs.Add(err)
 		}
 	}
-	return errs.result()
+	return errs.Result()
 }
 
 type metaClient interface {
@@ -363,12 +363,12 @@ type metaClient interface {
 	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, options metav1.PatchOptions, subresources ...string) (*unstructured.Unstructured, error)
 }
 
-func metaOne(ctx context.Context, f *factory, o *metaOptions, p *resultPrinter, rc metaClient, t objTarget, set map[string]string, remove []string, dry, many bool) error {
+func metaOne(ctx context.Context, f *Factory, o *metaOptions, p *ResultPrinter, rc metaClient, t Target, set map[string]string, remove []string, dry, many bool) error {
 	mf := o.mf
-	obj := t.obj
+	obj := t.Obj
 	if obj == nil {
 		var err error
-		if obj, err = rc.Get(ctx, t.name, metav1.GetOptions{}); err != nil {
+		if obj, err = rc.Get(ctx, t.Name, metav1.GetOptions{}); err != nil {
 			return err
 		}
 	}
@@ -387,7 +387,7 @@ func metaOne(ctx context.Context, f *factory, o *metaOptions, p *resultPrinter, 
 	}
 	if mf == labelsField {
 		for _, k := range ch.missing {
-			fmt.Fprintf(f.streams.Out, "label %q not found.\n", k)
+			fmt.Fprintf(f.Streams.Out, "label %q not found.\n", k)
 		}
 	}
 	result := obj
@@ -396,7 +396,7 @@ func metaOne(ctx context.Context, f *factory, o *metaOptions, p *resultPrinter, 
 		if err != nil {
 			return err
 		}
-		result, err = rc.Patch(ctx, t.name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: o.fieldManager, DryRun: dryRunOpt(dry)})
+		result, err = rc.Patch(ctx, t.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: o.fieldManager, DryRun: DryRunOpt(dry)})
 		if err != nil {
 			return err
 		}
@@ -405,16 +405,16 @@ func metaOne(ctx context.Context, f *factory, o *metaOptions, p *resultPrinter, 
 	if mf == labelsField {
 		msg = labelMessage(current, ch.result)
 	}
-	return p.print(t.match.GVK.GroupKind(), t.name, msg, result)
+	return p.Print(t.Match.GVK.GroupKind(), t.Name, msg, result)
 }
 
 // printMetaList prints key=value lines, sorted; for several objects each
 // block has a heading and indented lines.
-func printMetaList(f *factory, mf metaField, t objTarget, m map[string]string, many bool) error {
-	w := f.streams.Out
+func printMetaList(f *Factory, mf metaField, t Target, m map[string]string, many bool) error {
+	w := f.Streams.Out
 	indent := ""
 	if many {
-		fmt.Fprintf(w, "Listing %ss for %s:\n", mf.noun, t.kindName())
+		fmt.Fprintf(w, "Listing %ss for %s:\n", mf.noun, t.KindName())
 		indent = " "
 	}
 	keys := make([]string, 0, len(m))

@@ -4,12 +4,12 @@ import "github.com/spf13/cobra"
 
 // addManifestCommands registers the commands that read manifests: apply,
 // create, replace, delete and diff.
-func addManifestCommands(root *cobra.Command, f *factory) {
+func addManifestCommands(root *cobra.Command, f *Factory) {
 	root.AddCommand(
-		newApplyCommand(f),
-		newCreateCommand(f),
-		newReplaceCommand(f),
+		NewApplyCommand(f),
+		NewCreateCommand(f),
+		NewReplaceCommand(f),
 		newDeleteCommand(f),
-		newDiffCommand(f),
+		NewDiffCommand(f),
 	)
 }

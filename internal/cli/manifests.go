@@ -37,21 +37,21 @@ const stdinSource = "STDIN"
 // manifestExtensions are the files read from a directory.
 var manifestExtensions = []string{".yaml", ".yml", ".json"}
 
-// manifestFlags are -f and -R.
-type manifestFlags struct {
-	filenames []string
-	recursive bool
+// ManifestFlags are -f and -R.
+type ManifestFlags struct {
+	Filenames []string
+	Recursive bool
 }
 
-func (m *manifestFlags) addFlags(cmd *cobra.Command, what string) {
+func (m *ManifestFlags) AddFlags(cmd *cobra.Command, what string) {
 	fl := cmd.Flags()
-	fl.StringSliceVarP(&m.filenames, "filename", "f", nil, "A file, a directory (its *.yaml, *.yml and *.json files) or - for stdin, "+what+" (repeatable).")
-	fl.BoolVarP(&m.recursive, "recursive", "R", false, "Read the directories given with -f and all their subdirectories.")
+	fl.StringSliceVarP(&m.Filenames, "filename", "f", nil, "A file, a directory (its *.yaml, *.yml and *.json files) or - for stdin, "+what+" (repeatable).")
+	fl.BoolVarP(&m.Recursive, "recursive", "R", false, "Read the directories given with -f and all their subdirectories.")
 }
 
-// manifestEntry is one document read from -f: an object, or the error that
+// ManifestEntry is one document read from -f: an object, or the error that
 // kept it from being read.
-type manifestEntry struct {
+type ManifestEntry struct {
 	obj *unstructured.Unstructured
 	doc kunstructured.Document
 	err error
@@ -59,7 +59,7 @@ type manifestEntry struct {
 
 // where names the document: "app.yaml: document 3" (": item 2" for an
 // item of a List).
-func (e *manifestEntry) where() string {
+func (e *ManifestEntry) where() string {
 	if e.doc.Index == 0 {
 		return e.doc.Source
 	}
@@ -74,13 +74,13 @@ func (e *manifestEntry) where() string {
 // directories in lexical order (subdirectories only with recursive), "-"
 // from stdin. Nothing stops at a bad document or a missing file: each
 // becomes an entry with its error, so the good ones can still be used.
-func readManifests(paths []string, recursive bool, stdin io.Reader) []*manifestEntry {
-	var out []*manifestEntry
+func readManifests(paths []string, recursive bool, stdin io.Reader) []*ManifestEntry {
+	var out []*ManifestEntry
 	readStdin := false
 	for _, p := range paths {
 		if p == "-" {
 			if readStdin {
-				out = append(out, &manifestEntry{doc: kunstructured.Document{Source: stdinSource}, err: errors.New("standard input can only be read once")})
+				out = append(out, &ManifestEntry{doc: kunstructured.Document{Source: stdinSource}, err: errors.New("standard input can only be read once")})
 				continue
 			}
 			readStdin = true
@@ -88,7 +88,7 @@ func readManifests(paths []string, recursive bool, stdin io.Reader) []*manifestE
 			continue
 		}
 		if strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://") {
-			out = append(out, &manifestEntry{doc: kunstructured.Document{Source: p}, err: errors.New("reading manifests from a URL is not supported; download the file first")})
+			out = append(out, &ManifestEntry{doc: kunstructured.Document{Source: p}, err: errors.New("reading manifests from a URL is not supported; download the file first")})
 			continue
 		}
 		info, err := os.Stat(p)
@@ -96,7 +96,7 @@ func readManifests(paths []string, recursive bool, stdin io.Reader) []*manifestE
 			if errors.Is(err, fs.ErrNotExist) {
 				err = fmt.Errorf("the path %q does not exist", p)
 			}
-			out = append(out, &manifestEntry{doc: kunstructured.Document{Source: p}, err: err})
+			out = append(out, &ManifestEntry{doc: kunstructured.Document{Source: p}, err: err})
 			continue
 		}
 		if !info.IsDir() {
@@ -105,7 +105,7 @@ func readManifests(paths []string, recursive bool, stdin io.Reader) []*manifestE
 		}
 		files, err := manifestFiles(p, recursive)
 		if err != nil {
-			out = append(out, &manifestEntry{doc: kunstructured.Document{Source: p}, err: err})
+			out = append(out, &ManifestEntry{doc: kunstructured.Document{Source: p}, err: err})
 		}
 		for _, file := range files {
 			out = append(out, readManifestFile(file)...)
@@ -139,34 +139,34 @@ func manifestFiles(dir string, recursive bool) ([]string, error) {
 	return files, err
 }
 
-func readManifestFile(path string) []*manifestEntry {
+func readManifestFile(path string) []*ManifestEntry {
 	f, err := os.Open(path)
 	if err != nil {
-		return []*manifestEntry{{doc: kunstructured.Document{Source: path}, err: err}}
+		return []*ManifestEntry{{doc: kunstructured.Document{Source: path}, err: err}}
 	}
 	defer f.Close()
 	return readManifestStream(f, path)
 }
 
-func readManifestStream(r io.Reader, source string) []*manifestEntry {
-	var out []*manifestEntry
+func readManifestStream(r io.Reader, source string) []*ManifestEntry {
+	var out []*ManifestEntry
 	for doc, err := range kunstructured.Manifests(r, source) {
-		out = append(out, &manifestEntry{obj: doc.Object, doc: doc, err: err})
+		out = append(out, &ManifestEntry{obj: doc.Object, doc: doc, err: err})
 	}
 	return out
 }
 
-// filterManifests keeps the entries whose object matches the label
+// FilterManifests keeps the entries whose object matches the label
 // selector (entries with errors are kept, so they are still reported).
-func filterManifests(entries []*manifestEntry, selector string) ([]*manifestEntry, error) {
+func FilterManifests(entries []*ManifestEntry, selector string) ([]*ManifestEntry, error) {
 	if selector == "" {
 		return entries, nil
 	}
 	sel, err := labels.Parse(selector)
 	if err != nil {
-		return nil, usagef("invalid label selector %q: %v", selector, err)
+		return nil, Usagef("invalid label selector %q: %v", selector, err)
 	}
-	var out []*manifestEntry
+	var out []*ManifestEntry
 	for _, e := range entries {
 		if e.obj == nil || sel.Matches(labels.Set(e.obj.GetLabels())) {
 			out = append(out, e)
@@ -185,11 +185,11 @@ func isNamespaceOrCRD(obj *unstructured.Unstructured) bool {
 	return gk == schema.GroupKind{Kind: "Namespace"} || gk == crdGK
 }
 
-// applyOrder puts Namespaces and CustomResourceDefinitions first, then
+// ApplyOrder puts Namespaces and CustomResourceDefinitions first, then
 // everything else; each part keeps the order of the files. Bad documents
 // stay among the rest, where they were.
-func applyOrder(entries []*manifestEntry) []*manifestEntry {
-	out := make([]*manifestEntry, 0, len(entries))
+func ApplyOrder(entries []*ManifestEntry) []*ManifestEntry {
+	out := make([]*ManifestEntry, 0, len(entries))
 	for _, e := range entries {
 		if isNamespaceOrCRD(e.obj) {
 			out = append(out, e)
@@ -203,11 +203,11 @@ func applyOrder(entries []*manifestEntry) []*manifestEntry {
 	return out
 }
 
-// deleteOrder is applyOrder reversed in its two parts: other objects first
+// DeleteOrder is ApplyOrder reversed in its two parts: other objects first
 // (while their CRDs still exist), then CustomResourceDefinitions and
 // Namespaces; each part keeps the order of the files.
-func deleteOrder(entries []*manifestEntry) []*manifestEntry {
-	out := make([]*manifestEntry, 0, len(entries))
+func DeleteOrder(entries []*ManifestEntry) []*ManifestEntry {
+	out := make([]*ManifestEntry, 0, len(entries))
 	for _, e := range entries {
 		if !isNamespaceOrCRD(e.obj) {
 			out = append(out, e)
@@ -221,54 +221,54 @@ func deleteOrder(entries []*manifestEntry) []*manifestEntry {
 	return out
 }
 
-// dryRunMode is --dry-run.
-type dryRunMode int
+// DryRunMode is --dry-run.
+type DryRunMode int
 
 const (
-	dryRunNone dryRunMode = iota
-	dryRunClient
-	dryRunServer
+	DryRunNone DryRunMode = iota
+	DryRunClient
+	DryRunServer
 )
 
-func addDryRunFlag(cmd *cobra.Command, p *string) {
+func AddDryRunFlag(cmd *cobra.Command, p *string) {
 	cmd.Flags().StringVar(p, "dry-run", "none", `"none", "server" (the server checks and answers but stores nothing) or "client" (print what would be sent, send nothing that changes the cluster).`)
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
 }
 
-func parseDryRun(s string) (dryRunMode, error) {
+func ParseDryRun(s string) (DryRunMode, error) {
 	switch s {
 	case "", "none", "false":
-		return dryRunNone, nil
+		return DryRunNone, nil
 	case "client", "true":
-		return dryRunClient, nil
+		return DryRunClient, nil
 	case "server":
-		return dryRunServer, nil
+		return DryRunServer, nil
 	}
-	return dryRunNone, usagef(`invalid --dry-run value %q: must be "none", "server" or "client"`, s)
+	return DryRunNone, Usagef(`invalid --dry-run value %q: must be "none", "server" or "client"`, s)
 }
 
-// suffix is what kubectl appends to the operation it prints.
-func (d dryRunMode) suffix() string {
+// Suffix is what kubectl appends to the operation it prints.
+func (d DryRunMode) Suffix() string {
 	switch d {
-	case dryRunClient:
+	case DryRunClient:
 		return " (dry run)"
-	case dryRunServer:
+	case DryRunServer:
 		return " (server dry run)"
 	}
 	return ""
 }
 
-// server is the dryRun option for requests.
-func (d dryRunMode) server() []string {
-	if d == dryRunServer {
+// RequestOption is the dryRun option for requests.
+func (d DryRunMode) RequestOption() []string {
+	if d == DryRunServer {
 		return []string{metav1.DryRunAll}
 	}
 	return nil
 }
 
-// stripServerFields returns a copy of obj without the metadata that the
+// StripServerFields returns a copy of obj without the metadata that the
 // server owns and that a write must not (apply, create) or need not send.
-func stripServerFields(obj *unstructured.Unstructured) *unstructured.Unstructured {
+func StripServerFields(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	out := obj.DeepCopy()
 	md, ok := out.Object["metadata"].(map[string]any)
 	if !ok {
@@ -303,68 +303,68 @@ type pendingCRD struct {
 	err     error
 }
 
-// manifestTarget is a manifest object ready to be sent: its namespace
+// ManifestTarget is a manifest object ready to be sent: its namespace
 // filled in (or dropped, for cluster-scoped kinds), its resource mapped.
-type manifestTarget struct {
-	entry   *manifestEntry
-	obj     *unstructured.Unstructured
-	mapping *meta.RESTMapping
-	ri      dynamic.ResourceInterface
-	// name is "kind[.group]/name", as -o name prints it.
-	name string
+type ManifestTarget struct {
+	entry    *ManifestEntry
+	Obj      *unstructured.Unstructured
+	Mapping  *meta.RESTMapping
+	Resource dynamic.ResourceInterface
+	// Name is "kind[.group]/name", as -o name prints it.
+	Name string
 }
 
-func (t *manifestTarget) namespaced() bool {
-	return t.mapping.Scope.Name() == meta.RESTScopeNameNamespace
+func (t *ManifestTarget) Namespaced() bool {
+	return t.Mapping.Scope.Name() == meta.RESTScopeNameNamespace
 }
 
-// manifestRun carries one command's pass over its manifests.
-type manifestRun struct {
-	f          *factory
+// ManifestRun carries one command's pass over its manifests.
+type ManifestRun struct {
+	f          *Factory
 	mapper     *restmapper.Mapper
-	client     *dynamic.DynamicClient
-	ns         string
-	explicitNS bool
-	dryRun     dryRunMode
-	// crdTimeout bounds the wait for a CRD of this run to be Established.
-	crdTimeout time.Duration
-	failFast   bool
-	// trackCRDs makes objects of a CRD this run wrote wait for it (apply,
+	Client     *dynamic.DynamicClient
+	Namespace  string
+	ExplicitNS bool
+	DryRun     DryRunMode
+	// CRDTimeout bounds the wait for a CRD of this run to be Established.
+	CRDTimeout time.Duration
+	FailFast   bool
+	// TrackCRDs makes objects of a CRD this run wrote wait for it (apply,
 	// create, replace; not diff, whose writes are dry runs, nor delete).
-	trackCRDs bool
+	TrackCRDs bool
 	// action is the verb in messages: "applying", "creating".
 	action string
-	// hint, when set, adds lines after an error message.
-	hint func(error) string
+	// Hint, when set, adds lines after an error message.
+	Hint func(error) string
 
 	crds     map[schema.GroupKind]*pendingCRD
-	failures int
-	firstErr error
+	Failures int
+	FirstErr error
 }
 
-func newManifestRun(f *factory, action string) (*manifestRun, error) {
-	mapper, err := f.restMapper()
+func NewManifestRun(f *Factory, action string) (*ManifestRun, error) {
+	mapper, err := f.RESTMapper()
 	if err != nil {
 		return nil, err
 	}
-	client, err := f.dynamicClient()
+	client, err := f.DynamicClient()
 	if err != nil {
 		return nil, err
 	}
-	ns, explicit, err := f.namespace()
+	ns, explicit, err := f.Namespace()
 	if err != nil {
 		return nil, err
 	}
-	return &manifestRun{
-		f: f, mapper: mapper, client: client, ns: ns, explicitNS: explicit,
-		action: action, crdTimeout: 60 * time.Second, crds: map[schema.GroupKind]*pendingCRD{},
+	return &ManifestRun{
+		f: f, mapper: mapper, Client: client, Namespace: ns, ExplicitNS: explicit,
+		action: action, CRDTimeout: 60 * time.Second, crds: map[schema.GroupKind]*pendingCRD{},
 	}, nil
 }
 
-// each runs do for every entry in order, reporting failures as they
-// happen; with failFast it stops at the first. It returns the objects do
+// Each runs do for every entry in order, reporting failures as they
+// happen; with FailFast it stops at the first. It returns the objects do
 // returned.
-func (r *manifestRun) each(ctx context.Context, entries []*manifestEntry, do func(context.Context, *manifestTarget) (*unstructured.Unstructured, error)) []*unstructured.Unstructured {
+func (r *ManifestRun) Each(ctx context.Context, entries []*ManifestEntry, do func(context.Context, *ManifestTarget) (*unstructured.Unstructured, error)) []*unstructured.Unstructured {
 	var results []*unstructured.Unstructured
 	for _, e := range entries {
 		if ctx.Err() != nil {
@@ -373,29 +373,29 @@ func (r *manifestRun) each(ctx context.Context, entries []*manifestEntry, do fun
 		}
 		if e.err != nil {
 			r.report(e, "", e.err)
-			if r.failFast {
+			if r.FailFast {
 				return results
 			}
 			continue
 		}
 		t, err := r.target(ctx, e)
 		if err != nil {
-			r.report(e, targetName(e.obj), err)
-			if r.failFast {
+			r.report(e, TargetName(e.obj), err)
+			if r.FailFast {
 				return results
 			}
 			continue
 		}
 		res, err := do(ctx, t)
 		if err != nil {
-			r.report(e, t.name, err)
-			if r.failFast {
+			r.report(e, t.Name, err)
+			if r.FailFast {
 				return results
 			}
 			continue
 		}
-		if r.trackCRDs && r.dryRun == dryRunNone && t.mapping.GroupVersionKind.GroupKind() == crdGK {
-			r.noteCRD(t.obj)
+		if r.TrackCRDs && r.DryRun == DryRunNone && t.Mapping.GroupVersionKind.GroupKind() == crdGK {
+			r.noteCRD(t.Obj)
 		}
 		if res != nil {
 			results = append(results, res)
@@ -404,7 +404,7 @@ func (r *manifestRun) each(ctx context.Context, entries []*manifestEntry, do fun
 	return results
 }
 
-func targetName(obj *unstructured.Unstructured) string {
+func TargetName(obj *unstructured.Unstructured) string {
 	if obj == nil {
 		return ""
 	}
@@ -413,14 +413,14 @@ func targetName(obj *unstructured.Unstructured) string {
 
 // noteCRD remembers a CRD this run wrote, so that objects of its kind
 // wait for it.
-func (r *manifestRun) noteCRD(obj *unstructured.Unstructured) {
+func (r *ManifestRun) noteCRD(obj *unstructured.Unstructured) {
 	if gk, ok := crdKind(obj); ok && obj.GetName() != "" {
 		r.crds[gk] = &pendingCRD{name: obj.GetName()}
 	}
 }
 
 // target maps e's object to its resource and fills in its namespace.
-func (r *manifestRun) target(ctx context.Context, e *manifestEntry) (*manifestTarget, error) {
+func (r *ManifestRun) target(ctx context.Context, e *ManifestEntry) (*ManifestTarget, error) {
 	obj := e.obj
 	gvk := obj.GroupVersionKind()
 	crd := r.crds[gvk.GroupKind()]
@@ -433,39 +433,39 @@ func (r *manifestRun) target(ctx context.Context, e *manifestEntry) (*manifestTa
 	if err != nil {
 		return nil, err
 	}
-	t := &manifestTarget{entry: e, mapping: mapping, name: targetName(obj)}
-	nri := r.client.Resource(mapping.Resource)
-	if t.namespaced() {
+	t := &ManifestTarget{entry: e, Mapping: mapping, Name: TargetName(obj)}
+	nri := r.Client.Resource(mapping.Resource)
+	if t.Namespaced() {
 		switch objNS := obj.GetNamespace(); {
 		case objNS == "":
 			obj = obj.DeepCopy()
-			obj.SetNamespace(r.ns)
-		case r.explicitNS && objNS != r.ns:
+			obj.SetNamespace(r.Namespace)
+		case r.ExplicitNS && objNS != r.Namespace:
 			//lint:ignore ST1005 kubectl's exact wording, which scripts may match
-			return nil, fmt.Errorf("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.", objNS, r.ns, objNS)
+			return nil, fmt.Errorf("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.", objNS, r.Namespace, objNS)
 		}
-		t.ri = nri.Namespace(obj.GetNamespace())
+		t.Resource = nri.Namespace(obj.GetNamespace())
 	} else {
 		if obj.GetNamespace() != "" {
 			// kubectl ignores a namespace on a cluster-scoped object.
 			obj = obj.DeepCopy()
 			obj.SetNamespace("")
 		}
-		t.ri = nri
+		t.Resource = nri
 	}
-	t.obj = obj
+	t.Obj = obj
 	return t, nil
 }
 
 // mapping finds the resource of gvk. For a kind whose CRD this run has
 // just written, discovery may lag a little behind Established: a miss is
 // retried, refreshing discovery, for a few seconds.
-func (r *manifestRun) mapping(ctx context.Context, gvk schema.GroupVersionKind, justCreated bool) (*meta.RESTMapping, error) {
+func (r *ManifestRun) mapping(ctx context.Context, gvk schema.GroupVersionKind, justCreated bool) (*meta.RESTMapping, error) {
 	m, err := r.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
 	if justCreated && err != nil && meta.IsNoMatchError(err) {
-		deadline := time.Now().Add(min(10*time.Second, max(r.crdTimeout, time.Second)))
+		deadline := time.Now().Add(min(10*time.Second, max(r.CRDTimeout, time.Second)))
 		for time.Now().Before(deadline) && meta.IsNoMatchError(err) {
-			if serr := pauseCtx(ctx, 250*time.Millisecond); serr != nil {
+			if serr := PauseCtx(ctx, 250*time.Millisecond); serr != nil {
 				return nil, serr
 			}
 			if rerr := r.mapper.Refresh(ctx); rerr != nil {
@@ -480,7 +480,7 @@ func (r *manifestRun) mapping(ctx context.Context, gvk schema.GroupVersionKind, 
 	return m, err
 }
 
-func pauseCtx(ctx context.Context, d time.Duration) error {
+func PauseCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -491,15 +491,15 @@ func pauseCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// waitEstablished waits, once per CRD and at most crdTimeout, for the CRD
+// waitEstablished waits, once per CRD and at most CRDTimeout, for the CRD
 // to report Established=True. NamesAccepted=False fails at once, with the
 // server's reason.
-func (r *manifestRun) waitEstablished(ctx context.Context, c *pendingCRD) error {
+func (r *ManifestRun) waitEstablished(ctx context.Context, c *pendingCRD) error {
 	if c.checked {
 		return c.err
 	}
 	c.checked = true
-	c.err = waitCRDEstablished(ctx, r.client.Resource(crdGVR), c.name, r.crdTimeout)
+	c.err = waitCRDEstablished(ctx, r.Client.Resource(crdGVR), c.name, r.CRDTimeout)
 	return c.err
 }
 
@@ -521,11 +521,11 @@ func waitCRDEstablished(ctx context.Context, ri dynamic.ResourceInterface, name 
 		case !apierrors.IsNotFound(err):
 			return err
 		}
-		if serr := pauseCtx(wctx, 200*time.Millisecond); serr != nil {
+		if serr := PauseCtx(wctx, 200*time.Millisecond); serr != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("%w after %s waiting for CustomResourceDefinition %q to be Established", errTimeout, timeout, name)
+			return fmt.Errorf("%w after %s waiting for CustomResourceDefinition %q to be Established", ErrTimeout, timeout, name)
 		}
 	}
 }
@@ -546,28 +546,28 @@ func crdCondition(obj *unstructured.Unstructured, typ string) (status, message s
 }
 
 // report prints a failure of one entry and remembers it for the exit code.
-func (r *manifestRun) report(e *manifestEntry, object string, err error) {
-	r.failures++
-	if r.firstErr == nil {
-		r.firstErr = err
+func (r *ManifestRun) report(e *ManifestEntry, object string, err error) {
+	r.Failures++
+	if r.FirstErr == nil {
+		r.FirstErr = err
 	}
-	w := r.f.streams.ErrOut
+	w := r.f.Streams.ErrOut
 	fmt.Fprintln(w, objectErrorMessage(r.action, e, object, err))
-	if r.hint != nil {
-		if h := r.hint(err); h != "" {
+	if r.Hint != nil {
+		if h := r.Hint(err); h != "" {
 			fmt.Fprint(w, h)
 		}
 	}
 }
 
-// fail prints an error that belongs to no manifest document (a name on
+// Fail prints an error that belongs to no manifest document (a name on
 // the command line, a wait) and remembers it for the exit code.
-func (r *manifestRun) fail(err error) {
-	r.failures++
-	if r.firstErr == nil {
-		r.firstErr = err
+func (r *ManifestRun) Fail(err error) {
+	r.Failures++
+	if r.FirstErr == nil {
+		r.FirstErr = err
 	}
-	printError(r.f.streams.ErrOut, err)
+	PrintError(r.f.Streams.ErrOut, err)
 }
 
 // objectErrorMessage words the failure of one manifest document, naming
@@ -576,7 +576,7 @@ func (r *manifestRun) fail(err error) {
 //	error: app.yaml: document 2 (line 9): error converting YAML to JSON: ...
 //	error: app.yaml: document 3: widget.example.com/w: no matches for kind ...
 //	Error from server (AlreadyExists): error when creating configmap/x (app.yaml: document 1): configmaps "x" already exists
-func objectErrorMessage(action string, e *manifestEntry, object string, err error) string {
+func objectErrorMessage(action string, e *ManifestEntry, object string, err error) string {
 	var de *kunstructured.DocumentError
 	if errors.As(err, &de) {
 		return "error: " + de.Error()
@@ -590,7 +590,7 @@ func objectErrorMessage(action string, e *manifestEntry, object string, err erro
 		}
 		return fmt.Sprintf("Error from server (%s): error when %s %s (%s): %s", reason, action, object, e.where(), st.Message)
 	}
-	msg := strings.TrimPrefix(errorMessage(err), "error: ")
+	msg := strings.TrimPrefix(ErrorMessage(err), "error: ")
 	if e.doc.Index == 0 {
 		// A file that could not be read; the message names it.
 		return "error: " + msg
@@ -601,41 +601,41 @@ func objectErrorMessage(action string, e *manifestEntry, object string, err erro
 	return fmt.Sprintf("error: %s: %s", e.where(), msg)
 }
 
-// finish returns the command's error: nil, or a silent exit code 1 (the
+// Finish returns the command's error: nil, or a silent exit code 1 (the
 // failures were printed), or with --exit-codes the code of the first.
-func (r *manifestRun) finish() error {
-	if r.failures == 0 {
+func (r *ManifestRun) Finish() error {
+	if r.Failures == 0 {
 		return nil
 	}
-	return &exitError{code: failureCode(r.f, r.firstErr), silent: true}
+	return &ExitError{Code: FailureCode(r.f, r.FirstErr), Silent: true}
 }
 
-// failureCode is 1, or with --exit-codes the code that names err.
-func failureCode(f *factory, err error) int {
-	if f.flags.exitCodes {
-		if c := exitCode(err, true); c != exitOK {
+// FailureCode is 1, or with --exit-codes the code that names err.
+func FailureCode(f *Factory, err error) int {
+	if f.Flags.ExitCodes {
+		if c := ExitCode(err, true); c != ExitOK {
 			return c
 		}
 	}
-	return exitGeneric
+	return ExitGeneric
 }
 
-// readEntries reads -f for a command, failing when it names nothing.
-func readEntries(f *factory, m *manifestFlags, verb string) ([]*manifestEntry, error) {
-	if len(m.filenames) == 0 {
-		return nil, usagef("no manifests given: use -f FILE, -f DIR or -f - (see 'kdyn %s -h')", verb)
+// ReadEntries reads -f for a command, failing when it names nothing.
+func ReadEntries(f *Factory, m *ManifestFlags, verb string) ([]*ManifestEntry, error) {
+	if len(m.Filenames) == 0 {
+		return nil, Usagef("no manifests given: use -f FILE, -f DIR or -f - (see 'kdyn %s -h')", verb)
 	}
-	entries := readManifests(m.filenames, m.recursive, f.streams.In)
+	entries := readManifests(m.Filenames, m.Recursive, f.Streams.In)
 	if len(entries) == 0 {
 		return nil, fmt.Errorf("no objects passed to %s", verb)
 	}
 	return entries, nil
 }
 
-// printResults prints the objects of a write with -o (name, json, yaml and
+// PrintResults prints the objects of a write with -o (name, json, yaml and
 // the other object outputs).
-func printResults(f *factory, out outputSpec, results []*unstructured.Unstructured, single bool) error {
-	p, err := out.objectPrinter(f.streams.Out, false)
+func PrintResults(f *Factory, out OutputSpec, results []*unstructured.Unstructured, single bool) error {
+	p, err := out.ObjectPrinter(f.Streams.Out, false)
 	if err != nil {
 		return err
 	}
@@ -650,25 +650,25 @@ func printResults(f *factory, out outputSpec, results []*unstructured.Unstructur
 	return p.Finish()
 }
 
-// writeOutput parses -o for a write command: "" prints the one-line
+// WriteOutput parses -o for a write command: "" prints the one-line
 // summaries; table outputs make no sense here.
-func writeOutput(o string) (outputSpec, bool, error) {
+func WriteOutput(o string) (OutputSpec, bool, error) {
 	if o == "" {
-		return outputSpec{}, false, nil
+		return OutputSpec{}, false, nil
 	}
-	out, err := parseOutput(o)
+	out, err := ParseOutput(o)
 	if err != nil {
-		return outputSpec{}, false, err
+		return OutputSpec{}, false, err
 	}
-	if out.isTable() {
-		return outputSpec{}, false, usagef("unable to match a printer suitable for the output format %q, allowed formats are: name,json,yaml,jsonl,jsonpath,gjson,custom-columns", o)
+	if out.IsTable() {
+		return OutputSpec{}, false, Usagef("unable to match a printer suitable for the output format %q, allowed formats are: name,json,yaml,jsonl,jsonpath,gjson,custom-columns", o)
 	}
 	return out, true, nil
 }
 
-// summary prints "configmap/x created" unless -o was given.
-func summary(f *factory, quiet bool, name, op string) {
+// Summary prints "configmap/x created" unless -o was given.
+func Summary(f *Factory, quiet bool, name, op string) {
 	if !quiet {
-		fmt.Fprintf(f.streams.Out, "%s %s\n", name, op)
+		fmt.Fprintf(f.Streams.Out, "%s %s\n", name, op)
 	}
 }

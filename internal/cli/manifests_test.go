@@ -31,14 +31,14 @@ func cmDoc(name string) string {
 }
 
 // describeEntries renders entries as "where kind/name" or "where ERR msg".
-func describeEntries(entries []*manifestEntry) []string {
+func describeEntries(entries []*ManifestEntry) []string {
 	var out []string
 	for _, e := range entries {
 		if e.err != nil {
 			out = append(out, e.where()+" ERR "+e.err.Error())
 			continue
 		}
-		out = append(out, e.where()+" "+targetName(e.obj))
+		out = append(out, e.where()+" "+TargetName(e.obj))
 	}
 	return out
 }
@@ -132,31 +132,23 @@ func TestListItemsAreNamed(t *testing.T) {
 	}
 }
 
-func obj(apiVersion, kind, name string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion(apiVersion)
-	u.SetKind(kind)
-	u.SetName(name)
-	return u
-}
-
 func TestApplyAndDeleteOrder(t *testing.T) {
-	entries := []*manifestEntry{
-		{obj: obj("example.com/v1", "Widget", "w")},
+	entries := []*ManifestEntry{
+		{obj: Obj("example.com/v1", "Widget", "w")},
 		{err: errors.New("bad document")},
-		{obj: obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "widgets.example.com")},
-		{obj: obj("v1", "ConfigMap", "c")},
-		{obj: obj("v1", "Namespace", "ns")},
-		{obj: obj("example.com/v1", "Namespace", "not-core")},
+		{obj: Obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "widgets.example.com")},
+		{obj: Obj("v1", "ConfigMap", "c")},
+		{obj: Obj("v1", "Namespace", "ns")},
+		{obj: Obj("example.com/v1", "Namespace", "not-core")},
 	}
-	names := func(es []*manifestEntry) []string {
+	names := func(es []*ManifestEntry) []string {
 		var out []string
 		for _, e := range es {
 			if e.obj == nil {
 				out = append(out, "ERR")
 				continue
 			}
-			out = append(out, targetName(e.obj))
+			out = append(out, TargetName(e.obj))
 		}
 		return out
 	}
@@ -164,37 +156,37 @@ func TestApplyAndDeleteOrder(t *testing.T) {
 		"customresourcedefinition.apiextensions.k8s.io/widgets.example.com", "namespace/ns",
 		"widget.example.com/w", "ERR", "configmap/c", "namespace.example.com/not-core",
 	}
-	if d := cmp.Diff(wantApply, names(applyOrder(entries))); d != "" {
+	if d := cmp.Diff(wantApply, names(ApplyOrder(entries))); d != "" {
 		t.Errorf("applyOrder (-want +got):\n%s", d)
 	}
 	wantDelete := []string{
 		"widget.example.com/w", "ERR", "configmap/c", "namespace.example.com/not-core",
 		"customresourcedefinition.apiextensions.k8s.io/widgets.example.com", "namespace/ns",
 	}
-	if d := cmp.Diff(wantDelete, names(deleteOrder(entries))); d != "" {
+	if d := cmp.Diff(wantDelete, names(DeleteOrder(entries))); d != "" {
 		t.Errorf("deleteOrder (-want +got):\n%s", d)
 	}
 }
 
 func TestFilterManifests(t *testing.T) {
-	a := obj("v1", "ConfigMap", "a")
+	a := Obj("v1", "ConfigMap", "a")
 	a.SetLabels(map[string]string{"app": "web"})
-	b := obj("v1", "ConfigMap", "b")
-	entries := []*manifestEntry{{obj: a}, {obj: b}, {err: errors.New("bad")}}
-	got, err := filterManifests(entries, "app=web")
+	b := Obj("v1", "ConfigMap", "b")
+	entries := []*ManifestEntry{{obj: a}, {obj: b}, {err: errors.New("bad")}}
+	got, err := FilterManifests(entries, "app=web")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || got[0].obj != a || got[1].err == nil {
 		t.Errorf("filtered: %v", describeEntries(got))
 	}
-	if _, err := filterManifests(entries, "app in (("); err == nil {
+	if _, err := FilterManifests(entries, "app in (("); err == nil {
 		t.Error("bad selector accepted")
 	}
 }
 
 func TestCRDKind(t *testing.T) {
-	crd := obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "widgets.example.com")
+	crd := Obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "widgets.example.com")
 	if _, ok := crdKind(crd); ok {
 		t.Error("a CRD without spec gave a kind")
 	}
@@ -223,31 +215,31 @@ func TestCRDCondition(t *testing.T) {
 }
 
 func TestParseDryRun(t *testing.T) {
-	for in, want := range map[string]dryRunMode{"": dryRunNone, "none": dryRunNone, "client": dryRunClient, "server": dryRunServer, "true": dryRunClient, "false": dryRunNone} {
-		got, err := parseDryRun(in)
+	for in, want := range map[string]DryRunMode{"": DryRunNone, "none": DryRunNone, "client": DryRunClient, "server": DryRunServer, "true": DryRunClient, "false": DryRunNone} {
+		got, err := ParseDryRun(in)
 		if err != nil || got != want {
 			t.Errorf("parseDryRun(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	if _, err := parseDryRun("all"); err == nil {
+	if _, err := ParseDryRun("all"); err == nil {
 		t.Error(`parseDryRun("all") succeeded`)
 	}
-	if dryRunServer.suffix() != " (server dry run)" || dryRunClient.suffix() != " (dry run)" || dryRunNone.suffix() != "" {
+	if DryRunServer.Suffix() != " (server dry run)" || DryRunClient.Suffix() != " (dry run)" || DryRunNone.Suffix() != "" {
 		t.Error("dry-run suffixes")
 	}
-	if len(dryRunServer.server()) != 1 || dryRunClient.server() != nil {
+	if len(DryRunServer.RequestOption()) != 1 || DryRunClient.RequestOption() != nil {
 		t.Error("dry-run request options")
 	}
 }
 
 func TestStripServerFields(t *testing.T) {
-	in := obj("v1", "ConfigMap", "x")
+	in := Obj("v1", "ConfigMap", "x")
 	in.SetResourceVersion("12")
 	in.SetUID("u")
 	in.SetGeneration(3)
 	_ = unstructured.SetNestedSlice(in.Object, []any{map[string]any{"manager": "m"}}, "metadata", "managedFields")
 	_ = unstructured.SetNestedField(in.Object, nil, "metadata", "creationTimestamp")
-	out := stripServerFields(in)
+	out := StripServerFields(in)
 	md := out.Object["metadata"].(map[string]any)
 	if d := cmp.Diff(map[string]any{"name": "x"}, md); d != "" {
 		t.Errorf("metadata (-want +got):\n%s", d)
@@ -258,11 +250,11 @@ func TestStripServerFields(t *testing.T) {
 }
 
 func TestObjectErrorMessage(t *testing.T) {
-	e := &manifestEntry{doc: kunstructured.Document{Source: "app.yaml", Index: 3}}
+	e := &ManifestEntry{doc: kunstructured.Document{Source: "app.yaml", Index: 3}}
 	notFound := apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "nope")
 	tests := []struct {
 		name   string
-		entry  *manifestEntry
+		entry  *ManifestEntry
 		object string
 		err    error
 		want   string
@@ -273,7 +265,7 @@ func TestObjectErrorMessage(t *testing.T) {
 			`error: app.yaml: document 3: widget.example.com/w: no matches for kind`},
 		{"decode error", e, "", &kunstructured.DocumentError{Source: "app.yaml", Index: 3, Line: 9, Err: errors.New("object has no kind")},
 			`error: app.yaml: document 3 (line 9): object has no kind`},
-		{"unreadable file", &manifestEntry{doc: kunstructured.Document{Source: "x.yaml"}}, "", errors.New(`the path "x.yaml" does not exist`),
+		{"unreadable file", &ManifestEntry{doc: kunstructured.Document{Source: "x.yaml"}}, "", errors.New(`the path "x.yaml" does not exist`),
 			`error: the path "x.yaml" does not exist`},
 	}
 	for _, tc := range tests {
@@ -286,13 +278,13 @@ func TestObjectErrorMessage(t *testing.T) {
 }
 
 func TestWriteOutput(t *testing.T) {
-	if _, quiet, err := writeOutput(""); err != nil || quiet {
+	if _, quiet, err := WriteOutput(""); err != nil || quiet {
 		t.Errorf(`writeOutput("") = %v, %v`, quiet, err)
 	}
-	if out, quiet, err := writeOutput("yaml"); err != nil || !quiet || out.kind != outYAML {
+	if out, quiet, err := WriteOutput("yaml"); err != nil || !quiet || out.Kind != OutYAML {
 		t.Errorf(`writeOutput("yaml") = %v, %v, %v`, out, quiet, err)
 	}
-	if _, _, err := writeOutput("wide"); err == nil {
+	if _, _, err := WriteOutput("wide"); err == nil {
 		t.Error(`writeOutput("wide") succeeded`)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,72 +16,60 @@ import (
 	"github.com/kdyn/kdyn/restmapper"
 )
 
-// addObjectCommands registers the commands that change or watch existing
-// objects: patch, label, annotate, edit and wait.
-func addObjectCommands(root *cobra.Command, f *factory) {
-	root.AddCommand(
-		newPatchCommand(f),
-		newLabelCommand(f),
-		newAnnotateCommand(f),
-		newEditCommand(f),
-		newWaitCommand(f),
-	)
-}
-
-// objTarget is one object named on the command line (TYPE NAME, TYPE/NAME)
+// Target is one object named on the command line (TYPE NAME, TYPE/NAME)
 // or found by -l / --all.
-type objTarget struct {
-	match     restmapper.Match
-	namespace string // "" for cluster-scoped objects
-	name      string
-	// obj is the object as listed, when it was found by a selector.
-	obj *unstructured.Unstructured
+type Target struct {
+	Match     restmapper.Match
+	Namespace string // "" for cluster-scoped objects
+	Name      string
+	// Obj is the object as listed, when it was found by a selector.
+	Obj *unstructured.Unstructured
 }
 
-// resource returns the dynamic client for the target's resource and namespace.
-func (t objTarget) resource(c *dynamic.DynamicClient) dynamic.ResourceInterface {
-	return c.Resource(t.match.GVR).Namespace(t.namespace)
+// Resource returns the dynamic client for the target's resource and namespace.
+func (t Target) Resource(c *dynamic.DynamicClient) dynamic.ResourceInterface {
+	return c.Resource(t.Match.GVR).Namespace(t.Namespace)
 }
 
-// kindName is kubectl's -o name form: "deployment.apps/web".
-func (t objTarget) kindName() string { return printers.KindName(t.match.GVK.GroupKind(), t.name) }
+// KindName is kubectl's -o name form: "deployment.apps/web".
+func (t Target) KindName() string { return printers.KindName(t.Match.GVK.GroupKind(), t.Name) }
 
-// objectName is kubectl's "resource/name" form used in wait's errors:
+// ObjectName is kubectl's "resource/name" form used in wait's errors:
 // "configmaps/x", "deployments/web".
-func (t objTarget) objectName() string { return t.match.GVR.Resource + "/" + t.name }
+func (t Target) ObjectName() string { return t.Match.GVR.Resource + "/" + t.Name }
 
-// objSelection is how objects are picked besides names.
-type objSelection struct {
-	selector      string
-	fieldSelector string
-	all           bool
-	allNamespaces bool
+// Selection is how objects are picked besides names.
+type Selection struct {
+	Selector      string
+	FieldSelector string
+	All           bool
+	AllNamespaces bool
 }
 
-func (s objSelection) selecting() bool { return s.selector != "" || s.fieldSelector != "" || s.all }
+func (s Selection) Selecting() bool { return s.Selector != "" || s.FieldSelector != "" || s.All }
 
-func (s objSelection) listOptions() metav1.ListOptions {
-	return metav1.ListOptions{LabelSelector: s.selector, FieldSelector: s.fieldSelector}
+func (s Selection) ListOptions() metav1.ListOptions {
+	return metav1.ListOptions{LabelSelector: s.Selector, FieldSelector: s.FieldSelector}
 }
 
 // errNoResourceArgs is kubectl's wording when no resource is given.
 const errNoResourceArgs = "one or more resources must be specified as <resource> <name> or <resource>/<name>"
 
-// resolveSelection resolves resource arguments and checks that they and the
+// ResolveSelection resolves resource arguments and checks that they and the
 // selection flags agree: names, or a type with -l / --field-selector / --all.
 // It returns the matches and the namespace to use for namespaced types
 // ("" with -A).
-func resolveSelection(ctx context.Context, f *factory, args []string, sel objSelection) ([]restmapper.Match, string, error) {
+func ResolveSelection(ctx context.Context, f *Factory, args []string, sel Selection) ([]restmapper.Match, string, error) {
 	if len(args) == 0 {
-		return nil, "", usagef(errNoResourceArgs)
+		return nil, "", Usagef(errNoResourceArgs)
 	}
-	if sel.all && sel.selector != "" {
-		return nil, "", usagef("cannot set --all and --selector at the same time")
+	if sel.All && sel.Selector != "" {
+		return nil, "", Usagef("cannot set --all and --selector at the same time")
 	}
-	if sel.all && sel.fieldSelector != "" {
-		return nil, "", usagef("cannot set --all and --field-selector at the same time")
+	if sel.All && sel.FieldSelector != "" {
+		return nil, "", Usagef("cannot set --all and --field-selector at the same time")
 	}
-	matches, err := f.resolve(ctx, args)
+	matches, err := f.Resolve(ctx, args)
 	if err != nil {
 		return nil, "", err
 	}
@@ -91,116 +80,116 @@ func resolveSelection(ctx context.Context, f *factory, args []string, sel objSel
 		}
 	}
 	switch {
-	case named && sel.selecting():
-		return nil, "", usagef("name cannot be provided when a selector or --all is specified")
-	case named && sel.allNamespaces:
-		return nil, "", usagef("-A/--all-namespaces selects objects with -l or --all; named objects are looked up in one namespace (use -n)")
-	case !named && !sel.selecting():
-		return nil, "", usagef("resource(s) were provided, but no name, label selector, or --all flag specified")
+	case named && sel.Selecting():
+		return nil, "", Usagef("name cannot be provided when a selector or --all is specified")
+	case named && sel.AllNamespaces:
+		return nil, "", Usagef("-A/--all-namespaces selects objects with -l or --all; named objects are looked up in one namespace (use -n)")
+	case !named && !sel.Selecting():
+		return nil, "", Usagef("resource(s) were provided, but no name, label selector, or --all flag specified")
 	}
-	ns, _, err := f.namespace()
+	ns, _, err := f.Namespace()
 	if err != nil {
 		return nil, "", err
 	}
-	if sel.allNamespaces {
+	if sel.AllNamespaces {
 		ns = ""
 	}
 	return matches, ns, nil
 }
 
-// resolveObjects returns the objects the arguments name, or those the
+// ResolveObjects returns the objects the arguments name, or those the
 // selection finds (listed, paged). Selected objects carry the listed object.
-func resolveObjects(ctx context.Context, f *factory, args []string, sel objSelection) ([]objTarget, error) {
-	matches, ns, err := resolveSelection(ctx, f, args, sel)
+func ResolveObjects(ctx context.Context, f *Factory, args []string, sel Selection) ([]Target, error) {
+	matches, ns, err := ResolveSelection(ctx, f, args, sel)
 	if err != nil {
 		return nil, err
 	}
-	var out []objTarget
-	if !sel.selecting() {
+	var out []Target
+	if !sel.Selecting() {
 		for _, m := range matches {
-			out = append(out, objTarget{match: m, namespace: nsFor(m, ns), name: m.Name})
+			out = append(out, Target{Match: m, Namespace: NamespaceFor(m, ns), Name: m.Name})
 		}
 		return out, nil
 	}
-	client, err := f.dynamicClient()
+	client, err := f.DynamicClient()
 	if err != nil {
 		return nil, err
 	}
 	for _, m := range matches {
-		for obj, err := range dynamic.Items(ctx, client.Resource(m.GVR).Namespace(nsFor(m, ns)), sel.listOptions(), dynamic.PageOptions{}) {
+		for obj, err := range dynamic.Items(ctx, client.Resource(m.GVR).Namespace(NamespaceFor(m, ns)), sel.ListOptions(), dynamic.PageOptions{}) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, objTarget{match: m, namespace: obj.GetNamespace(), name: obj.GetName(), obj: obj})
+			out = append(out, Target{Match: m, Namespace: obj.GetNamespace(), Name: obj.GetName(), Obj: obj})
 		}
 	}
 	return out, nil
 }
 
-// nsFor is ns for a namespaced match and "" for a cluster-scoped one.
-func nsFor(m restmapper.Match, ns string) string {
+// NamespaceFor is ns for a namespaced match and "" for a cluster-scoped one.
+func NamespaceFor(m restmapper.Match, ns string) string {
 	if !m.Namespaced {
 		return ""
 	}
 	return ns
 }
 
-// addObjDryRunFlag adds kubectl's --dry-run flag. kdyn has no client-side
+// AddObjDryRunFlag adds kubectl's --dry-run flag. kdyn has no client-side
 // dry run: the server's is the faithful one. A bare --dry-run means
 // "client", as in kubectl, and is refused as such.
-func addObjDryRunFlag(cmd *cobra.Command, v *string) {
+func AddObjDryRunFlag(cmd *cobra.Command, v *string) {
 	cmd.Flags().StringVar(v, "dry-run", "none", `Must be "none" or "server". With "server", the request is sent with dryRun=All: the server validates and admits it, answers with the result, and persists nothing.`)
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
 }
 
-// objDryRun parses --dry-run.
-func objDryRun(v string) (bool, error) {
+// ObjDryRun parses --dry-run.
+func ObjDryRun(v string) (bool, error) {
 	switch v {
 	case "", "none":
 		return false, nil
 	case "server":
 		return true, nil
 	case "client":
-		return false, usagef("--dry-run=client is not supported by kdyn: use --dry-run=server, which the server validates and admits without persisting")
+		return false, Usagef("--dry-run=client is not supported by kdyn: use --dry-run=server, which the server validates and admits without persisting")
 	}
-	return false, usagef("Invalid dry-run value (%s). Must be \"none\" or \"server\".", v)
+	return false, Usagef("Invalid dry-run value (%s). Must be \"none\" or \"server\".", v)
 }
 
-// dryRunOpt is the dryRun request option.
-func dryRunOpt(dry bool) []string {
+// DryRunOpt is the dryRun request option.
+func DryRunOpt(dry bool) []string {
 	if dry {
 		return []string{metav1.DryRunAll}
 	}
 	return nil
 }
 
-// resultPrinter prints the outcome of a change the way kubectl does:
+// ResultPrinter prints the outcome of a change the way kubectl does:
 // "configmap/x labeled" by default, "configmap/x" with -o name, the object
 // with any other -o.
-type resultPrinter struct {
+type ResultPrinter struct {
 	w      io.Writer
-	spec   outputSpec
+	spec   OutputSpec
 	dflt   bool // no -o
 	dryRun bool
 }
 
-func newResultPrinter(w io.Writer, output string, dryRun bool) (*resultPrinter, error) {
+func NewResultPrinter(w io.Writer, output string, dryRun bool) (*ResultPrinter, error) {
 	if output == "" {
-		return &resultPrinter{w: w, dflt: true, dryRun: dryRun}, nil
+		return &ResultPrinter{w: w, dflt: true, dryRun: dryRun}, nil
 	}
-	spec, err := parseOutput(output)
+	spec, err := ParseOutput(output)
 	if err != nil {
 		return nil, err
 	}
-	if spec.isTable() {
-		return nil, usagef("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,gjson,json,jsonl,jsonpath,name,yaml", output)
+	if spec.IsTable() {
+		return nil, Usagef("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,gjson,json,jsonl,jsonpath,name,yaml", output)
 	}
-	return &resultPrinter{w: w, spec: spec, dryRun: dryRun}, nil
+	return &ResultPrinter{w: w, spec: spec, dryRun: dryRun}, nil
 }
 
-// print reports operation on the object named gk/name; obj is printed for
+// Print reports operation on the object named gk/name; obj is printed for
 // object outputs (and may be nil for the default and name outputs).
-func (p *resultPrinter) print(gk schema.GroupKind, name, operation string, obj *unstructured.Unstructured) error {
+func (p *ResultPrinter) Print(gk schema.GroupKind, name, operation string, obj *unstructured.Unstructured) error {
 	kn := printers.KindName(gk, name)
 	switch {
 	case p.dflt:
@@ -209,14 +198,14 @@ func (p *resultPrinter) print(gk schema.GroupKind, name, operation string, obj *
 		}
 		_, err := fmt.Fprintf(p.w, "%s %s\n", kn, operation)
 		return err
-	case p.spec.kind == outName:
+	case p.spec.Kind == OutName:
 		_, err := fmt.Fprintln(p.w, kn)
 		return err
 	}
 	if obj == nil {
 		return fmt.Errorf("no object to print for %s", kn)
 	}
-	pr, err := p.spec.objectPrinter(p.w, false)
+	pr, err := p.spec.ObjectPrinter(p.w, false)
 	if err != nil {
 		return err
 	}
@@ -229,49 +218,71 @@ func (p *resultPrinter) print(gk schema.GroupKind, name, operation string, obj *
 	return pr.Finish()
 }
 
-// objErrors collects the errors of commands that carry on past a failed
+// ObjErrors collects the errors of commands that carry on past a failed
 // object, as kubectl does, and turns them into the command's result.
-type objErrors struct {
-	f    *factory
-	n    int
-	last error
+type ObjErrors struct {
+	Factory *Factory
+	n       int
+	last    error
 }
 
-// add reports err now (on stderr) when several objects are processed.
-func (e *objErrors) add(err error) {
+// Add reports err now (on stderr) when several objects are processed.
+func (e *ObjErrors) Add(err error) {
 	e.n++
 	e.last = err
-	printError(e.f.streams.ErrOut, err)
+	PrintError(e.Factory.Streams.ErrOut, err)
 }
 
-// result returns nil, or a silent exit error carrying the last error's code.
-func (e *objErrors) result() error {
+// Result returns nil, or a silent exit error carrying the last error's code.
+func (e *ObjErrors) Result() error {
 	if e.n == 0 {
 		return nil
 	}
-	return &exitError{code: exitCode(e.last, e.f.flags.exitCodes), silent: true, err: e.last}
+	return &ExitError{Code: ExitCode(e.last, e.Factory.Flags.ExitCodes), Silent: true, Err: e.last}
 }
 
-// namedTargets resolves arguments that must name objects (TYPE NAME...,
+// NamedTargets resolves arguments that must name objects (TYPE NAME...,
 // TYPE/NAME...), as patch and edit take them.
-func namedTargets(ctx context.Context, f *factory, args []string) ([]objTarget, error) {
+func NamedTargets(ctx context.Context, f *Factory, args []string) ([]Target, error) {
 	if len(args) == 0 {
-		return nil, usagef(errNoResourceArgs)
+		return nil, Usagef(errNoResourceArgs)
 	}
-	matches, err := f.resolve(ctx, args)
+	matches, err := f.Resolve(ctx, args)
 	if err != nil {
 		return nil, err
 	}
-	ns, _, err := f.namespace()
+	ns, _, err := f.Namespace()
 	if err != nil {
 		return nil, err
 	}
-	var out []objTarget
+	var out []Target
 	for _, m := range matches {
 		if m.Name == "" {
-			return nil, usagef("resource(s) were provided, but no name was specified")
+			return nil, Usagef("resource(s) were provided, but no name was specified")
 		}
-		out = append(out, objTarget{match: m, namespace: nsFor(m, ns), name: m.Name})
+		out = append(out, Target{Match: m, Namespace: NamespaceFor(m, ns), Name: m.Name})
 	}
 	return out, nil
+}
+
+// Describe names the selection in messages.
+func (s Selection) Describe() string {
+	var parts []string
+	if s.Selector != "" {
+		parts = append(parts, "-l "+s.Selector)
+	}
+	if s.FieldSelector != "" {
+		parts = append(parts, "--field-selector "+s.FieldSelector)
+	}
+	if s.All {
+		parts = append(parts, "--all")
+	}
+	return strings.Join(parts, " ")
+}
+
+func Subresources(sub string) []string {
+	if sub == "" {
+		return nil
+	}
+	return []string{sub}
 }

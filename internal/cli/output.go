@@ -9,98 +9,98 @@ import (
 	"github.com/kdyn/kdyn/internal/printers"
 )
 
-// outputKind classifies -o values.
-type outputKind int
+// OutputKind classifies -o values.
+type OutputKind int
 
 const (
-	outTable outputKind = iota
-	outWide
-	outName
-	outJSON
-	outYAML
-	outJSONL
-	outJSONPath
-	outGJSON
-	outCustomColumns
+	OutTable OutputKind = iota
+	OutWide
+	OutName
+	OutJSON
+	OutYAML
+	OutJSONL
+	OutJSONPath
+	OutGJSON
+	OutCustomColumns
 )
 
-type outputSpec struct {
-	kind outputKind
-	arg  string // template, path or column spec
-	// asJSON is -o jsonpath-as-json: the template's results as a JSON array.
-	asJSON bool
+type OutputSpec struct {
+	Kind OutputKind
+	Arg  string // template, path or column spec
+	// AsJSON is -o jsonpath-as-json: the template's results as a JSON array.
+	AsJSON bool
 }
 
-func parseOutput(o string) (outputSpec, error) {
+func ParseOutput(o string) (OutputSpec, error) {
 	name, arg, _ := strings.Cut(o, "=")
 	switch name {
 	case "", "table":
-		return outputSpec{kind: outTable}, nil
+		return OutputSpec{Kind: OutTable}, nil
 	case "wide":
-		return outputSpec{kind: outWide}, nil
+		return OutputSpec{Kind: OutWide}, nil
 	case "name":
-		return outputSpec{kind: outName}, nil
+		return OutputSpec{Kind: OutName}, nil
 	case "json":
-		return outputSpec{kind: outJSON}, nil
+		return OutputSpec{Kind: OutJSON}, nil
 	case "yaml":
-		return outputSpec{kind: outYAML}, nil
+		return OutputSpec{Kind: OutYAML}, nil
 	case "jsonl", "ndjson":
-		return outputSpec{kind: outJSONL}, nil
+		return OutputSpec{Kind: OutJSONL}, nil
 	case "jsonpath", "jsonpath-as-json":
 		if arg == "" {
-			return outputSpec{}, usagef("template format specified but no template given")
+			return OutputSpec{}, Usagef("template format specified but no template given")
 		}
-		return outputSpec{kind: outJSONPath, arg: arg, asJSON: name == "jsonpath-as-json"}, nil
+		return OutputSpec{Kind: OutJSONPath, Arg: arg, AsJSON: name == "jsonpath-as-json"}, nil
 	case "jsonpath-file":
 		b, err := os.ReadFile(arg)
 		if err != nil {
-			return outputSpec{}, fmt.Errorf("error reading --template %s, %v", arg, err)
+			return OutputSpec{}, fmt.Errorf("error reading --template %s, %v", arg, err)
 		}
-		return outputSpec{kind: outJSONPath, arg: string(b)}, nil
+		return OutputSpec{Kind: OutJSONPath, Arg: string(b)}, nil
 	case "gjson":
-		return outputSpec{kind: outGJSON, arg: arg}, nil
+		return OutputSpec{Kind: OutGJSON, Arg: arg}, nil
 	case "custom-columns":
-		return outputSpec{kind: outCustomColumns, arg: arg}, nil
+		return OutputSpec{Kind: OutCustomColumns, Arg: arg}, nil
 	case "custom-columns-file":
 		b, err := os.ReadFile(arg)
 		if err != nil {
-			return outputSpec{}, fmt.Errorf("error reading custom-columns file %s: %v", arg, err)
+			return OutputSpec{}, fmt.Errorf("error reading custom-columns file %s: %v", arg, err)
 		}
-		return outputSpec{kind: outCustomColumns, arg: "\x00file\x00" + string(b)}, nil
+		return OutputSpec{Kind: OutCustomColumns, Arg: "\x00file\x00" + string(b)}, nil
 	}
-	return outputSpec{}, usagef("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,custom-columns-file,gjson,json,jsonl,jsonpath,jsonpath-file,name,wide,yaml", o)
+	return OutputSpec{}, Usagef("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,custom-columns-file,gjson,json,jsonl,jsonpath,jsonpath-file,name,wide,yaml", o)
 }
 
-// isTable reports the outputs that use the server's Table.
-func (o outputSpec) isTable() bool { return o.kind == outTable || o.kind == outWide }
+// IsTable reports the outputs that use the server's Table.
+func (o OutputSpec) IsTable() bool { return o.Kind == OutTable || o.Kind == OutWide }
 
-// objectPrinter builds the printer for a non-table output.
-func (o outputSpec) objectPrinter(w io.Writer, noHeaders bool) (printers.Printer, error) {
-	switch o.kind {
-	case outName:
+// ObjectPrinter builds the printer for a non-table output.
+func (o OutputSpec) ObjectPrinter(w io.Writer, noHeaders bool) (printers.Printer, error) {
+	switch o.Kind {
+	case OutName:
 		return printers.NewNamePrinter(w), nil
-	case outJSON:
+	case OutJSON:
 		return printers.NewJSONPrinter(w), nil
-	case outYAML:
+	case OutYAML:
 		return printers.NewYAMLPrinter(w), nil
-	case outJSONL:
+	case OutJSONL:
 		return printers.NewJSONLPrinter(w), nil
-	case outJSONPath:
-		p, err := printers.NewJSONPathPrinter(w, o.arg)
+	case OutJSONPath:
+		p, err := printers.NewJSONPathPrinter(w, o.Arg)
 		if err != nil {
 			return nil, err
 		}
-		p.EnableJSONOutput(o.asJSON)
+		p.EnableJSONOutput(o.AsJSON)
 		return p, nil
-	case outGJSON:
-		return printers.NewGJSONPrinter(w, o.arg)
-	case outCustomColumns:
+	case OutGJSON:
+		return printers.NewGJSONPrinter(w, o.Arg)
+	case OutCustomColumns:
 		var cols []printers.Column
 		var err error
-		if rest, ok := strings.CutPrefix(o.arg, "\x00file\x00"); ok {
+		if rest, ok := strings.CutPrefix(o.Arg, "\x00file\x00"); ok {
 			cols, err = printers.ParseCustomColumnsFile(strings.NewReader(rest))
 		} else {
-			cols, err = printers.ParseCustomColumns(o.arg)
+			cols, err = printers.ParseCustomColumns(o.Arg)
 		}
 		if err != nil {
 			return nil, err
@@ -110,5 +110,5 @@ func (o outputSpec) objectPrinter(w io.Writer, noHeaders bool) (printers.Printer
 	return nil, fmt.Errorf("no object printer for this output")
 }
 
-// flusher is implemented by printers that can flush mid-stream (watches).
-type flusher interface{ Flush() error }
+// Flusher is implemented by printers that can flush mid-stream (watches).
+type Flusher interface{ Flush() error }

@@ -18,12 +18,12 @@ func TestJSONPathAsJSON(t *testing.T) {
 		{"jsonpath-as-json={.data}", "[\n    {\n        \"k\": \"v\"\n    }\n]\n"},
 		{"jsonpath-as-json={.metadata.name}", "[\n    \"x\"\n]\n"},
 	} {
-		out, err := parseOutput(tc.output)
+		out, err := ParseOutput(tc.output)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		p, err := out.objectPrinter(&buf, false)
+		p, err := out.ObjectPrinter(&buf, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/kdyn/kdyn/rest"
 	"github.com/tidwall/gjson"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -24,12 +25,12 @@ type page struct {
 // without decoding), so the server works on page N+1 while page N is
 // printed. At most two pages are held at a time. The channel is closed after
 // the last page or the first error; cancel ctx to stop early.
-func fetchPages(ctx context.Context, rc restClient, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, chunked bool) <-chan page {
+func fetchPages(ctx context.Context, rc *rest.Client, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, chunked bool) <-chan page {
 	out := make(chan page, 1)
 	go func() {
 		defer close(out)
 		for {
-			body, err := listRaw(ctx, rc, gvr, ns, opts)
+			body, err := ListRaw(ctx, rc, gvr, ns, opts)
 			select {
 			case out <- page{body: body, err: err}:
 			case <-ctx.Done():

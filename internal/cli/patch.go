@@ -43,7 +43,7 @@ var patchTypes = map[string]types.PatchType{
 // patchSubresources are the subresources patch and edit accept.
 var patchSubresources = []string{"status", "scale"}
 
-func newPatchCommand(f *factory) *cobra.Command {
+func NewPatchCommand(f *Factory) *cobra.Command {
 	o := &patchOptions{}
 	cmd := &cobra.Command{
 		Use:   "patch (TYPE NAME... | TYPE/NAME...) (-p PATCH | --patch-file FILE) [--type strategic|merge|json|apply]",
@@ -96,7 +96,7 @@ change the object (its resourceVersion stayed the same).`,
 	fl.StringVar(&o.subresource, "subresource", "", "Patch this subresource of the object: status or scale.")
 	fl.StringVarP(&o.output, "output", "o", "", "Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME patched\").")
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn-patch", "Name of the manager recorded in managedFields for this change.")
-	addObjDryRunFlag(cmd, &o.dryRun)
+	AddObjDryRunFlag(cmd, &o.dryRun)
 	return cmd
 }
 
@@ -104,9 +104,9 @@ change the object (its resourceVersion stayed the same).`,
 func validatePatchFlags(o *patchOptions) error {
 	switch {
 	case o.patch != "" && o.patchFile != "":
-		return usagef("cannot specify --patch and --patch-file together")
+		return Usagef("cannot specify --patch and --patch-file together")
 	case o.patch == "" && o.patchFile == "":
-		return usagef("must specify --patch or --patch-file containing the contents of the patch")
+		return Usagef("must specify --patch or --patch-file containing the contents of the patch")
 	}
 	if o.patchType != "" {
 		if _, ok := patchTypes[strings.ToLower(o.patchType)]; !ok {
@@ -115,14 +115,14 @@ func validatePatchFlags(o *patchOptions) error {
 				names = append(names, n)
 			}
 			sort.Strings(names)
-			return usagef("--type must be one of [%s], not %q", strings.Join(names, " "), o.patchType)
+			return Usagef("--type must be one of [%s], not %q", strings.Join(names, " "), o.patchType)
 		}
 	}
 	if err := validateObjSubresource(o.subresource); err != nil {
 		return err
 	}
 	if strings.EqualFold(o.patchType, "apply") && o.fieldManager == "" {
-		return usagef("--type apply needs a --field-manager")
+		return Usagef("--type apply needs a --field-manager")
 	}
 	return nil
 }
@@ -136,14 +136,7 @@ func validateObjSubresource(sub string) error {
 			return nil
 		}
 	}
-	return usagef("invalid subresource value: %q. Must be one of [%s]", sub, strings.Join(patchSubresources, " "))
-}
-
-func objSubresource(sub string) []string {
-	if sub == "" {
-		return nil
-	}
-	return []string{sub}
+	return Usagef("invalid subresource value: %q. Must be one of [%s]", sub, strings.Join(patchSubresources, " "))
 }
 
 // readPatch returns the patch as JSON, converting YAML.
@@ -170,7 +163,7 @@ func readPatch(o *patchOptions, stdin io.Reader) ([]byte, error) {
 	}
 	js = bytes.TrimSpace(js)
 	if len(js) == 0 || string(js) == "null" {
-		return nil, usagef("the patch is empty")
+		return nil, Usagef("the patch is empty")
 	}
 	return js, checkPatchShape(js, strings.ToLower(o.patchType))
 }
@@ -181,9 +174,9 @@ func readPatch(o *patchOptions, stdin io.Reader) ([]byte, error) {
 func checkPatchShape(js []byte, patchType string) error {
 	switch {
 	case js[0] == '[' && patchType == "":
-		return usagef("this patch is a list of operations, a JSON patch: add --type=json")
+		return Usagef("this patch is a list of operations, a JSON patch: add --type=json")
 	case js[0] == '[' && patchType != "json":
-		return usagef("a %s patch is an object, but this patch is a list (a list of operations is --type=json)", patchType)
+		return Usagef("a %s patch is an object, but this patch is a list (a list of operations is --type=json)", patchType)
 	case js[0] == '[':
 		return nil
 	case js[0] != '{':
@@ -191,68 +184,68 @@ func checkPatchShape(js []byte, patchType string) error {
 		if len(shown) > 40 {
 			shown = shown[:40] + "…"
 		}
-		return usagef("the patch must be a JSON or YAML object (or, for --type=json, a list of operations), not %s", shown)
+		return Usagef("the patch must be a JSON or YAML object (or, for --type=json, a list of operations), not %s", shown)
 	case patchType == "json":
-		return usagef("a JSON patch (--type=json) is a list of operations such as [{\"op\":\"replace\",\"path\":\"/spec/replicas\",\"value\":2}], but this patch is an object")
+		return Usagef("a JSON patch (--type=json) is a list of operations such as [{\"op\":\"replace\",\"path\":\"/spec/replicas\",\"value\":2}], but this patch is an object")
 	}
 	return nil
 }
 
-func runPatch(ctx context.Context, f *factory, o *patchOptions, args []string) error {
+func runPatch(ctx context.Context, f *Factory, o *patchOptions, args []string) error {
 	if err := validatePatchFlags(o); err != nil {
 		return err
 	}
-	dry, err := objDryRun(o.dryRun)
+	dry, err := ObjDryRun(o.dryRun)
 	if err != nil {
 		return err
 	}
-	p, err := newResultPrinter(f.streams.Out, o.output, dry)
+	p, err := NewResultPrinter(f.Streams.Out, o.output, dry)
 	if err != nil {
 		return err
 	}
-	data, err := readPatch(o, f.streams.In)
+	data, err := readPatch(o, f.Streams.In)
 	if err != nil {
 		return err
 	}
-	targets, err := namedTargets(ctx, f, args)
+	targets, err := NamedTargets(ctx, f, args)
 	if err != nil {
 		return err
 	}
 	pc := &patcher{f: f, o: o, dry: dry, data: data, p: p, chosen: map[schema.GroupVersionResource]types.PatchType{}}
-	errs := &objErrors{f: f}
+	errs := &ObjErrors{Factory: f}
 	for _, t := range targets {
 		if err := pc.patchOne(ctx, t); err != nil {
 			if len(targets) == 1 {
 				return err
 			}
-			errs.add(err)
+			errs.Add(err)
 		}
 	}
-	return errs.result()
+	return errs.Result()
 }
 
 type patcher struct {
-	f    *factory
+	f    *Factory
 	o    *patchOptions
 	dry  bool
 	data []byte
-	p    *resultPrinter
+	p    *ResultPrinter
 	// chosen caches the default patch type per resource.
 	chosen map[schema.GroupVersionResource]types.PatchType
 }
 
-func (pc *patcher) patchOne(ctx context.Context, t objTarget) error {
-	client, err := pc.f.dynamicClient()
+func (pc *patcher) patchOne(ctx context.Context, t Target) error {
+	client, err := pc.f.DynamicClient()
 	if err != nil {
 		return err
 	}
-	rc := t.resource(client)
-	sub := objSubresource(pc.o.subresource)
-	before, err := rc.Get(ctx, t.name, metav1.GetOptions{}, sub...)
+	rc := t.Resource(client)
+	sub := Subresources(pc.o.subresource)
+	before, err := rc.Get(ctx, t.Name, metav1.GetOptions{}, sub...)
 	if err != nil {
 		return err
 	}
-	pt, auto, err := pc.patchType(ctx, t.match)
+	pt, auto, err := pc.patchType(ctx, t.Match)
 	if err != nil {
 		return err
 	}
@@ -262,18 +255,18 @@ func (pc *patcher) patchOne(ctx context.Context, t objTarget) error {
 			return err
 		}
 	}
-	opts := metav1.PatchOptions{FieldManager: pc.o.fieldManager, DryRun: dryRunOpt(pc.dry)}
-	after, err := rc.Patch(ctx, t.name, pt, data, opts, sub...)
+	opts := metav1.PatchOptions{FieldManager: pc.o.fieldManager, DryRun: DryRunOpt(pc.dry)}
+	after, err := rc.Patch(ctx, t.Name, pt, data, opts, sub...)
 	if err != nil && auto && pt == types.StrategicMergePatchType && apierrors.IsUnsupportedMediaType(err) {
 		// The CRD could not be looked up and the guess was wrong: the
 		// server says it takes no strategic merge patch, so it is custom.
 		pt = types.MergePatchType
-		pc.chosen[t.match.GVR] = pt
-		after, err = rc.Patch(ctx, t.name, pt, data, opts, sub...)
+		pc.chosen[t.Match.GVR] = pt
+		after, err = rc.Patch(ctx, t.Name, pt, data, opts, sub...)
 	}
 	if err != nil {
 		if apierrors.IsUnsupportedMediaType(err) {
-			return fmt.Errorf("%s is not supported by %s: %s", pt, t.match.GVK, patchAPIMessage(err))
+			return fmt.Errorf("%s is not supported by %s: %s", pt, t.Match.GVK, patchAPIMessage(err))
 		}
 		return err
 	}
@@ -281,7 +274,7 @@ func (pc *patcher) patchOne(ctx context.Context, t objTarget) error {
 	if !patchChanged(before, after, pc.dry) {
 		op = "patched (no change)"
 	}
-	return pc.p.print(t.match.GVK.GroupKind(), t.name, op, after)
+	return pc.p.Print(t.Match.GVK.GroupKind(), t.Name, op, after)
 }
 
 // patchAPIMessage is the server's message of a status error.
@@ -332,7 +325,7 @@ func patchCRDPossible(group string) bool { return strings.Contains(group, ".") }
 // lookupCRD asks for the metadata of the CRD <plural>.<group> (one GET).
 // Not being allowed to read CRDs is not an error: the state is unknown.
 func (pc *patcher) lookupCRD(ctx context.Context, gvr schema.GroupVersionResource) (patchCRDState, error) {
-	client, err := pc.f.dynamicClient()
+	client, err := pc.f.DynamicClient()
 	if err != nil {
 		return patchCRDUnknown, err
 	}

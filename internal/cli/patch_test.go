@@ -60,7 +60,7 @@ func TestValidatePatchFlags(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error = %v, want %q", err, tc.want)
 			}
-			if _, ok := err.(*usageError); !ok {
+			if _, ok := err.(*UsageError); !ok {
 				t.Errorf("error %T is not a usage error", err)
 			}
 		})
@@ -111,7 +111,7 @@ func TestReadPatchShape(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("readPatch(%q, --type=%s) error = %v, want %q", tc.patch, tc.typ, err, tc.want)
 		}
-		if _, ok := err.(*usageError); !ok {
+		if _, ok := err.(*UsageError); !ok {
 			t.Errorf("readPatch(%q): error %T is not a usage error", tc.patch, err)
 		}
 	}
@@ -165,12 +165,12 @@ func TestPatchChanged(t *testing.T) {
 
 func TestObjDryRun(t *testing.T) {
 	for in, want := range map[string]bool{"": false, "none": false, "server": true} {
-		if got, err := objDryRun(in); err != nil || got != want {
+		if got, err := ObjDryRun(in); err != nil || got != want {
 			t.Errorf("objDryRun(%q) = %v, %v", in, got, err)
 		}
 	}
 	for _, in := range []string{"client", "unchanged", "all"} {
-		if _, err := objDryRun(in); err == nil {
+		if _, err := ObjDryRun(in); err == nil {
 			t.Errorf("objDryRun(%q) accepted", in)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kdyn/kdyn/rest"
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,7 +14,7 @@ import (
 )
 
 type replaceOptions struct {
-	manifests    manifestFlags
+	manifests    ManifestFlags
 	force        bool
 	cascade      string
 	gracePeriod  int
@@ -25,7 +26,7 @@ type replaceOptions struct {
 	failFast     bool
 }
 
-func newReplaceCommand(f *factory) *cobra.Command {
+func NewReplaceCommand(f *Factory) *cobra.Command {
 	o := &replaceOptions{}
 	cmd := &cobra.Command{
 		Use:   "replace -f FILENAME",
@@ -49,58 +50,58 @@ creates it again from the manifest.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runReplace(cmd.Context(), f, o) },
 	}
-	o.manifests.addFlags(cmd, "with the objects to replace")
+	o.manifests.AddFlags(cmd, "with the objects to replace")
 	fl := cmd.Flags()
 	fl.BoolVar(&o.force, "force", false, "Delete the objects and create them again from the manifests.")
 	fl.StringVar(&o.cascade, "cascade", "background", `With --force: what to do with dependents, "background", "foreground" or "orphan".`)
 	fl.IntVar(&o.gracePeriod, "grace-period", -1, "With --force: seconds the objects are given to terminate (-1: their own default).")
 	fl.DurationVar(&o.timeout, "timeout", 60*time.Second, "With --force: how long to wait for each object to be gone before creating it again.")
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The name of the manager recorded for the written fields.")
-	addDryRunFlag(cmd, &o.dryRun)
+	AddDryRunFlag(cmd, &o.dryRun)
 	fl.StringVarP(&o.output, "output", "o", "", "Print the stored objects instead of a summary: name, json, yaml (or any object output of get).")
 	fl.BoolVar(&o.saveConfig, "save-config", false, "Record the configuration in the last-applied-configuration annotation, for a later client-side apply.")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "Stop at the first document that fails.")
 	return cmd
 }
 
-func runReplace(ctx context.Context, f *factory, o *replaceOptions) error {
-	dry, err := parseDryRun(o.dryRun)
+func runReplace(ctx context.Context, f *Factory, o *replaceOptions) error {
+	dry, err := ParseDryRun(o.dryRun)
 	if err != nil {
 		return err
 	}
-	if o.force && dry != dryRunNone {
-		return usagef("--dry-run cannot be used with --force")
+	if o.force && dry != DryRunNone {
+		return Usagef("--dry-run cannot be used with --force")
 	}
-	policy, err := parseCascade(f, o.cascade)
+	policy, err := ParseCascade(f, o.cascade)
 	if err != nil {
 		return err
 	}
-	out, quiet, err := writeOutput(o.output)
+	out, quiet, err := WriteOutput(o.output)
 	if err != nil {
 		return err
 	}
-	entries, err := readEntries(f, &o.manifests, "replace")
+	entries, err := ReadEntries(f, &o.manifests, "replace")
 	if err != nil {
 		return err
 	}
-	r, err := newManifestRun(f, "replacing")
+	r, err := NewManifestRun(f, "replacing")
 	if err != nil {
 		return err
 	}
-	r.dryRun, r.failFast, r.crdTimeout = dry, o.failFast, o.timeout
-	r.trackCRDs = true
-	rc, err := f.restClient()
+	r.DryRun, r.FailFast, r.CRDTimeout = dry, o.failFast, o.timeout
+	r.TrackCRDs = true
+	rc, err := f.RESTClient()
 	if err != nil {
 		return err
 	}
-	results := r.each(ctx, entries, func(ctx context.Context, t *manifestTarget) (*unstructured.Unstructured, error) {
-		name := t.obj.GetName()
+	results := r.Each(ctx, entries, func(ctx context.Context, t *ManifestTarget) (*unstructured.Unstructured, error) {
+		name := t.Obj.GetName()
 		if name == "" {
 			return nil, errors.New("the object has no metadata.name")
 		}
-		obj := t.obj.DeepCopy()
+		obj := t.Obj.DeepCopy()
 		if o.saveConfig {
-			cfg, err := withLastApplied(t.obj)
+			cfg, err := withLastApplied(t.Obj)
 			if err != nil {
 				return nil, err
 			}
@@ -116,22 +117,22 @@ func runReplace(ctx context.Context, f *factory, o *replaceOptions) error {
 		if err != nil {
 			return nil, err
 		}
-		summary(f, quiet, t.name, "replaced"+dry.suffix())
+		Summary(f, quiet, t.Name, "replaced"+dry.Suffix())
 		return res, nil
 	})
 	if quiet {
-		if err := printResults(f, out, results, len(entries) == 1); err != nil {
+		if err := PrintResults(f, out, results, len(entries) == 1); err != nil {
 			return err
 		}
 	}
-	return r.finish()
+	return r.Finish()
 }
 
 // replaceOne PUTs obj, filling in the live resourceVersion when the
 // manifest has none.
-func replaceOne(ctx context.Context, t *manifestTarget, obj *unstructured.Unstructured, dry dryRunMode, manager string) (*unstructured.Unstructured, error) {
-	if obj.GetResourceVersion() == "" || dry == dryRunClient {
-		live, err := t.ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+func replaceOne(ctx context.Context, t *ManifestTarget, obj *unstructured.Unstructured, dry DryRunMode, manager string) (*unstructured.Unstructured, error) {
+	if obj.GetResourceVersion() == "" || dry == DryRunClient {
+		live, err := t.Resource.Get(ctx, obj.GetName(), metav1.GetOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -139,32 +140,32 @@ func replaceOne(ctx context.Context, t *manifestTarget, obj *unstructured.Unstru
 			obj.SetResourceVersion(live.GetResourceVersion())
 		}
 	}
-	if dry == dryRunClient {
+	if dry == DryRunClient {
 		return obj, nil
 	}
-	return t.ri.Update(ctx, obj, metav1.UpdateOptions{FieldManager: manager, DryRun: dry.server()})
+	return t.Resource.Update(ctx, obj, metav1.UpdateOptions{FieldManager: manager, DryRun: dry.RequestOption()})
 }
 
 // forceReplace deletes the object, waits until it is gone, and creates it
 // from obj.
-func forceReplace(ctx context.Context, f *factory, rc restClient, t *manifestTarget, obj *unstructured.Unstructured, policy metav1.DeletionPropagation, o *replaceOptions) (*unstructured.Unstructured, error) {
-	item := &deleteItem{
-		gvr: t.mapping.Resource, gk: t.mapping.GroupVersionKind.GroupKind(), namespaced: t.namespaced(),
-		ns: obj.GetNamespace(), name: obj.GetName(),
+func forceReplace(ctx context.Context, f *Factory, rc *rest.Client, t *ManifestTarget, obj *unstructured.Unstructured, policy metav1.DeletionPropagation, o *replaceOptions) (*unstructured.Unstructured, error) {
+	item := &Item{
+		GVR: t.Mapping.Resource, GroupKind: t.Mapping.GroupVersionKind.GroupKind(), Namespaced: t.Namespaced(),
+		Namespace: obj.GetNamespace(), Name: obj.GetName(),
 	}
 	grace := o.gracePeriod
-	uid, err := sendDelete(ctx, rc, item, policy, grace, dryRunNone)
+	uid, err := Send(ctx, rc, item, policy, grace, DryRunNone)
 	switch {
 	case apierrors.IsNotFound(err):
 		// Nothing to delete: create it.
 	case err != nil:
 		return nil, err
 	default:
-		item.uid = uid
-		fmt.Fprintln(f.streams.Out, deletedLine(item, "deleted"))
-		if err := waitDeletionDone(ctx, time.Now().Add(o.timeout), t.ri, item, o.timeout, f.streams.ErrOut); err != nil {
+		item.UID = uid
+		fmt.Fprintln(f.Streams.Out, DeletedLine(item, "deleted"))
+		if err := WaitDeleted(ctx, time.Now().Add(o.timeout), t.Resource, item, o.timeout, f.Streams.ErrOut); err != nil {
 			return nil, err
 		}
 	}
-	return t.ri.Create(ctx, stripServerFields(obj), metav1.CreateOptions{FieldManager: o.fieldManager})
+	return t.Resource.Create(ctx, StripServerFields(obj), metav1.CreateOptions{FieldManager: o.fieldManager})
 }

@@ -4,7 +4,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -32,17 +31,17 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	var silent *exitError
-	if errors.As(err, &silent) && silent.silent {
-		return silent.code
+	var silent *ExitError
+	if errors.As(err, &silent) && silent.Silent {
+		return silent.Code
 	}
-	var usage *usageError
+	var usage *UsageError
 	if !errors.As(err, &usage) && strings.HasPrefix(err.Error(), "unknown command ") {
 		// cobra's own check of the command name, before any flag is parsed.
-		err = &usageError{msg: err.Error()}
+		err = &UsageError{Msg: err.Error()}
 	}
-	printError(stderr, err)
-	return exitCode(err, flags.exitCodes || exitCodesAsked(args))
+	PrintError(stderr, err)
+	return ExitCode(err, flags.ExitCodes || exitCodesAsked(args))
 }
 
 // exitCodesAsked reports whether args turn on --exit-codes, for errors
@@ -68,9 +67,9 @@ func exitCodesAsked(args []string) bool {
 }
 
 // NewRootCommand returns the kdyn command tree and its global flags.
-func NewRootCommand(streams IOStreams) (*cobra.Command, *globalFlags) {
-	flags := &globalFlags{}
-	f := newFactory(flags, streams)
+func NewRootCommand(streams IOStreams) (*cobra.Command, *GlobalFlags) {
+	flags := &GlobalFlags{}
+	f := NewFactory(flags, streams)
 	root := &cobra.Command{
 		Use:   "kdyn",
 		Short: "kdyn works with any Kubernetes resource, the way kubectl does, and more",
@@ -90,44 +89,21 @@ every-resource listing, neat manifests and a built-in diff.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			flags.insecureSet = cmd.Flags().Changed("insecure-skip-tls-verify")
+			flags.InsecureSet = cmd.Flags().Changed("insecure-skip-tls-verify")
 			return nil
 		},
 	}
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	root.SetIn(streams.In)
-	pf := root.PersistentFlags()
-	pf.StringVar(&flags.kubeconfig, "kubeconfig", "", "Path to the kubeconfig file to use (only that file).")
-	pf.StringVar(&flags.context, "context", "", "The kubeconfig context to use.")
-	pf.StringVar(&flags.cluster, "cluster", "", "The kubeconfig cluster to use.")
-	pf.StringVar(&flags.user, "user", "", "The kubeconfig user to use.")
-	pf.StringVarP(&flags.namespace, "namespace", "n", "", "The namespace scope for this request.")
-	pf.StringVarP(&flags.server, "server", "s", "", "The address and port of the Kubernetes API server.")
-	pf.StringVar(&flags.token, "token", "", "Bearer token for authentication to the API server.")
-	pf.StringVar(&flags.certAuthority, "certificate-authority", "", "Path to a cert file for the certificate authority.")
-	pf.StringVar(&flags.clientCert, "client-certificate", "", "Path to a client certificate file for TLS.")
-	pf.StringVar(&flags.clientKey, "client-key", "", "Path to a client key file for TLS.")
-	pf.BoolVar(&flags.insecure, "insecure-skip-tls-verify", false, "Do not check the server's certificate (insecure).")
-	pf.StringVar(&flags.tlsServerName, "tls-server-name", "", "Server name to use for server certificate validation.")
-	pf.StringVar(&flags.as, "as", "", "Username to impersonate for the operation.")
-	pf.StringArrayVar(&flags.asGroups, "as-group", nil, "Group to impersonate for the operation (repeatable).")
-	pf.StringVar(&flags.asUID, "as-uid", "", "UID to impersonate for the operation.")
-	pf.StringVar(&flags.requestTimeout, "request-timeout", "0", "How long to wait for a single request (e.g. 30s, 2m; 0 = no limit).")
-	pf.StringVar(&flags.cacheDir, "cache-dir", "", "Cache directory (default ~/.kube/cache/kdyn).")
-	pf.IntVarP(&flags.verbosity, "v", "v", 0, "Log level: 6 URLs and status, 8 bodies, 9 a curl command line (secrets redacted).")
-	pf.Float32Var(&flags.qps, "qps", 0, "Client-side request rate limit (default 50; negative disables).")
-	pf.IntVar(&flags.burst, "burst", 0, "Client-side request burst (default 100).")
-	pf.BoolVar(&flags.refreshDiscovery, "refresh-discovery", false, "Ask the server again what it serves, ignoring the discovery cache.")
-	pf.BoolVar(&flags.disableCompression, "disable-compression", false, "Do not ask the server to compress responses (faster on fast networks).")
-	pf.BoolVar(&flags.exitCodes, "exit-codes", false, "Exit with a code that names the failure (see 'kdyn help exit-codes').")
+	flags.AddFlags(root.PersistentFlags())
 
 	root.AddCommand(
-		newVersionCommand(f),
+		NewVersionCommand(f),
 		newConfigCommand(f),
 	)
 	addCommands(root, f)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} })
 	markArgErrors(root)
 	return root, flags
 }
@@ -138,7 +114,7 @@ func markArgErrors(c *cobra.Command) {
 	if check := c.Args; check != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := check(cmd, args); err != nil {
-				return &usageError{msg: err.Error()}
+				return &UsageError{Msg: err.Error()}
 			}
 			return nil
 		}
@@ -147,20 +123,3 @@ func markArgErrors(c *cobra.Command) {
 		markArgErrors(sub)
 	}
 }
-
-// exitError carries an exit code; silent ones print nothing more (the
-// command already reported).
-type exitError struct {
-	code   int
-	silent bool
-	err    error
-}
-
-func (e *exitError) Error() string {
-	if e.err != nil {
-		return e.err.Error()
-	}
-	return fmt.Sprintf("exit code %d", e.code)
-}
-
-func (e *exitError) Unwrap() error { return e.err }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"io/fs"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,59 +23,15 @@ import (
 // for anything else.
 func discoveryServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	return apiServer(t, http.NotFound)
-}
-
-// writeKubeconfig writes a kubeconfig for server (anonymous, plain http
-// loopback) and returns its path.
-func writeKubeconfig(t *testing.T, server string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	kc := "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster: {server: " + server +
-		"}\nusers:\n- name: u\n  user: {}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\n"
-	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-type runResult struct {
-	code           int
-	stdout, stderr string
-}
-
-func runKdyn(args ...string) runResult {
-	var out, errb lockedBuffer
-	code := Main(args, strings.NewReader(""), &out, &errb)
-	return runResult{code: code, stdout: out.String(), stderr: errb.String()}
-}
-
-// lockedBuffer is a bytes.Buffer for kdyn's output streams: its logger
-// writes to stderr from several goroutines (discovery fetches /api and
-// /apis at once), with no lock of its own.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	return APIServer(t, http.NotFound)
 }
 
 // listed reports whether api-resources printed the served resources: the
 // captured documents mark metrics.k8s.io/v1beta1 stale, for which
 // api-resources exits 1 after printing everything else.
-func (r runResult) listed() bool {
-	stale := r.code == 1 && strings.Contains(r.stderr, "metrics.k8s.io/v1beta1")
-	return (r.code == 0 || stale) && strings.Contains(r.stdout, "deployments.apps")
+func listed(r Result) bool {
+	stale := r.Code == 1 && strings.Contains(r.Stderr, "metrics.k8s.io/v1beta1")
+	return (r.Code == 0 || stale) && strings.Contains(r.Stdout, "deployments.apps")
 }
 
 // discoveryCacheDir is where kdyn keeps the discovery documents of server
@@ -96,9 +50,9 @@ func discoveryCacheDir(t *testing.T, root, server string) string {
 func TestCacheDirIsPrivate(t *testing.T) {
 	srv := discoveryServer(t)
 	root := filepath.Join(t.TempDir(), "new", "kdyn-cache")
-	r := runKdyn("--kubeconfig", writeKubeconfig(t, srv.URL), "--cache-dir", root, "api-resources", "-o", "name")
-	if !r.listed() {
-		t.Fatalf("api-resources: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	r := Run(Main, "--kubeconfig", WriteKubeconfig(t, srv.URL), "--cache-dir", root, "api-resources", "-o", "name")
+	if !listed(r) {
+		t.Fatalf("api-resources: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	files := 0
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -136,7 +90,7 @@ func TestCacheDirIsPrivate(t *testing.T) {
 // same poisoned document would otherwise be read.
 func TestUnsafeCacheDirIsRefused(t *testing.T) {
 	srv := discoveryServer(t)
-	kc := writeKubeconfig(t, srv.URL)
+	kc := WriteKubeconfig(t, srv.URL)
 	poison, err := json.Marshal(map[string]any{
 		"path": "/apis", "contentType": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
 		"fetchedAt": time.Now().UTC().Format(time.RFC3339), "body": map[string]any{
@@ -168,9 +122,9 @@ func TestUnsafeCacheDirIsRefused(t *testing.T) {
 
 	t.Run("control: a safe directory is read", func(t *testing.T) {
 		root, _ := plant(t, func(string) error { return nil })
-		r := runKdyn("--kubeconfig", kc, "--cache-dir", root, "api-resources", "--cached", "-o", "name")
-		if !strings.Contains(r.stdout, "traps.poisoned.example") {
-			t.Fatalf("the planted document was not read, so the refusals below prove nothing: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		r := Run(Main, "--kubeconfig", kc, "--cache-dir", root, "api-resources", "--cached", "-o", "name")
+		if !strings.Contains(r.Stdout, "traps.poisoned.example") {
+			t.Fatalf("the planted document was not read, so the refusals below prove nothing: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
 	})
 	cases := []struct {
@@ -194,15 +148,15 @@ func TestUnsafeCacheDirIsRefused(t *testing.T) {
 			}
 			root, dir := plant(t, tt.unsafe)
 			before, _ := os.ReadDir(dir)
-			r := runKdyn("--kubeconfig", kc, "--cache-dir", root, "api-resources", "--cached", "-o", "name")
-			if !r.listed() {
-				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			r := Run(Main, "--kubeconfig", kc, "--cache-dir", root, "api-resources", "--cached", "-o", "name")
+			if !listed(r) {
+				t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 			}
-			if strings.Contains(r.stdout, "poisoned") {
-				t.Fatalf("kdyn used the poisoned cache in a directory %s:\n%s", tt.why, r.stdout)
+			if strings.Contains(r.Stdout, "poisoned") {
+				t.Fatalf("kdyn used the poisoned cache in a directory %s:\n%s", tt.why, r.Stdout)
 			}
-			if n := strings.Count(r.stderr, "discovery disk cache disabled"); n != 1 || !strings.Contains(r.stderr, tt.why) {
-				t.Fatalf("stderr has %d cache warnings, want one saying %q:\n%s", n, tt.why, r.stderr)
+			if n := strings.Count(r.Stderr, "discovery disk cache disabled"); n != 1 || !strings.Contains(r.Stderr, tt.why) {
+				t.Fatalf("stderr has %d cache warnings, want one saying %q:\n%s", n, tt.why, r.Stderr)
 			}
 			after, _ := os.ReadDir(dir)
 			if len(after) != len(before) {
@@ -256,23 +210,23 @@ contexts:
 		{"config", "view"}, {"config", "view", "-o", "json"},
 		{"--context", "basic", "config", "view", "--minify"}, {"--context", "cert", "config", "view", "--minify", "-o", "json"},
 	} {
-		r := runKdyn(append([]string{"--kubeconfig", path}, args...)...)
-		if r.code != 0 {
-			t.Fatalf("%v: exit %d\n%s", args, r.code, r.stderr)
+		r := Run(Main, append([]string{"--kubeconfig", path}, args...)...)
+		if r.Code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, r.Code, r.Stderr)
 		}
 		for _, s := range secrets {
-			if strings.Contains(r.stdout+r.stderr, s) {
-				t.Errorf("%v prints %q:\n%s", args, s, r.stdout)
+			if strings.Contains(r.Stdout+r.Stderr, s) {
+				t.Errorf("%v prints %q:\n%s", args, s, r.Stdout)
 			}
 		}
-		if !strings.Contains(r.stdout, "REDACTED") || !strings.Contains(r.stdout, "DATA+OMITTED") {
-			t.Errorf("%v does not mark what it hid:\n%s", args, r.stdout)
+		if !strings.Contains(r.Stdout, "REDACTED") || !strings.Contains(r.Stdout, "DATA+OMITTED") {
+			t.Errorf("%v does not mark what it hid:\n%s", args, r.Stdout)
 		}
 	}
-	r := runKdyn("--kubeconfig", path, "config", "view", "--raw")
+	r := Run(Main, "--kubeconfig", path, "config", "view", "--raw")
 	for _, s := range []string{token, password, b64(keyPEM), b64(certPEM)} {
-		if !strings.Contains(r.stdout, s) {
-			t.Errorf("config view --raw hides %q:\n%s", s, r.stdout)
+		if !strings.Contains(r.Stdout, s) {
+			t.Errorf("config view --raw hides %q:\n%s", s, r.Stdout)
 		}
 	}
 }

@@ -35,7 +35,7 @@ kind: [not, a, string]
 
 // FuzzFilterManifests fuzzes the one selector the CLI evaluates itself:
 // -l of apply, diff and create/replace -f, applied to the manifests read
-// (filterManifests). A selector that labels.Parse refuses is a usage error
+// (FilterManifests). A selector that labels.Parse refuses is a usage error
 // naming it; any other keeps exactly the objects it matches plus every
 // document that failed to decode, in their order; nothing panics. (-l and
 // --field-selector of get, delete, label and wait go to the server as they
@@ -55,7 +55,7 @@ func FuzzFilterManifests(f *testing.F) {
 		if len(selector) > 1<<10 {
 			t.Skip("selector longer than the fuzz bound")
 		}
-		got, err := filterManifests(entries, selector)
+		got, err := FilterManifests(entries, selector)
 		if selector == "" {
 			if err != nil || len(got) != len(entries) {
 				t.Fatalf("an empty selector filtered: %d entries, %v", len(got), err)
@@ -64,7 +64,7 @@ func FuzzFilterManifests(f *testing.F) {
 		}
 		sel, perr := labels.Parse(selector)
 		if perr != nil {
-			var ue *usageError
+			var ue *UsageError
 			if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), strconv.Quote(selector)) {
 				t.Fatalf("labels.Parse refuses %q (%v) but filterManifests returned %v", selector, perr, err)
 			}
@@ -73,7 +73,7 @@ func FuzzFilterManifests(f *testing.F) {
 		if err != nil {
 			t.Fatalf("filterManifests(%q): %v", selector, err)
 		}
-		var want []*manifestEntry
+		var want []*ManifestEntry
 		for _, e := range entries {
 			if e.obj == nil || sel.Matches(labels.Set(e.obj.GetLabels())) {
 				want = append(want, e)

@@ -46,8 +46,8 @@ func isTypeNotFoundBody(body []byte) bool {
 		bytes.Contains(body, []byte("the server could not find the requested resource"))
 }
 
-// isTypeNotFound reports the same for an error.
-func isTypeNotFound(err error) bool {
+// IsTypeNotFound reports the same for an error.
+func IsTypeNotFound(err error) bool {
 	var se *apierrors.StatusError
 	if !errors.As(err, &se) || !apierrors.IsNotFound(err) {
 		return false

@@ -20,7 +20,6 @@ import (
 	"github.com/kdyn/kdyn/discovery"
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/internal/printers"
-	"github.com/kdyn/kdyn/rest"
 	"github.com/kdyn/kdyn/restmapper"
 )
 
@@ -30,7 +29,7 @@ type treeOptions struct {
 	parallel      int
 }
 
-func newTreeCommand(f *factory) *cobra.Command {
+func newTreeCommand(f *Factory) *cobra.Command {
 	o := &treeOptions{}
 	cmd := &cobra.Command{
 		Use:   "tree TYPE NAME | TYPE/NAME [--up] [-A]",
@@ -85,23 +84,23 @@ type treeNode struct {
 	needsStatus bool
 }
 
-func runTree(ctx context.Context, f *factory, o *treeOptions, args []string) error {
+func runTree(ctx context.Context, f *Factory, o *treeOptions, args []string) error {
 	if len(args) == 0 {
-		return usagef("You must specify the object: kdyn tree TYPE NAME, or TYPE/NAME")
+		return Usagef("You must specify the object: kdyn tree TYPE NAME, or TYPE/NAME")
 	}
-	matches, err := f.resolve(ctx, args)
+	matches, err := f.Resolve(ctx, args)
 	if err != nil {
 		return err
 	}
 	if len(matches) != 1 || matches[0].Name == "" {
-		return usagef("tree takes exactly one object: TYPE NAME, or TYPE/NAME")
+		return Usagef("tree takes exactly one object: TYPE NAME, or TYPE/NAME")
 	}
 	root := matches[0]
-	ns, _, err := f.namespace()
+	ns, _, err := f.Namespace()
 	if err != nil {
 		return err
 	}
-	client, err := f.dynamicClient()
+	client, err := f.DynamicClient()
 	if err != nil {
 		return err
 	}
@@ -115,13 +114,13 @@ func runTree(ctx context.Context, f *factory, o *treeOptions, args []string) err
 	}
 	top := nodeFromObject(obj, root.GVK.Kind, root.GVR)
 	top.Status = objectStatus(obj.Object)
-	m, err := f.restMapper()
+	m, err := f.RESTMapper()
 	if err != nil {
 		return err
 	}
 	// The user named the root, not the types searched: their deprecation
 	// warnings would be noise.
-	client, err = quietDynamicClient(f)
+	client, err = f.QuietDynamicClient()
 	if err != nil {
 		return err
 	}
@@ -142,41 +141,21 @@ func runTree(ctx context.Context, f *factory, o *treeOptions, args []string) err
 		var derr error
 		notSearched, derr = addDependents(ctx, client, m, top, searchNS, max(1, o.parallel))
 		if derr != nil {
-			notSearched = append(notSearched, errorMessage(derr))
+			notSearched = append(notSearched, ErrorMessage(derr))
 		}
 		fetchStatuses(ctx, client, top, max(1, o.parallel))
 	}
-	if err := renderTree(f.streams.Out, top, time.Now()); err != nil {
+	if err := renderTree(f.Streams.Out, top, time.Now()); err != nil {
 		return err
 	}
 	if len(notSearched) > 0 {
-		w := f.streams.ErrOut
+		w := f.Streams.ErrOut
 		fmt.Fprintf(w, "\nNot searched (%d):\n", len(notSearched))
 		for _, s := range notSearched {
 			fmt.Fprintf(w, "  %s\n", s)
 		}
 	}
 	return nil
-}
-
-// quietDynamicClient is the factory's client, on the same connections,
-// without the server's warnings.
-func quietDynamicClient(f *factory) (*dynamic.DynamicClient, error) {
-	cfg, err := f.restConfig()
-	if err != nil {
-		return nil, err
-	}
-	rc, err := f.restClient()
-	if err != nil {
-		return nil, err
-	}
-	quiet := *cfg
-	quiet.WarningHandler = rest.NoWarnings{}
-	qc, err := rest.NewForConfigAndClient(&quiet, rc.HTTPClient())
-	if err != nil {
-		return nil, err
-	}
-	return dynamic.New(qc), nil
 }
 
 func nodeFromObject(obj metav1.Object, kind string, gvr schema.GroupVersionResource) *treeNode {
@@ -226,7 +205,7 @@ func addDependents(ctx context.Context, client *dynamic.DynamicClient, m *restma
 				l, err := lister.List(ctx, opts)
 				if err != nil {
 					mu.Lock()
-					failed[i] = fmt.Sprintf("%s: %s", r.GVR().GroupResource(), errorMessage(err))
+					failed[i] = fmt.Sprintf("%s: %s", r.GVR().GroupResource(), ErrorMessage(err))
 					mu.Unlock()
 					return
 				}

@@ -40,7 +40,7 @@ func TestRenderTreeGolden(t *testing.T) {
 			if err := renderTree(&buf, top, treeNow); err != nil {
 				t.Fatal(err)
 			}
-			assertGoldenFile(t, filepath.Join("tree", name+".txt"), buf.String())
+			AssertGolden(t, filepath.Join("tree", name+".txt"), buf.String())
 		})
 	}
 }

@@ -27,7 +27,7 @@ func clientVersion() *version.Info {
 	}
 }
 
-func newVersionCommand(f *factory) *cobra.Command {
+func NewVersionCommand(f *Factory) *cobra.Command {
 	var clientOnly bool
 	var output string
 	cmd := &cobra.Command{
@@ -39,17 +39,17 @@ func newVersionCommand(f *factory) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "" && output != "json" && output != "yaml" {
-				return usagef("--output must be json or yaml, not %q", output)
+				return Usagef("--output must be json or yaml, not %q", output)
 			}
 			out := versionOutput{ClientVersion: clientVersion()}
 			var serverErr error
 			if !clientOnly {
 				serverErr = func() error {
-					rc, err := f.restClient()
+					rc, err := f.RESTClient()
 					if err != nil {
 						return err
 					}
-					dc, err := discovery.New(rc, discovery.Options{Logger: f.logger()})
+					dc, err := discovery.New(rc, discovery.Options{Logger: f.Logger()})
 					if err != nil {
 						return err
 					}
@@ -57,7 +57,7 @@ func newVersionCommand(f *factory) *cobra.Command {
 					return err
 				}()
 			}
-			w := f.streams.Out
+			w := f.Streams.Out
 			switch output {
 			case "json":
 				b, _ := json.MarshalIndent(out, "", "  ")

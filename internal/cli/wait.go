@@ -26,11 +26,11 @@ import (
 type waitOptions struct {
 	forConds []string
 	timeout  time.Duration
-	sel      objSelection
+	sel      Selection
 	output   string
 }
 
-func newWaitCommand(f *factory) *cobra.Command {
+func newWaitCommand(f *Factory) *cobra.Command {
 	o := &waitOptions{}
 	cmd := &cobra.Command{
 		Use:   "wait (TYPE NAME... | TYPE/NAME... | TYPE -l SELECTOR | TYPE --all) --for=create|delete|condition=NAME[=VALUE]|jsonpath='{PATH}'[=VALUE] [--for=...] [--timeout=30s]",
@@ -90,10 +90,10 @@ for and exits 1, or 7 with --exit-codes.`,
 	fl := cmd.Flags()
 	fl.StringArrayVar(&o.forConds, "for", nil, "The condition to wait for: create, delete, condition=NAME[=VALUE] or jsonpath='{PATH}'[=VALUE] (repeatable; all must hold).")
 	fl.DurationVar(&o.timeout, "timeout", 30*time.Second, "How long to wait; 0 checks once, negative waits a week.")
-	fl.StringVarP(&o.sel.selector, "selector", "l", "", "Label selector of the objects to wait for (e.g. -l app=web).")
-	fl.StringVar(&o.sel.fieldSelector, "field-selector", "", "Field selector of the objects to wait for.")
-	fl.BoolVar(&o.sel.all, "all", false, "Wait for every object of the given types in the namespace.")
-	fl.BoolVarP(&o.sel.allNamespaces, "all-namespaces", "A", false, "With -l or --all, select objects in every namespace.")
+	fl.StringVarP(&o.sel.Selector, "selector", "l", "", "Label selector of the objects to wait for (e.g. -l app=web).")
+	fl.StringVar(&o.sel.FieldSelector, "field-selector", "", "Field selector of the objects to wait for.")
+	fl.BoolVar(&o.sel.All, "all", false, "Wait for every object of the given types in the namespace.")
+	fl.BoolVarP(&o.sel.AllNamespaces, "all-namespaces", "A", false, "With -l or --all, select objects in every namespace.")
 	fl.StringVarP(&o.output, "output", "o", "", "Output format for each object that meets the conditions: name, json, yaml, jsonl, jsonpath=..., gjson=... (default: \"KIND/NAME condition met\").")
 	return cmd
 }
@@ -124,7 +124,7 @@ type waitCond struct {
 // parseWaitConds parses every --for and checks they can hold together.
 func parseWaitConds(list []string) ([]waitCond, error) {
 	if len(list) == 0 {
-		return nil, usagef("--for is required: --for=create, --for=delete, --for=condition=NAME[=VALUE] or --for=jsonpath='{PATH}'[=VALUE]")
+		return nil, Usagef("--for is required: --for=create, --for=delete, --for=condition=NAME[=VALUE] or --for=jsonpath='{PATH}'[=VALUE]")
 	}
 	var out []waitCond
 	hasDelete := false
@@ -139,7 +139,7 @@ func parseWaitConds(list []string) ([]waitCond, error) {
 		out = append(out, c)
 	}
 	if hasDelete && len(out) > 1 {
-		return nil, usagef("--for=delete cannot be combined with other conditions")
+		return nil, Usagef("--for=delete cannot be combined with other conditions")
 	}
 	return out, nil
 }
@@ -157,33 +157,33 @@ func parseWaitCond(s string) (waitCond, error) {
 			value = "true"
 		}
 		if name == "" {
-			return waitCond{}, usagef("--for=%s: the condition name is empty", s)
+			return waitCond{}, Usagef("--for=%s: the condition name is empty", s)
 		}
 		return waitCond{kind: waitForCondition, text: s, condType: name, condStatus: value}, nil
 	}
 	if rest, ok := strings.CutPrefix(s, "jsonpath="); ok {
 		expr, value, hasValue := splitJSONPathCond(rest)
 		if strings.TrimSpace(expr) == "" {
-			return waitCond{}, usagef("jsonpath expression cannot be empty")
+			return waitCond{}, Usagef("jsonpath expression cannot be empty")
 		}
 		rel, err := printers.RelaxedJSONPath(expr)
 		if err != nil {
-			return waitCond{}, usagef("--for=%s: %v", s, err)
+			return waitCond{}, Usagef("--for=%s: %v", s, err)
 		}
 		j, err := printers.ParseJSONPath("wait", rel)
 		if err != nil {
-			return waitCond{}, usagef("--for=%s: %v", s, err)
+			return waitCond{}, Usagef("--for=%s: %v", s, err)
 		}
 		c := waitCond{kind: waitForJSONPath, text: s, path: j, anyValue: !hasValue}
 		if hasValue {
 			c.value = strings.Trim(value, `'"`)
 			if c.value == "" {
-				return waitCond{}, usagef("jsonpath wait has to have a value after equal sign, like --for=jsonpath='{.status.readyReplicas}'=3")
+				return waitCond{}, Usagef("jsonpath wait has to have a value after equal sign, like --for=jsonpath='{.status.readyReplicas}'=3")
 			}
 		}
 		return c, nil
 	}
-	return waitCond{}, usagef("unrecognized condition: %q", s)
+	return waitCond{}, Usagef("unrecognized condition: %q", s)
 }
 
 // splitJSONPathCond splits "PATH=VALUE" at the first "=" outside braces,
@@ -315,29 +315,29 @@ func allMet(conds []waitCond, obj *unstructured.Unstructured) (bool, error) {
 	return true, nil
 }
 
-// waitTimeoutError is a wait that ran out of time (errors.Is errTimeout,
+// waitTimeoutError is a wait that ran out of time (errors.Is ErrTimeout,
 // so --exit-codes exits 7).
 type waitTimeoutError struct{ msg string }
 
 func (e *waitTimeoutError) Error() string { return e.msg }
-func (e *waitTimeoutError) Unwrap() error { return errTimeout }
+func (e *waitTimeoutError) Unwrap() error { return ErrTimeout }
 
 var errNoMatchingResources = errors.New("no matching resources found")
 
-func runWait(ctx context.Context, f *factory, o *waitOptions, args []string) error {
+func runWait(ctx context.Context, f *Factory, o *waitOptions, args []string) error {
 	conds, err := parseWaitConds(o.forConds)
 	if err != nil {
 		return err
 	}
-	p, err := newResultPrinter(f.streams.Out, o.output, false)
+	p, err := NewResultPrinter(f.Streams.Out, o.output, false)
 	if err != nil {
 		return err
 	}
-	matches, ns, err := resolveSelection(ctx, f, args, o.sel)
+	matches, ns, err := ResolveSelection(ctx, f, args, o.sel)
 	if err != nil {
 		return err
 	}
-	client, err := f.dynamicClient()
+	client, err := f.DynamicClient()
 	if err != nil {
 		return err
 	}
@@ -362,7 +362,7 @@ func runWait(ctx context.Context, f *factory, o *waitOptions, args []string) err
 	defer cancel()
 
 	type groupResult struct {
-		unmet []objTarget
+		unmet []Target
 		err   error
 	}
 	results := make([]groupResult, len(groups))
@@ -379,7 +379,7 @@ func runWait(ctx context.Context, f *factory, o *waitOptions, args []string) err
 		}()
 	}
 	wg.Wait()
-	var unmet []objTarget
+	var unmet []Target
 	for _, r := range results {
 		if r.err != nil {
 			return r.err
@@ -397,9 +397,9 @@ func runWait(ctx context.Context, f *factory, o *waitOptions, args []string) err
 		format = "condition not met for %s"
 	}
 	for _, t := range unmet[:len(unmet)-1] {
-		printError(f.streams.ErrOut, &waitTimeoutError{fmt.Sprintf(format, t.objectName())})
+		PrintError(f.Streams.ErrOut, &waitTimeoutError{fmt.Sprintf(format, t.ObjectName())})
 	}
-	return &waitTimeoutError{fmt.Sprintf(format, unmet[len(unmet)-1].objectName())}
+	return &waitTimeoutError{fmt.Sprintf(format, unmet[len(unmet)-1].ObjectName())}
 }
 
 // waitGroup is one type in one namespace, watched as one stream.
@@ -410,7 +410,7 @@ type waitGroup struct {
 }
 
 // waitGroups puts named objects of the same type together.
-func waitGroups(matches []restmapper.Match, ns string, sel objSelection) []waitGroup {
+func waitGroups(matches []restmapper.Match, ns string, sel Selection) []waitGroup {
 	var out []waitGroup
 	index := map[string]int{}
 	for _, m := range matches {
@@ -419,9 +419,9 @@ func waitGroups(matches []restmapper.Match, ns string, sel objSelection) []waitG
 		if !ok {
 			i = len(out)
 			index[key] = i
-			out = append(out, waitGroup{match: m, ns: nsFor(m, ns)})
+			out = append(out, waitGroup{match: m, ns: NamespaceFor(m, ns)})
 		}
-		if !sel.selecting() && m.Name != "" {
+		if !sel.Selecting() && m.Name != "" {
 			out[i].names = append(out[i].names, m.Name)
 		}
 	}
@@ -429,11 +429,11 @@ func waitGroups(matches []restmapper.Match, ns string, sel objSelection) []waitG
 }
 
 type waiter struct {
-	f         *factory
+	f         *Factory
 	client    dynamic.Interface
 	conds     []waitCond
-	p         *resultPrinter
-	sel       objSelection
+	p         *ResultPrinter
+	sel       Selection
 	once      bool // --timeout=0: check once, no watch
 	forDelete bool
 	forCreate bool
@@ -459,7 +459,7 @@ type groupWait struct {
 	ndone   int
 }
 
-func (w *waiter) runGroup(ctx context.Context, g waitGroup) ([]objTarget, error) {
+func (w *waiter) runGroup(ctx context.Context, g waitGroup) ([]Target, error) {
 	gw := &groupWait{w: w, g: g, want: map[waitKey]bool{}, done: map[waitKey]bool{}, last: map[waitKey]*unstructured.Unstructured{}, uids: map[waitKey]types.UID{}}
 	for _, n := range g.names {
 		k := waitKey{g.ns, n}
@@ -469,7 +469,7 @@ func (w *waiter) runGroup(ctx context.Context, g waitGroup) ([]objTarget, error)
 		}
 	}
 	rc := w.client.Resource(g.match.GVR).Namespace(g.ns)
-	opts := w.sel.listOptions()
+	opts := w.sel.ListOptions()
 	if len(g.names) == 1 {
 		opts.FieldSelector = "metadata.name=" + g.names[0]
 	}
@@ -583,16 +583,16 @@ func (gw *groupWait) finished() bool {
 	return len(gw.targets) > 0 && gw.ndone == len(gw.targets)
 }
 
-func (gw *groupWait) unmet() []objTarget {
-	var out []objTarget
+func (gw *groupWait) unmet() []Target {
+	var out []Target
 	for _, k := range gw.targets {
 		if !gw.done[k] {
-			out = append(out, objTarget{match: gw.g.match, namespace: k.ns, name: k.name})
+			out = append(out, Target{Match: gw.g.match, Namespace: k.ns, Name: k.name})
 		}
 	}
 	if len(gw.targets) == 0 && gw.dynamic {
 		// Waiting for any object to appear: report the type.
-		out = append(out, objTarget{match: gw.g.match, name: "(" + gw.w.sel.describe() + ")"})
+		out = append(out, Target{Match: gw.g.match, Name: "(" + gw.w.sel.Describe() + ")"})
 	}
 	return out
 }
@@ -630,7 +630,7 @@ func (gw *groupWait) check() error {
 			shown.SetName(k.name)
 		}
 		w.mu.Lock()
-		err = w.p.print(gw.g.match.GVK.GroupKind(), k.name, "condition met", shown)
+		err = w.p.Print(gw.g.match.GVK.GroupKind(), k.name, "condition met", shown)
 		w.mu.Unlock()
 		if err != nil {
 			return err
@@ -713,19 +713,4 @@ func (gw *groupWait) watchOnce(ctx context.Context, rc dynamic.ResourceInterface
 			return last, false, nil
 		}
 	}
-}
-
-// describe names the selection in messages.
-func (s objSelection) describe() string {
-	var parts []string
-	if s.selector != "" {
-		parts = append(parts, "-l "+s.selector)
-	}
-	if s.fieldSelector != "" {
-		parts = append(parts, "--field-selector "+s.fieldSelector)
-	}
-	if s.all {
-		parts = append(parts, "--all")
-	}
-	return strings.Join(parts, " ")
 }

@@ -191,13 +191,13 @@ func TestWaitCondMet(t *testing.T) {
 
 func TestWaitTimeoutError(t *testing.T) {
 	err := &waitTimeoutError{"timed out waiting for the condition on configmaps/x"}
-	if got := exitCode(err, true); got != exitTimeout {
-		t.Errorf("exit code with --exit-codes = %d, want %d", got, exitTimeout)
+	if got := ExitCode(err, true); got != ExitTimeout {
+		t.Errorf("exit code with --exit-codes = %d, want %d", got, ExitTimeout)
 	}
-	if got := exitCode(err, false); got != exitGeneric {
-		t.Errorf("exit code = %d, want %d", got, exitGeneric)
+	if got := ExitCode(err, false); got != ExitGeneric {
+		t.Errorf("exit code = %d, want %d", got, ExitGeneric)
 	}
-	if got := errorMessage(err); got != "error: timed out waiting for the condition on configmaps/x" {
+	if got := ErrorMessage(err); got != "error: timed out waiting for the condition on configmaps/x" {
 		t.Errorf("message = %q", got)
 	}
 }
@@ -337,7 +337,11 @@ func TestWaitGroupRecovery(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			w := &waiter{client: fakeWaitClient{tc.res}, conds: conds, p: &resultPrinter{w: &out, dflt: true}, forDelete: tc.forConds[0] == "delete"}
+			p, err := NewResultPrinter(&out, "", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := &waiter{client: fakeWaitClient{tc.res}, conds: conds, p: p, forDelete: tc.forConds[0] == "delete"}
 			m := restmapper.Match{
 				GVR:        schema.GroupVersionResource{Group: "test.kdyn.io", Version: "v1", Resource: "gizmos"},
 				GVK:        schema.GroupVersionKind{Group: "test.kdyn.io", Version: "v1", Kind: "Gizmo"},

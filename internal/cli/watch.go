@@ -30,9 +30,9 @@ import (
 // version is printed once, and objects deleted meanwhile are printed as
 // DELETED.
 type watchSession struct {
-	f   *factory
+	f   *Factory
 	o   *getOptions
-	out outputSpec
+	out OutputSpec
 	ns  string
 
 	mu      sync.Mutex
@@ -41,13 +41,13 @@ type watchSession struct {
 	headers map[string]bool
 }
 
-func runWatch(ctx context.Context, f *factory, o *getOptions, out outputSpec, targets []getTarget, ns string) error {
+func runWatch(ctx context.Context, f *Factory, o *getOptions, out OutputSpec, targets []getTarget, ns string) error {
 	s := &watchSession{f: f, o: o, out: out, ns: ns, headers: map[string]bool{}}
-	if !out.isTable() {
-		if out.kind == outJSONPath || (out.kind == outGJSON && strings.HasPrefix(out.arg, "items")) {
-			return usagef("-o %s needs the whole list and cannot be used with --watch", o.output)
+	if !out.IsTable() {
+		if out.Kind == OutJSONPath || (out.Kind == OutGJSON && strings.HasPrefix(out.Arg, "items")) {
+			return Usagef("-o %s needs the whole list and cannot be used with --watch", o.output)
 		}
-		p, err := out.objectPrinter(f.streams.Out, o.noHeaders)
+		p, err := out.ObjectPrinter(f.Streams.Out, o.noHeaders)
 		if err != nil {
 			return err
 		}
@@ -59,11 +59,11 @@ func runWatch(ctx context.Context, f *factory, o *getOptions, out outputSpec, ta
 		}
 		if jp, ok := p.(*printers.JSONPrinter); ok {
 			_ = jp
-			p = &eachJSON{w: f.streams.Out}
+			p = &eachJSON{w: f.Streams.Out}
 		}
 		s.p = p
 	} else {
-		s.tw = printers.NewTabWriter(f.streams.Out)
+		s.tw = printers.NewTabWriter(f.Streams.Out)
 	}
 	errs := make(chan error, len(targets))
 	var wg sync.WaitGroup
@@ -187,7 +187,7 @@ func (s *watchSession) sleep(ctx context.Context, backoff *time.Duration) bool {
 func (s *watchSession) warn(t getTarget, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fmt.Fprintf(s.f.streams.ErrOut, "watch of %s interrupted, resuming: %s\n", t.match.GVR.GroupResource(), strings.TrimPrefix(errorMessage(err), "error: "))
+	fmt.Fprintf(s.f.Streams.ErrOut, "watch of %s interrupted, resuming: %s\n", t.match.GVR.GroupResource(), strings.TrimPrefix(ErrorMessage(err), "error: "))
 }
 
 func (tw *targetWatch) listOptions() metav1.ListOptions {
@@ -219,7 +219,7 @@ func (tw *targetWatch) wanted(name string) bool {
 // With print false (--watch-only) it only records the state. It returns
 // the list's resourceVersion to watch from.
 func (tw *targetWatch) relist(ctx context.Context, print bool) (string, error) {
-	rc, err := tw.s.f.restClient()
+	rc, err := tw.s.f.RESTClient()
 	if err != nil {
 		return "", err
 	}
@@ -232,8 +232,8 @@ func (tw *targetWatch) relist(ctx context.Context, print bool) (string, error) {
 		var items []tracked
 		var keys []string
 		var cont string
-		if tw.s.out.isTable() {
-			client, err := tw.s.f.dynamicClient()
+		if tw.s.out.IsTable() {
+			client, err := tw.s.f.DynamicClient()
 			if err != nil {
 				return "", err
 			}
@@ -258,7 +258,7 @@ func (tw *targetWatch) relist(ctx context.Context, print bool) (string, error) {
 				items = append(items, tracked{rv: md.GetResourceVersion(), row: row})
 			}
 		} else {
-			page, err := listRaw(ctx, rc, tw.t.match.GVR, tw.ns, opts)
+			page, err := ListRaw(ctx, rc, tw.t.match.GVR, tw.ns, opts)
 			if err != nil {
 				return "", err
 			}
@@ -323,7 +323,7 @@ func (tw *targetWatch) relist(ctx context.Context, print bool) (string, error) {
 // watchOnce watches from rv until the stream ends. It returns the last
 // resourceVersion seen, and gone=true when the server said rv is too old.
 func (tw *targetWatch) watchOnce(ctx context.Context, rv string) (last string, gone bool, err error) {
-	rc, err := tw.s.f.restClient()
+	rc, err := tw.s.f.RESTClient()
 	if err != nil {
 		return "", false, err
 	}
@@ -332,8 +332,8 @@ func (tw *targetWatch) watchOnce(ctx context.Context, rv string) (last string, g
 	opts.AllowWatchBookmarks = true
 	opts.Watch = true
 	opts.TimeoutSeconds = ptr.To(int64(300 + rand.IntN(300)))
-	req := resourceRequest(rc.Get(), tw.t.match.GVR, tw.ns).VersionedParams(&opts)
-	if tw.s.out.isTable() {
+	req := ResourceRequest(rc.Get(), tw.t.match.GVR, tw.ns).VersionedParams(&opts)
+	if tw.s.out.IsTable() {
 		req = req.Accept(dynamic.AcceptTable)
 	}
 	w, err := req.Watch(ctx, decodeWatchUnstructured)
@@ -409,7 +409,7 @@ func (tw *targetWatch) watchOnce(ctx context.Context, rv string) (last string, g
 // eventItems turns an event object into printable items: the object, or
 // the rows of a Table for table output.
 func (tw *targetWatch) eventItems(u *unstructured.Unstructured) ([]tracked, error) {
-	if !tw.s.out.isTable() {
+	if !tw.s.out.IsTable() {
 		return []tracked{{rv: u.GetResourceVersion(), obj: u}}, nil
 	}
 	b, err := json.Marshal(u.Object)
@@ -463,10 +463,10 @@ func (tw *targetWatch) emit(events ...watchEvent) error {
 			return err
 		}
 	}
-	if s.out.isTable() {
+	if s.out.IsTable() {
 		return s.tw.Flush()
 	}
-	if fl, ok := s.p.(flusher); ok {
+	if fl, ok := s.p.(Flusher); ok {
 		return fl.Flush()
 	}
 	return nil
@@ -475,9 +475,9 @@ func (tw *targetWatch) emit(events ...watchEvent) error {
 // print writes one event, unflushed; the caller holds s.mu.
 func (tw *targetWatch) print(ev watch.EventType, it *tracked) error {
 	s := tw.s
-	if s.out.isTable() {
+	if s.out.IsTable() {
 		popts := printers.TableOptions{
-			NoHeaders: s.o.noHeaders, Wide: s.out.kind == outWide, ShowLabels: s.o.showLabels, LabelColumns: s.o.labelColumns,
+			NoHeaders: s.o.noHeaders, Wide: s.out.Kind == OutWide, ShowLabels: s.o.showLabels, LabelColumns: s.o.labelColumns,
 			WithNamespace: s.o.allNamespaces && tw.t.match.Namespaced,
 		}
 		if tw.t.multi || s.o.showKind {
@@ -500,7 +500,7 @@ func (tw *targetWatch) print(ev watch.EventType, it *tracked) error {
 		obj = kunstructured.StripManagedFields(obj)
 	}
 	item := printers.ItemFromObject(obj)
-	if s.o.outputWatchEvents && s.out.kind != outName {
+	if s.o.outputWatchEvents && s.out.Kind != OutName {
 		// The printers see the event, as kubectl's do; -o name prints the
 		// object's name alone, as kubectl's does.
 		raw, err := item.Raw()

@@ -13,7 +13,7 @@ import (
 // one table, its columns aligned, as kubectl does; only the later events
 // are printed (and flushed) one row at a time.
 func TestWatchTableListAligned(t *testing.T) {
-	srv := apiServer(t, listThenQuietWatch(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"5"},`+
+	srv := APIServer(t, listThenQuietWatch(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"5"},`+
 		`"columnDefinitions":[{"name":"Name","type":"string"},{"name":"Data","type":"integer"}],"rows":[`+
 		`{"cells":["a-long-name",1],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"a-long-name","namespace":"default","resourceVersion":"3"}}},`+
 		`{"cells":["b",22],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"b","namespace":"default","resourceVersion":"4"}}}]}`))
@@ -32,7 +32,7 @@ func TestWatchTableListAligned(t *testing.T) {
 // custom-columns see the event ({.type}, {.object...}); both failed to
 // decode the event as an object without a kind.
 func TestWatchEventsObjectOutputs(t *testing.T) {
-	srv := apiServer(t, listThenQuietWatch(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"a","namespace":"default","resourceVersion":"3"}}]}`))
+	srv := APIServer(t, listThenQuietWatch(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"a","namespace":"default","resourceVersion":"3"}}]}`))
 	for _, tc := range []struct {
 		output string
 		want   string
@@ -77,8 +77,8 @@ type getWatchRun struct {
 // and waits for it.
 func runGetWatch(t *testing.T, srv *httptest.Server, o *getOptions, args []string, printed func(stdout string) bool) getWatchRun {
 	t.Helper()
-	var out, errb lockedBuffer
-	f := newFactory(&globalFlags{kubeconfig: writeKubeconfig(t, srv.URL), cacheDir: t.TempDir()}, IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb})
+	var out, errb LockedBuffer
+	f := NewFactory(&GlobalFlags{Kubeconfig: WriteKubeconfig(t, srv.URL), CacheDir: t.TempDir()}, IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	done := make(chan error, 1)
