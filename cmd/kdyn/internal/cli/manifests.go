@@ -22,6 +22,7 @@ import (
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/printers"
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/internal/ctxsleep"
 	"github.com/kdyn/kdyn/restmapper"
 	kunstructured "github.com/kdyn/kdyn/unstructured"
 )
@@ -465,7 +466,7 @@ func (r *ManifestRun) mapping(ctx context.Context, gvk schema.GroupVersionKind, 
 	if justCreated && err != nil && meta.IsNoMatchError(err) {
 		deadline := time.Now().Add(min(10*time.Second, max(r.CRDTimeout, time.Second)))
 		for time.Now().Before(deadline) && meta.IsNoMatchError(err) {
-			if serr := PauseCtx(ctx, 250*time.Millisecond); serr != nil {
+			if serr := ctxsleep.Sleep(ctx, 250*time.Millisecond); serr != nil {
 				return nil, serr
 			}
 			if rerr := r.mapper.Refresh(ctx); rerr != nil {
@@ -478,17 +479,6 @@ func (r *ManifestRun) mapping(ctx context.Context, gvk schema.GroupVersionKind, 
 		return nil, fmt.Errorf("%w; ensure CRDs are installed first", err)
 	}
 	return m, err
-}
-
-func PauseCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // waitEstablished waits, once per CRD and at most CRDTimeout, for the CRD
@@ -521,7 +511,7 @@ func waitCRDEstablished(ctx context.Context, ri dynamic.ResourceInterface, name 
 		case !apierrors.IsNotFound(err):
 			return err
 		}
-		if serr := PauseCtx(wctx, 200*time.Millisecond); serr != nil {
+		if serr := ctxsleep.Sleep(wctx, 200*time.Millisecond); serr != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/internal/ctxsleep"
 	"github.com/kdyn/kdyn/rest"
 )
 
@@ -467,7 +468,7 @@ func WaitDeleted(ctx context.Context, deadline time.Time, ri dynamic.ResourceInt
 				return err
 			}
 			// Poll instead, briefly.
-			if serr := cli.PauseCtx(wctx, time.Second); serr != nil {
+			if serr := ctxsleep.Sleep(wctx, time.Second); serr != nil {
 				return timedOut()
 			}
 			continue
