@@ -25,7 +25,7 @@ type applyOptions struct {
 	serverSide     bool
 	fieldManager   string
 	forceConflicts bool
-	dryRun         string
+	dryRun         *cli.DryRunFlag
 	output         string
 	failFast       bool
 	timeout        time.Duration
@@ -79,7 +79,7 @@ reported, naming its file and document, and the others are still applied
 	fl.BoolVar(&o.serverSide, "server-side", true, "Use server-side apply; false uses client-side apply with the last-applied-configuration annotation.")
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The name of the manager that owns the applied fields.")
 	fl.BoolVar(&o.forceConflicts, "force-conflicts", false, "With server-side apply, take over fields that other managers own.")
-	cli.AddDryRunFlag(cmd, &o.dryRun)
+	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	fl.StringVarP(&o.output, "output", "o", "", "Print the applied objects instead of a summary: name, json, yaml (or any object output of get).")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "Stop at the first document that fails, instead of applying the others.")
 	fl.DurationVar(&o.timeout, "timeout", 60*time.Second, "How long to wait for a CustomResourceDefinition applied in this run to be Established before applying objects of its kind.")
@@ -88,7 +88,7 @@ reported, naming its file and document, and the others are still applied
 }
 
 func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.Command) error {
-	dry, err := cli.ParseDryRun(o.dryRun)
+	dry, err := o.dryRun.Mode()
 	if err != nil {
 		return err
 	}

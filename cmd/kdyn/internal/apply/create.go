@@ -14,7 +14,7 @@ import (
 type createOptions struct {
 	manifests    cli.ManifestFlags
 	fieldManager string
-	dryRun       string
+	dryRun       *cli.DryRunFlag
 	output       string
 	saveConfig   bool
 	failFast     bool
@@ -47,7 +47,7 @@ created (unless --fail-fast).`,
 	o.manifests.AddFlags(cmd, "with the objects to create")
 	fl := cmd.Flags()
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The name of the manager recorded for the created fields.")
-	cli.AddDryRunFlag(cmd, &o.dryRun)
+	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	fl.StringVarP(&o.output, "output", "o", "", "Print the created objects instead of a summary: name, json, yaml (or any object output of get).")
 	fl.BoolVar(&o.saveConfig, "save-config", false, "Record the configuration in the last-applied-configuration annotation, for a later client-side apply.")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "Stop at the first document that fails.")
@@ -56,7 +56,7 @@ created (unless --fail-fast).`,
 }
 
 func runCreate(ctx context.Context, f *cli.Factory, o *createOptions) error {
-	dry, err := cli.ParseDryRun(o.dryRun)
+	dry, err := o.dryRun.Mode()
 	if err != nil {
 		return err
 	}

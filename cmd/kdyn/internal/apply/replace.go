@@ -23,7 +23,7 @@ type replaceOptions struct {
 	gracePeriod  int
 	timeout      time.Duration
 	fieldManager string
-	dryRun       string
+	dryRun       *cli.DryRunFlag
 	output       string
 	saveConfig   bool
 	failFast     bool
@@ -60,7 +60,7 @@ creates it again from the manifest.`,
 	fl.IntVar(&o.gracePeriod, "grace-period", -1, "With --force: seconds the objects are given to terminate (-1: their own default).")
 	fl.DurationVar(&o.timeout, "timeout", 60*time.Second, "With --force: how long to wait for each object to be gone before creating it again.")
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The name of the manager recorded for the written fields.")
-	cli.AddDryRunFlag(cmd, &o.dryRun)
+	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	fl.StringVarP(&o.output, "output", "o", "", "Print the stored objects instead of a summary: name, json, yaml (or any object output of get).")
 	fl.BoolVar(&o.saveConfig, "save-config", false, "Record the configuration in the last-applied-configuration annotation, for a later client-side apply.")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "Stop at the first document that fails.")
@@ -68,7 +68,7 @@ creates it again from the manifest.`,
 }
 
 func runReplace(ctx context.Context, f *cli.Factory, o *replaceOptions) error {
-	dry, err := cli.ParseDryRun(o.dryRun)
+	dry, err := o.dryRun.Mode()
 	if err != nil {
 		return err
 	}

@@ -222,51 +222,6 @@ func DeleteOrder(entries []*ManifestEntry) []*ManifestEntry {
 	return out
 }
 
-// DryRunMode is --dry-run.
-type DryRunMode int
-
-const (
-	DryRunNone DryRunMode = iota
-	DryRunClient
-	DryRunServer
-)
-
-func AddDryRunFlag(cmd *cobra.Command, p *string) {
-	cmd.Flags().StringVar(p, "dry-run", "none", `"none", "server" (the server checks and answers but stores nothing) or "client" (print what would be sent, send nothing that changes the cluster).`)
-	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
-}
-
-func ParseDryRun(s string) (DryRunMode, error) {
-	switch s {
-	case "", "none", "false":
-		return DryRunNone, nil
-	case "client", "true":
-		return DryRunClient, nil
-	case "server":
-		return DryRunServer, nil
-	}
-	return DryRunNone, Usagef(`invalid --dry-run value %q: must be "none", "server" or "client"`, s)
-}
-
-// Suffix is what kubectl appends to the operation it prints.
-func (d DryRunMode) Suffix() string {
-	switch d {
-	case DryRunClient:
-		return " (dry run)"
-	case DryRunServer:
-		return " (server dry run)"
-	}
-	return ""
-}
-
-// RequestOption is the dryRun option for requests.
-func (d DryRunMode) RequestOption() []string {
-	if d == DryRunServer {
-		return []string{metav1.DryRunAll}
-	}
-	return nil
-}
-
 // StripServerFields returns a copy of obj without the metadata that the
 // server owns and that a write must not (apply, create) or need not send.
 func StripServerFields(obj *unstructured.Unstructured) *unstructured.Unstructured {

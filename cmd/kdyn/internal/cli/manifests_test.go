@@ -215,24 +215,6 @@ func TestCRDCondition(t *testing.T) {
 	}
 }
 
-func TestParseDryRun(t *testing.T) {
-	for in, want := range map[string]DryRunMode{"": DryRunNone, "none": DryRunNone, "client": DryRunClient, "server": DryRunServer, "true": DryRunClient, "false": DryRunNone} {
-		got, err := ParseDryRun(in)
-		if err != nil || got != want {
-			t.Errorf("parseDryRun(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	if _, err := ParseDryRun("all"); err == nil {
-		t.Error(`parseDryRun("all") succeeded`)
-	}
-	if DryRunServer.Suffix() != " (server dry run)" || DryRunClient.Suffix() != " (dry run)" || DryRunNone.Suffix() != "" {
-		t.Error("dry-run suffixes")
-	}
-	if len(DryRunServer.RequestOption()) != 1 || DryRunClient.RequestOption() != nil {
-		t.Error("dry-run request options")
-	}
-}
-
 func TestStripServerFields(t *testing.T) {
 	in := clitest.Obj("v1", "ConfigMap", "x")
 	in.SetResourceVersion("12")

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -132,35 +131,6 @@ func NamespaceFor(m restmapper.Match, ns string) string {
 		return ""
 	}
 	return ns
-}
-
-// AddObjDryRunFlag adds kubectl's --dry-run flag. kdyn has no client-side
-// dry run: the server's is the faithful one. A bare --dry-run means
-// "client", as in kubectl, and is refused as such.
-func AddObjDryRunFlag(cmd *cobra.Command, v *string) {
-	cmd.Flags().StringVar(v, "dry-run", "none", `Must be "none" or "server". With "server", the request is sent with dryRun=All: the server validates and admits it, answers with the result, and persists nothing.`)
-	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
-}
-
-// ObjDryRun parses --dry-run.
-func ObjDryRun(v string) (bool, error) {
-	switch v {
-	case "", "none":
-		return false, nil
-	case "server":
-		return true, nil
-	case "client":
-		return false, Usagef("--dry-run=client is not supported by kdyn: use --dry-run=server, which the server validates and admits without persisting")
-	}
-	return false, Usagef("Invalid dry-run value (%s). Must be \"none\" or \"server\".", v)
-}
-
-// DryRunOpt is the dryRun request option.
-func DryRunOpt(dry bool) []string {
-	if dry {
-		return []string{metav1.DryRunAll}
-	}
-	return nil
 }
 
 // ResultPrinter prints the outcome of a change the way kubectl does:

@@ -45,7 +45,7 @@ type deleteOptions struct {
 	wait           bool
 	timeout        time.Duration
 	ignoreNotFound bool
-	dryRun         string
+	dryRun         *cli.DryRunFlag
 	output         string
 }
 
@@ -99,7 +99,7 @@ with its finalizers, when the wait times out.`,
 	fl.BoolVar(&o.wait, "wait", true, "Wait until the objects are gone before returning.")
 	fl.DurationVar(&o.timeout, "timeout", 0, "How long --wait waits (0 means one hour).")
 	fl.BoolVar(&o.ignoreNotFound, "ignore-not-found", false, "Treat an object that does not exist as deleted (the default with --all, -l and --field-selector).")
-	cli.AddDryRunFlag(cmd, &o.dryRun)
+	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	fl.StringVarP(&o.output, "output", "o", "", "name: print only TYPE/NAME of each deleted object.")
 	return cmd
 }
@@ -179,7 +179,7 @@ func graceFor(grace int, now, force bool) (int, error) {
 }
 
 func runDelete(ctx context.Context, f *cli.Factory, o *deleteOptions, cmd *cobra.Command, args []string) error {
-	dry, err := cli.ParseDryRun(o.dryRun)
+	dry, err := o.dryRun.Mode()
 	if err != nil {
 		return err
 	}

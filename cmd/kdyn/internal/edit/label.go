@@ -47,7 +47,7 @@ type metaOptions struct {
 	sel             cli.Selection
 	output          string
 	fieldManager    string
-	dryRun          string
+	dryRun          *cli.DryRunFlag
 }
 
 func NewLabelCommand(f *cli.Factory) *cobra.Command {
@@ -133,7 +133,7 @@ func newMetaCommand(f *cli.Factory, mf metaField) *cobra.Command {
 	fl.BoolVarP(&o.sel.AllNamespaces, "all-namespaces", "A", false, "With -l or --all, select objects in every namespace.")
 	fl.StringVarP(&o.output, "output", "o", "", fmt.Sprintf("Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME %s\").", mf.done))
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn-"+mf.command, "Name of the manager recorded in managedFields for this change.")
-	cli.AddObjDryRunFlag(cmd, &o.dryRun)
+	o.dryRun = cli.AddDryRunFlag(cmd, false)
 	return cmd
 }
 
@@ -319,11 +319,11 @@ func runMeta(ctx context.Context, f *cli.Factory, o *metaOptions, args []string)
 	if o.list && o.output != "" {
 		return cli.Usagef("--list and --output may not be specified together")
 	}
-	dry, err := cli.ObjDryRun(o.dryRun)
+	dry, err := o.dryRun.Mode()
 	if err != nil {
 		return err
 	}
-	p, err := cli.NewResultPrinter(f.Streams.Out, o.output, dry)
+	p, err := cli.NewResultPrinter(f.Streams.Out, o.output, dry == cli.DryRunServer)
 	if err != nil {
 		return err
 	}
@@ -365,7 +365,7 @@ type metaClient interface {
 	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, options metav1.PatchOptions, subresources ...string) (*unstructured.Unstructured, error)
 }
 
-func metaOne(ctx context.Context, f *cli.Factory, o *metaOptions, p *cli.ResultPrinter, rc metaClient, t cli.Target, set map[string]string, remove []string, dry, many bool) error {
+func metaOne(ctx context.Context, f *cli.Factory, o *metaOptions, p *cli.ResultPrinter, rc metaClient, t cli.Target, set map[string]string, remove []string, dry cli.DryRunMode, many bool) error {
 	mf := o.mf
 	obj := t.Obj
 	if obj == nil {
@@ -398,7 +398,7 @@ func metaOne(ctx context.Context, f *cli.Factory, o *metaOptions, p *cli.ResultP
 		if err != nil {
 			return err
 		}
-		result, err = rc.Patch(ctx, t.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: o.fieldManager, DryRun: cli.DryRunOpt(dry)})
+		result, err = rc.Patch(ctx, t.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: o.fieldManager, DryRun: dry.RequestOption()})
 		if err != nil {
 			return err
 		}

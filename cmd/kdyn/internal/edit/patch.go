@@ -30,7 +30,7 @@ type patchOptions struct {
 	subresource  string
 	output       string
 	fieldManager string
-	dryRun       string
+	dryRun       *cli.DryRunFlag
 }
 
 // patchTypes are the --type values.
@@ -97,7 +97,7 @@ change the object (its resourceVersion stayed the same).`,
 	fl.StringVar(&o.subresource, "subresource", "", "Patch this subresource of the object: status or scale.")
 	fl.StringVarP(&o.output, "output", "o", "", "Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME patched\").")
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn-patch", "Name of the manager recorded in managedFields for this change.")
-	cli.AddObjDryRunFlag(cmd, &o.dryRun)
+	o.dryRun = cli.AddDryRunFlag(cmd, false)
 	return cmd
 }
 
@@ -196,11 +196,11 @@ func runPatch(ctx context.Context, f *cli.Factory, o *patchOptions, args []strin
 	if err := validatePatchFlags(o); err != nil {
 		return err
 	}
-	dry, err := cli.ObjDryRun(o.dryRun)
+	dry, err := o.dryRun.Mode()
 	if err != nil {
 		return err
 	}
-	p, err := cli.NewResultPrinter(f.Streams.Out, o.output, dry)
+	p, err := cli.NewResultPrinter(f.Streams.Out, o.output, dry == cli.DryRunServer)
 	if err != nil {
 		return err
 	}
@@ -228,7 +228,7 @@ func runPatch(ctx context.Context, f *cli.Factory, o *patchOptions, args []strin
 type patcher struct {
 	f    *cli.Factory
 	o    *patchOptions
-	dry  bool
+	dry  cli.DryRunMode
 	data []byte
 	p    *cli.ResultPrinter
 	// chosen caches the default patch type per resource.
@@ -256,7 +256,7 @@ func (pc *patcher) patchOne(ctx context.Context, t cli.Target) error {
 			return err
 		}
 	}
-	opts := metav1.PatchOptions{FieldManager: pc.o.fieldManager, DryRun: cli.DryRunOpt(pc.dry)}
+	opts := metav1.PatchOptions{FieldManager: pc.o.fieldManager, DryRun: pc.dry.RequestOption()}
 	after, err := rc.Patch(ctx, t.Name, pt, data, opts, sub...)
 	if err != nil && auto && pt == types.StrategicMergePatchType && apierrors.IsUnsupportedMediaType(err) {
 		// The CRD could not be looked up and the guess was wrong: the
@@ -272,7 +272,7 @@ func (pc *patcher) patchOne(ctx context.Context, t cli.Target) error {
 		return err
 	}
 	op := "patched"
-	if !patchChanged(before, after, pc.dry) {
+	if !patchChanged(before, after, pc.dry == cli.DryRunServer) {
 		op = "patched (no change)"
 	}
 	return pc.p.Print(t.Match.GVK.GroupKind(), t.Name, op, after)

@@ -164,16 +164,3 @@ func TestPatchChanged(t *testing.T) {
 		})
 	}
 }
-
-func TestObjDryRun(t *testing.T) {
-	for in, want := range map[string]bool{"": false, "none": false, "server": true} {
-		if got, err := cli.ObjDryRun(in); err != nil || got != want {
-			t.Errorf("objDryRun(%q) = %v, %v", in, got, err)
-		}
-	}
-	for _, in := range []string{"client", "unchanged", "all"} {
-		if _, err := cli.ObjDryRun(in); err == nil {
-			t.Errorf("objDryRun(%q) accepted", in)
-		}
-	}
-}
