@@ -11,7 +11,9 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -202,3 +204,26 @@ func Obj(apiVersion, kind, name string) *unstructured.Unstructured {
 	u.SetName(name)
 	return u
 }
+
+// Concurrency counts the requests a test server answers at once, for
+// tests of a bound on requests in flight.
+type Concurrency struct {
+	inflight, peak, total atomic.Int32
+}
+
+// Hold counts one request as in flight for d, the time a slow server
+// takes to answer it.
+func (c *Concurrency) Hold(d time.Duration) {
+	c.total.Add(1)
+	n := c.inflight.Add(1)
+	for p := c.peak.Load(); n > p && !c.peak.CompareAndSwap(p, n); p = c.peak.Load() {
+	}
+	time.Sleep(d)
+	c.inflight.Add(-1)
+}
+
+// Peak is the most requests that were in flight at once.
+func (c *Concurrency) Peak() int { return int(c.peak.Load()) }
+
+// Total is the number of requests held.
+func (c *Concurrency) Total() int { return int(c.total.Load()) }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/clitest"
@@ -83,5 +84,24 @@ func TestAllResourcesReportsDiscoveryFailureAlone(t *testing.T) {
 	r := clitest.Run(root.Main, "--kubeconfig", clitest.WriteKubeconfig(t, srv.URL), "--cache-dir", t.TempDir(), "get", "all-resources")
 	if strings.Contains(r.Stderr, "(0 types)") || !strings.Contains(r.Stderr, "discovery failed for some groups") || !strings.Contains(r.Stderr, "metrics.k8s.io") {
 		t.Fatalf("stderr %q: want the failed group reported without a count of 0 types", r.Stderr)
+	}
+}
+
+// TestAllResourcesParallelBound: get all-resources probes the listable
+// types at most --parallel at a time.
+func TestAllResourcesParallelBound(t *testing.T) {
+	var probes clitest.Concurrency
+	srv := clitest.APIServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("limit") == "1" {
+			probes.Hold(5 * time.Millisecond)
+		}
+		clitest.EmptyLists(w, r)
+	})
+	r := clitest.Run(root.Main, "--kubeconfig", clitest.WriteKubeconfig(t, srv.URL), "--cache-dir", t.TempDir(), "get", "all-resources", "-A", "--parallel=3")
+	if r.Code != 0 || probes.Total() < 10 {
+		t.Fatalf("get all-resources: exit %d after %d probes; stderr %q", r.Code, probes.Total(), r.Stderr)
+	}
+	if p := probes.Peak(); p > 3 || p < 2 {
+		t.Errorf("peak probes in flight = %d, want between 2 and the bound 3", p)
 	}
 }

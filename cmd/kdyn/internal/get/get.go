@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -563,14 +563,12 @@ func runGetAllTypes(ctx context.Context, f *cli.Factory, o *getOptions, out cli.
 	if err != nil {
 		return err
 	}
-	sem := make(chan struct{}, max(1, o.parallel))
-	var wg sync.WaitGroup
+	// A type that cannot be listed is reported, not fatal: each probe keeps
+	// its own error and returns none to the group.
+	var eg errgroup.Group
+	eg.SetLimit(max(1, o.parallel))
 	for i, t := range targets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
+		eg.Go(func() error {
 			tns := ns
 			if !t.match.Namespaced {
 				tns = ""
@@ -578,12 +576,13 @@ func runGetAllTypes(ctx context.Context, f *cli.Factory, o *getOptions, out cli.
 			page, err := cli.ListRaw(ctx, rc, t.match.GVR, tns, metav1.ListOptions{Limit: 1, LabelSelector: o.selector, FieldSelector: o.fieldSelector})
 			if err != nil {
 				probes[i].err = err
-				return
+				return nil
 			}
 			probes[i].empty = gjson.GetBytes(page, "items.#").Int() == 0
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = eg.Wait()
 	var keep, listable []getTarget
 	var denied []string
 	for i, t := range targets {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -183,20 +184,17 @@ func addDependents(ctx context.Context, client *dynamic.DynamicClient, m *restma
 		mu      sync.Mutex
 		byOwner = map[types.UID][]*ownedObject{}
 		failed  = map[int]string{}
-		wg      sync.WaitGroup
-		sem     = make(chan struct{}, parallel)
+		eg      errgroup.Group
 	)
+	// A type that cannot be listed is named in failed, not fatal: no
+	// function returns an error to the group.
+	eg.SetLimit(parallel)
 	mc := client.Metadata()
 	for i, r := range resources {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				return
+		eg.Go(func() error {
+			if ctx.Err() != nil {
+				return nil // cancelled while waiting for a slot
 			}
-			defer func() { <-sem }()
 			var lister dynamic.MetadataResourceInterface = mc.Resource(r.GVR())
 			if r.Namespaced && ns != "" {
 				lister = mc.Resource(r.GVR()).Namespace(ns)
@@ -208,7 +206,7 @@ func addDependents(ctx context.Context, client *dynamic.DynamicClient, m *restma
 					mu.Lock()
 					failed[i] = fmt.Sprintf("%s: %s", r.GVR().GroupResource(), cli.ErrorMessage(err))
 					mu.Unlock()
-					return
+					return nil
 				}
 				mu.Lock()
 				for j := range l.Items {
@@ -219,13 +217,13 @@ func addDependents(ctx context.Context, client *dynamic.DynamicClient, m *restma
 				}
 				mu.Unlock()
 				if l.Continue == "" {
-					return
+					return nil
 				}
 				opts.Continue = l.Continue
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	_ = eg.Wait()
 	hangDependents(top, byOwner, map[types.UID]bool{top.uid: true})
 	var notSearched []string
 	for i := range resources {
@@ -291,26 +289,24 @@ func fetchStatuses(ctx context.Context, client *dynamic.DynamicClient, top *tree
 		}
 	}
 	walk(top)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, parallel)
+	// A failed GET leaves that status empty and stops none of the others.
+	var eg errgroup.Group
+	eg.SetLimit(parallel)
 	for _, nodes := range byUID {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
+		eg.Go(func() error {
 			n := nodes[0]
 			obj, err := client.Resource(n.gvr).Namespace(n.Namespace).Get(ctx, n.Name, metav1.GetOptions{})
 			if err != nil {
-				return
+				return nil
 			}
 			st := objectStatus(obj.Object)
 			for _, n := range nodes {
 				n.Status = st
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = eg.Wait()
 }
 
 // addOwners hangs the owners of obj below n, recursively, with one GET
