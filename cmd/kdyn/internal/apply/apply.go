@@ -109,13 +109,10 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 	if len(entries) == 0 {
 		return fmt.Errorf("no objects passed to apply: no document's labels match the selector %q", o.selector)
 	}
-	r, err := cli.NewManifestRun(f, "applying")
-	if err != nil {
-		return err
+	run := cli.ManifestOptions{
+		Action: "applying", FieldManager: o.fieldManager, DryRun: dry,
+		FailFast: o.failFast, TrackCRDs: true, CRDTimeout: o.timeout,
 	}
-	r.DryRun, r.FailFast, r.CRDTimeout = dry, o.failFast, o.timeout
-	r.TrackCRDs = true
-	manager := o.fieldManager
 	do := func(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
 		res, op, err := o.serverSideApply(ctx, t, dry)
 		if err == nil {
@@ -124,18 +121,22 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 		return res, err
 	}
 	if o.serverSide {
-		r.Hint = conflictHint
+		run.Hint = conflictHint
 	} else {
 		if !cmd.Flags().Changed("field-manager") {
-			manager = clientSideApplyManager
+			run.FieldManager = clientSideApplyManager
 		}
 		do = func(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
-			res, op, err := clientSideApply(ctx, t, dry, manager)
+			res, op, err := clientSideApply(ctx, t, dry)
 			if err == nil {
 				cli.Summary(f, quiet, t.Name, op+dry.Suffix())
 			}
 			return res, err
 		}
+	}
+	r, err := cli.NewManifestRun(f, run)
+	if err != nil {
+		return err
 	}
 	results := r.Each(ctx, cli.ApplyOrder(entries), do)
 	if quiet {
@@ -156,7 +157,7 @@ func (o *applyOptions) serverSideApply(ctx context.Context, t *cli.ManifestTarge
 	if dry == cli.DryRunClient {
 		return obj, "serverside-applied", nil
 	}
-	res, err := t.Resource.Apply(ctx, name, obj, metav1.ApplyOptions{FieldManager: o.fieldManager, Force: o.forceConflicts, DryRun: dry.RequestOption()})
+	res, err := t.Resource.Apply(ctx, name, obj, metav1.ApplyOptions{Force: o.forceConflicts})
 	return res, "serverside-applied", err
 }
 
@@ -175,7 +176,7 @@ func conflictHint(err error) string {
 // clientSideApply creates the object (recording the configuration in the
 // last-applied annotation) or patches it with a three-way JSON merge patch
 // from the last applied configuration, the manifest and the live object.
-func clientSideApply(ctx context.Context, t *cli.ManifestTarget, dry cli.DryRunMode, manager string) (*unstructured.Unstructured, string, error) {
+func clientSideApply(ctx context.Context, t *cli.ManifestTarget, dry cli.DryRunMode) (*unstructured.Unstructured, string, error) {
 	name := t.Obj.GetName()
 	if name == "" {
 		return nil, "", fmt.Errorf("the object has no metadata.name")
@@ -189,7 +190,7 @@ func clientSideApply(ctx context.Context, t *cli.ManifestTarget, dry cli.DryRunM
 		if dry == cli.DryRunClient {
 			return modified, "created", nil
 		}
-		res, err := t.Resource.Create(ctx, modified, metav1.CreateOptions{FieldManager: manager, DryRun: dry.RequestOption()})
+		res, err := t.Resource.Create(ctx, modified, metav1.CreateOptions{})
 		return res, "created", err
 	}
 	if err != nil {
@@ -215,7 +216,7 @@ func clientSideApply(ctx context.Context, t *cli.ManifestTarget, dry cli.DryRunM
 		res, err := kunstructured.ApplyMergePatch(live, patch)
 		return res, "configured", err
 	}
-	res, err := t.Resource.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: manager, DryRun: dry.RequestOption()})
+	res, err := t.Resource.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	if err != nil {
 		return nil, "", err
 	}

@@ -68,12 +68,13 @@ func runCreate(ctx context.Context, f *cli.Factory, o *createOptions) error {
 	if err != nil {
 		return err
 	}
-	r, err := cli.NewManifestRun(f, "creating")
+	r, err := cli.NewManifestRun(f, cli.ManifestOptions{
+		Action: "creating", FieldManager: o.fieldManager, DryRun: dry,
+		FailFast: o.failFast, TrackCRDs: true, CRDTimeout: o.timeout,
+	})
 	if err != nil {
 		return err
 	}
-	r.DryRun, r.FailFast, r.CRDTimeout = dry, o.failFast, o.timeout
-	r.TrackCRDs = true
 	results := r.Each(ctx, cli.ApplyOrder(entries), func(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
 		obj := cli.StripServerFields(t.Obj)
 		var err error
@@ -84,7 +85,7 @@ func runCreate(ctx context.Context, f *cli.Factory, o *createOptions) error {
 		}
 		res := obj
 		if dry != cli.DryRunClient {
-			if res, err = t.Resource.Create(ctx, obj, metav1.CreateOptions{FieldManager: o.fieldManager, DryRun: dry.RequestOption()}); err != nil {
+			if res, err = t.Resource.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
 				return nil, err
 			}
 		}

@@ -96,13 +96,13 @@ func diffManifests(ctx context.Context, f *cli.Factory, o *diffOptions) (int, er
 	if entries, err = cli.FilterManifests(entries, o.selector); err != nil {
 		return 0, err
 	}
-	r, err := cli.NewManifestRun(f, "diffing")
+	r, err := cli.NewManifestRun(f, cli.ManifestOptions{Action: "diffing", FieldManager: o.fieldManager, DryRun: cli.DryRunServer})
 	if err != nil {
 		return 0, err
 	}
 	changed := false
 	r.Each(ctx, entries, func(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
-		live, merged, err := diffSides(ctx, t, o.fieldManager)
+		live, merged, err := diffSides(ctx, t)
 		if err != nil {
 			return nil, err
 		}
@@ -120,8 +120,9 @@ func diffManifests(ctx context.Context, f *cli.Factory, o *diffOptions) (int, er
 }
 
 // diffSides returns the live object (nil when it does not exist) and what
-// a forced server-side apply would make of it.
-func diffSides(ctx context.Context, t *cli.ManifestTarget, manager string) (live, merged *unstructured.Unstructured, err error) {
+// a forced server-side apply would make of it (the run's client sends it as
+// a server dry run under --field-manager).
+func diffSides(ctx context.Context, t *cli.ManifestTarget) (live, merged *unstructured.Unstructured, err error) {
 	name := t.Obj.GetName()
 	if name == "" {
 		return nil, nil, errors.New("the object has no metadata.name")
@@ -133,9 +134,7 @@ func diffSides(ctx context.Context, t *cli.ManifestTarget, manager string) (live
 	if err != nil {
 		return nil, nil, err
 	}
-	merged, err = t.Resource.Apply(ctx, name, cli.StripServerFields(t.Obj), metav1.ApplyOptions{
-		FieldManager: manager, Force: true, DryRun: []string{metav1.DryRunAll},
-	})
+	merged, err = t.Resource.Apply(ctx, name, cli.StripServerFields(t.Obj), metav1.ApplyOptions{Force: true})
 	return live, merged, err
 }
 

@@ -87,12 +87,13 @@ func runReplace(ctx context.Context, f *cli.Factory, o *replaceOptions) error {
 	if err != nil {
 		return err
 	}
-	r, err := cli.NewManifestRun(f, "replacing")
+	r, err := cli.NewManifestRun(f, cli.ManifestOptions{
+		Action: "replacing", FieldManager: o.fieldManager, DryRun: dry,
+		FailFast: o.failFast, TrackCRDs: true, CRDTimeout: o.timeout,
+	})
 	if err != nil {
 		return err
 	}
-	r.DryRun, r.FailFast, r.CRDTimeout = dry, o.failFast, o.timeout
-	r.TrackCRDs = true
 	rc, err := f.RESTClient()
 	if err != nil {
 		return err
@@ -115,7 +116,7 @@ func runReplace(ctx context.Context, f *cli.Factory, o *replaceOptions) error {
 		if o.force {
 			res, err = forceReplace(ctx, f, rc, t, obj, policy, o)
 		} else {
-			res, err = replaceOne(ctx, t, obj, dry, o.fieldManager)
+			res, err = replaceOne(ctx, t, obj, dry)
 		}
 		if err != nil {
 			return nil, err
@@ -133,7 +134,7 @@ func runReplace(ctx context.Context, f *cli.Factory, o *replaceOptions) error {
 
 // replaceOne PUTs obj, filling in the live resourceVersion when the
 // manifest has none.
-func replaceOne(ctx context.Context, t *cli.ManifestTarget, obj *unstructured.Unstructured, dry cli.DryRunMode, manager string) (*unstructured.Unstructured, error) {
+func replaceOne(ctx context.Context, t *cli.ManifestTarget, obj *unstructured.Unstructured, dry cli.DryRunMode) (*unstructured.Unstructured, error) {
 	if obj.GetResourceVersion() == "" || dry == cli.DryRunClient {
 		live, err := t.Resource.Get(ctx, obj.GetName(), metav1.GetOptions{})
 		if err != nil {
@@ -146,7 +147,7 @@ func replaceOne(ctx context.Context, t *cli.ManifestTarget, obj *unstructured.Un
 	if dry == cli.DryRunClient {
 		return obj, nil
 	}
-	return t.Resource.Update(ctx, obj, metav1.UpdateOptions{FieldManager: manager, DryRun: dry.RequestOption()})
+	return t.Resource.Update(ctx, obj, metav1.UpdateOptions{})
 }
 
 // forceReplace deletes the object, waits until it is gone, and creates it
@@ -170,5 +171,5 @@ func forceReplace(ctx context.Context, f *cli.Factory, rc *rest.Client, t *cli.M
 			return nil, err
 		}
 	}
-	return t.Resource.Create(ctx, cli.StripServerFields(obj), metav1.CreateOptions{FieldManager: o.fieldManager})
+	return t.Resource.Create(ctx, cli.StripServerFields(obj), metav1.CreateOptions{})
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // DryRunMode is what --dry-run asks for.
@@ -76,12 +75,4 @@ func (d DryRunMode) Suffix() string {
 		return " (server dry run)"
 	}
 	return ""
-}
-
-// RequestOption is the dryRun option for requests.
-func (d DryRunMode) RequestOption() []string {
-	if d == DryRunServer {
-		return []string{metav1.DryRunAll}
-	}
-	return nil
 }

@@ -41,7 +41,4 @@ func TestParseDryRun(t *testing.T) {
 	if DryRunServer.Suffix() != " (server dry run)" || DryRunClient.Suffix() != " (dry run)" || DryRunNone.Suffix() != "" {
 		t.Error("dry-run suffixes")
 	}
-	if len(DryRunServer.RequestOption()) != 1 || DryRunClient.RequestOption() != nil {
-		t.Error("dry-run request options")
-	}
 }

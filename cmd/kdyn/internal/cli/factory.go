@@ -252,6 +252,26 @@ func (f *Factory) DynamicClient() (*dynamic.DynamicClient, error) {
 	return f.client, nil
 }
 
+// WriteClient returns the dynamic client for a command's writes: every
+// Create, Update, Patch and Apply records manager as its field manager
+// (dynamic.WithFieldManager; "" records none), and with DryRunServer every
+// write is sent with dryRun=All (dynamic.WithDryRun). Reads are unchanged,
+// and the connections are the factory client's.
+func (f *Factory) WriteClient(manager string, dry DryRunMode) (dynamic.Interface, error) {
+	c, err := f.DynamicClient()
+	if err != nil {
+		return nil, err
+	}
+	var wc dynamic.Interface = c
+	if manager != "" {
+		wc = dynamic.WithFieldManager(wc, manager)
+	}
+	if dry == DryRunServer {
+		wc = dynamic.WithDryRun(wc)
+	}
+	return wc, nil
+}
+
 // CacheDir returns the kdyn cache root (--cache-dir, default
 // ~/.kube/cache/kdyn).
 func (f *Factory) CacheDir() string {

@@ -274,36 +274,55 @@ func (t *ManifestTarget) Namespaced() bool {
 	return t.Mapping.Scope.Name() == meta.RESTScopeNameNamespace
 }
 
-// ManifestRun carries one command's pass over its manifests.
-type ManifestRun struct {
-	f          *Factory
-	mapper     *restmapper.Mapper
-	Client     *dynamic.DynamicClient
-	Namespace  string
-	ExplicitNS bool
-	DryRun     DryRunMode
-	// CRDTimeout bounds the wait for a CRD of this run to be Established.
-	CRDTimeout time.Duration
-	FailFast   bool
+// ManifestOptions configure a ManifestRun. The zero value writes for real,
+// records no field manager, does not wait for CRDs and carries on past
+// failures.
+type ManifestOptions struct {
+	// Action is the verb in messages: "applying", "creating".
+	Action string
+	// FieldManager is recorded on every write (dynamic.WithFieldManager).
+	FieldManager string
+	// DryRun is the mode of every write: with DryRunServer each is sent with
+	// dryRun=All (dynamic.WithDryRun); with DryRunClient the command sends
+	// none.
+	DryRun DryRunMode
+	// FailFast stops at the first document that fails.
+	FailFast bool
 	// TrackCRDs makes objects of a CRD this run wrote wait for it (apply,
 	// create, replace; not diff, whose writes are dry runs, nor delete).
 	TrackCRDs bool
-	// action is the verb in messages: "applying", "creating".
-	action string
+	// CRDTimeout bounds the wait for a CRD of this run to be Established
+	// (with TrackCRDs).
+	CRDTimeout time.Duration
 	// Hint, when set, adds lines after an error message.
 	Hint func(error) string
+}
 
-	crds     map[schema.GroupKind]*pendingCRD
+// ManifestRun carries one command's pass over its manifests.
+type ManifestRun struct {
+	f      *Factory
+	opts   ManifestOptions
+	mapper *restmapper.Mapper
+	// Client is the factory's client decorated for the run's writes (see
+	// Factory.WriteClient); targets' Resource comes from it.
+	Client dynamic.Interface
+	// Namespace is the namespace of namespaced objects that name none;
+	// ExplicitNS says whether it was given with -n.
+	Namespace  string
+	ExplicitNS bool
+
+	crds map[schema.GroupKind]*pendingCRD
+	// Failures counts the failures reported so far; FirstErr is the first.
 	Failures int
 	FirstErr error
 }
 
-func NewManifestRun(f *Factory, action string) (*ManifestRun, error) {
+func NewManifestRun(f *Factory, opts ManifestOptions) (*ManifestRun, error) {
 	mapper, err := f.RESTMapper()
 	if err != nil {
 		return nil, err
 	}
-	client, err := f.DynamicClient()
+	client, err := f.WriteClient(opts.FieldManager, opts.DryRun)
 	if err != nil {
 		return nil, err
 	}
@@ -312,8 +331,8 @@ func NewManifestRun(f *Factory, action string) (*ManifestRun, error) {
 		return nil, err
 	}
 	return &ManifestRun{
-		f: f, mapper: mapper, Client: client, Namespace: ns, ExplicitNS: explicit,
-		action: action, CRDTimeout: 60 * time.Second, crds: map[schema.GroupKind]*pendingCRD{},
+		f: f, opts: opts, mapper: mapper, Client: client, Namespace: ns, ExplicitNS: explicit,
+		crds: map[schema.GroupKind]*pendingCRD{},
 	}, nil
 }
 
@@ -329,7 +348,7 @@ func (r *ManifestRun) Each(ctx context.Context, entries []*ManifestEntry, do fun
 		}
 		if e.err != nil {
 			r.report(e, "", e.err)
-			if r.FailFast {
+			if r.opts.FailFast {
 				return results
 			}
 			continue
@@ -337,7 +356,7 @@ func (r *ManifestRun) Each(ctx context.Context, entries []*ManifestEntry, do fun
 		t, err := r.target(ctx, e)
 		if err != nil {
 			r.report(e, TargetName(e.obj), err)
-			if r.FailFast {
+			if r.opts.FailFast {
 				return results
 			}
 			continue
@@ -345,12 +364,12 @@ func (r *ManifestRun) Each(ctx context.Context, entries []*ManifestEntry, do fun
 		res, err := do(ctx, t)
 		if err != nil {
 			r.report(e, t.Name, err)
-			if r.FailFast {
+			if r.opts.FailFast {
 				return results
 			}
 			continue
 		}
-		if r.TrackCRDs && r.DryRun == DryRunNone && t.Mapping.GroupVersionKind.GroupKind() == crdGK {
+		if r.opts.TrackCRDs && r.opts.DryRun == DryRunNone && t.Mapping.GroupVersionKind.GroupKind() == crdGK {
 			r.noteCRD(t.Obj)
 		}
 		if res != nil {
@@ -419,7 +438,7 @@ func (r *ManifestRun) target(ctx context.Context, e *ManifestEntry) (*ManifestTa
 func (r *ManifestRun) mapping(ctx context.Context, gvk schema.GroupVersionKind, justCreated bool) (*meta.RESTMapping, error) {
 	m, err := r.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
 	if justCreated && err != nil && meta.IsNoMatchError(err) {
-		deadline := time.Now().Add(min(10*time.Second, max(r.CRDTimeout, time.Second)))
+		deadline := time.Now().Add(min(10*time.Second, max(r.opts.CRDTimeout, time.Second)))
 		for time.Now().Before(deadline) && meta.IsNoMatchError(err) {
 			if serr := ctxsleep.Sleep(ctx, 250*time.Millisecond); serr != nil {
 				return nil, serr
@@ -436,7 +455,7 @@ func (r *ManifestRun) mapping(ctx context.Context, gvk schema.GroupVersionKind, 
 	return m, err
 }
 
-// waitEstablished waits, once per CRD and at most CRDTimeout, for the CRD
+// waitEstablished waits, once per CRD and at most opts.CRDTimeout, for the CRD
 // to report Established=True. NamesAccepted=False fails at once, with the
 // server's reason.
 func (r *ManifestRun) waitEstablished(ctx context.Context, c *pendingCRD) error {
@@ -444,7 +463,7 @@ func (r *ManifestRun) waitEstablished(ctx context.Context, c *pendingCRD) error 
 		return c.err
 	}
 	c.checked = true
-	c.err = waitCRDEstablished(ctx, r.Client.Resource(crdGVR), c.name, r.CRDTimeout)
+	c.err = waitCRDEstablished(ctx, r.Client.Resource(crdGVR), c.name, r.opts.CRDTimeout)
 	return c.err
 }
 
@@ -497,9 +516,9 @@ func (r *ManifestRun) report(e *ManifestEntry, object string, err error) {
 		r.FirstErr = err
 	}
 	w := r.f.Streams.ErrOut
-	fmt.Fprintln(w, objectErrorMessage(r.action, e, object, err))
-	if r.Hint != nil {
-		if h := r.Hint(err); h != "" {
+	fmt.Fprintln(w, objectErrorMessage(r.opts.Action, e, object, err))
+	if r.opts.Hint != nil {
+		if h := r.opts.Hint(err); h != "" {
 			fmt.Fprint(w, h)
 		}
 	}

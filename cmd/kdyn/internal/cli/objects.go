@@ -26,7 +26,7 @@ type Target struct {
 }
 
 // Resource returns the dynamic client for the target's resource and namespace.
-func (t Target) Resource(c *dynamic.DynamicClient) dynamic.ResourceInterface {
+func (t Target) Resource(c dynamic.Interface) dynamic.ResourceInterface {
 	return c.Resource(t.Match.GVR).Namespace(t.Namespace)
 }
 

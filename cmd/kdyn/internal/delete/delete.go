@@ -213,11 +213,10 @@ func runDelete(ctx context.Context, f *cli.Factory, o *deleteOptions, cmd *cobra
 	if grace == 0 && o.force {
 		fmt.Fprintln(f.Streams.ErrOut, "Warning: Immediate deletion does not wait for the resource to confirm that it has terminated; it may keep running on the cluster indefinitely.")
 	}
-	r, err := cli.NewManifestRun(f, "deleting")
+	r, err := cli.NewManifestRun(f, cli.ManifestOptions{Action: "deleting", DryRun: dry})
 	if err != nil {
 		return err
 	}
-	r.DryRun = dry
 	rc, err := f.RESTClient()
 	if err != nil {
 		return err
@@ -349,11 +348,17 @@ func (d *deleter) send(ctx context.Context, item *Item) (types.UID, error) {
 	return Send(ctx, d.rc, item, d.policy, d.grace, d.dry)
 }
 
+// Send DELETEs the object and returns the UID the server answered with.
+// It builds the request the dynamic client's Delete sends, and reads the
+// answer, which Delete discards: the UID tells the wait for the object to
+// be gone from a new object of the same name.
 func Send(ctx context.Context, rc *rest.Client, item *Item, policy metav1.DeletionPropagation, grace int, dry cli.DryRunMode) (types.UID, error) {
 	opts := metav1.DeleteOptions{
 		TypeMeta:          metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"},
 		PropagationPolicy: &policy,
-		DryRun:            dry.RequestOption(),
+	}
+	if dry == cli.DryRunServer {
+		opts.DryRun = []string{metav1.DryRunAll}
 	}
 	if grace >= 0 {
 		g := int64(grace)

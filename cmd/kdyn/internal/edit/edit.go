@@ -333,7 +333,7 @@ func (s *editSession) runEditor(ctx context.Context) error {
 var errEditGivenUp = errors.New("Edit cancelled, no valid changes were saved.")
 
 func editOne(ctx context.Context, f *cli.Factory, o *editOptions, editor []string, t cli.Target) error {
-	client, err := f.DynamicClient()
+	client, err := f.WriteClient(o.fieldManager, cli.DryRunNone)
 	if err != nil {
 		return err
 	}
@@ -407,7 +407,7 @@ func editOne(ctx context.Context, f *cli.Factory, o *editOptions, editor []strin
 			fmt.Fprintln(f.Streams.ErrOut, "Edit cancelled, no changes made.")
 			return nil
 		}
-		if _, err := rc.Update(ctx, obj, metav1.UpdateOptions{FieldManager: o.fieldManager}, sub...); err != nil {
+		if _, err := rc.Update(ctx, obj, metav1.UpdateOptions{}, sub...); err != nil {
 			if ctx.Err() != nil {
 				return s.preserve(err)
 			}

@@ -343,13 +343,13 @@ func runMeta(ctx context.Context, f *cli.Factory, o *metaOptions, args []string)
 		}
 		return nil
 	}
-	client, err := f.DynamicClient()
+	client, err := f.WriteClient(o.fieldManager, dry)
 	if err != nil {
 		return err
 	}
 	errs := &cli.ObjErrors{Factory: f}
 	for _, t := range targets {
-		err := metaOne(ctx, f, o, p, client.Resource(t.Match.GVR).Namespace(t.Namespace), t, set, remove, dry, len(targets) > 1)
+		err := metaOne(ctx, f, o, p, client.Resource(t.Match.GVR).Namespace(t.Namespace), t, set, remove, len(targets) > 1)
 		if err != nil {
 			if len(targets) == 1 {
 				return err
@@ -365,7 +365,7 @@ type metaClient interface {
 	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, options metav1.PatchOptions, subresources ...string) (*unstructured.Unstructured, error)
 }
 
-func metaOne(ctx context.Context, f *cli.Factory, o *metaOptions, p *cli.ResultPrinter, rc metaClient, t cli.Target, set map[string]string, remove []string, dry cli.DryRunMode, many bool) error {
+func metaOne(ctx context.Context, f *cli.Factory, o *metaOptions, p *cli.ResultPrinter, rc metaClient, t cli.Target, set map[string]string, remove []string, many bool) error {
 	mf := o.mf
 	obj := t.Obj
 	if obj == nil {
@@ -398,7 +398,7 @@ func metaOne(ctx context.Context, f *cli.Factory, o *metaOptions, p *cli.ResultP
 		if err != nil {
 			return err
 		}
-		result, err = rc.Patch(ctx, t.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: o.fieldManager, DryRun: dry.RequestOption()})
+		result, err = rc.Patch(ctx, t.Name, types.MergePatchType, body, metav1.PatchOptions{})
 		if err != nil {
 			return err
 		}

@@ -20,6 +20,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/restmapper"
 )
 
@@ -212,7 +213,11 @@ func runPatch(ctx context.Context, f *cli.Factory, o *patchOptions, args []strin
 	if err != nil {
 		return err
 	}
-	pc := &patcher{f: f, o: o, dry: dry, data: data, p: p, chosen: map[schema.GroupVersionResource]types.PatchType{}}
+	client, err := f.WriteClient(o.fieldManager, dry)
+	if err != nil {
+		return err
+	}
+	pc := &patcher{f: f, o: o, client: client, dry: dry, data: data, p: p, chosen: map[schema.GroupVersionResource]types.PatchType{}}
 	errs := &cli.ObjErrors{Factory: f}
 	for _, t := range targets {
 		if err := pc.patchOne(ctx, t); err != nil {
@@ -226,21 +231,20 @@ func runPatch(ctx context.Context, f *cli.Factory, o *patchOptions, args []strin
 }
 
 type patcher struct {
-	f    *cli.Factory
-	o    *patchOptions
-	dry  cli.DryRunMode
-	data []byte
-	p    *cli.ResultPrinter
+	f *cli.Factory
+	o *patchOptions
+	// client writes under --field-manager, as a server dry run with
+	// --dry-run=server.
+	client dynamic.Interface
+	dry    cli.DryRunMode
+	data   []byte
+	p      *cli.ResultPrinter
 	// chosen caches the default patch type per resource.
 	chosen map[schema.GroupVersionResource]types.PatchType
 }
 
 func (pc *patcher) patchOne(ctx context.Context, t cli.Target) error {
-	client, err := pc.f.DynamicClient()
-	if err != nil {
-		return err
-	}
-	rc := t.Resource(client)
+	rc := t.Resource(pc.client)
 	sub := cli.Subresources(pc.o.subresource)
 	before, err := rc.Get(ctx, t.Name, metav1.GetOptions{}, sub...)
 	if err != nil {
@@ -256,7 +260,7 @@ func (pc *patcher) patchOne(ctx context.Context, t cli.Target) error {
 			return err
 		}
 	}
-	opts := metav1.PatchOptions{FieldManager: pc.o.fieldManager, DryRun: pc.dry.RequestOption()}
+	opts := metav1.PatchOptions{}
 	after, err := rc.Patch(ctx, t.Name, pt, data, opts, sub...)
 	if err != nil && auto && pt == types.StrategicMergePatchType && apierrors.IsUnsupportedMediaType(err) {
 		// The CRD could not be looked up and the guess was wrong: the
