@@ -520,7 +520,7 @@ func (g *getter) keepManagedFields() bool {
 }
 
 func (g *getter) getRaw(ctx context.Context, rc *rest.Client, t getTarget, name string) ([]byte, error) {
-	req := rc.Get().Group(t.match.GVR.Group).Version(t.match.GVR.Version).Namespace(g.nsFor(t.match)).Resource(t.match.GVR.Resource).Name(name)
+	req := cli.ResourceRequest(rc.Get(), t.match.GVR, g.nsFor(t.match)).Name(name)
 	if g.o.subresource != "" {
 		req = req.SubResource(g.o.subresource)
 	}

@@ -220,7 +220,7 @@ func (tw *targetWatch) wanted(name string) bool {
 // With print false (--watch-only) it only records the state. It returns
 // the list's resourceVersion to watch from.
 func (tw *targetWatch) relist(ctx context.Context, print bool) (string, error) {
-	rc, err := tw.s.f.RESTClient()
+	client, err := tw.s.f.DynamicClient()
 	if err != nil {
 		return "", err
 	}
@@ -234,10 +234,6 @@ func (tw *targetWatch) relist(ctx context.Context, print bool) (string, error) {
 		var keys []string
 		var cont string
 		if tw.s.out.IsTable() {
-			client, err := tw.s.f.DynamicClient()
-			if err != nil {
-				return "", err
-			}
 			tbl, err := client.Tables().Resource(tw.t.match.GVR).Namespace(tw.ns).List(ctx, opts, dynamic.TableOptions{})
 			if err != nil {
 				return "", err
@@ -259,11 +255,7 @@ func (tw *targetWatch) relist(ctx context.Context, print bool) (string, error) {
 				items = append(items, tracked{rv: md.GetResourceVersion(), row: row})
 			}
 		} else {
-			page, err := cli.ListRaw(ctx, rc, tw.t.match.GVR, tw.ns, opts)
-			if err != nil {
-				return "", err
-			}
-			l, err := dynamic.DecodeList(page)
+			l, err := client.Resource(tw.t.match.GVR).Namespace(tw.ns).List(ctx, opts)
 			if err != nil {
 				return "", err
 			}
