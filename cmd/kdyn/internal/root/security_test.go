@@ -2,6 +2,7 @@ package root
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/clitest"
 	"github.com/kdyn/kdyn/discovery"
+	"github.com/kdyn/kdyn/internal/fileowner"
 )
 
 // Security properties of the kdyn command line, run in process against a
@@ -44,6 +46,23 @@ func discoveryCacheDir(t *testing.T, root, server string) string {
 		t.Fatal(err)
 	}
 	return filepath.Join(root, "discovery", discovery.HostDirName(u.Host))
+}
+
+// otherUID is a uid that is neither the current user's nor root's.
+func otherUID() int {
+	if os.Getuid() == 65534 {
+		return 65533
+	}
+	return 65534
+}
+
+// giveAway makes dir, and everything below it, belong to otherUID() as
+// kdyn's cache-directory check sees it, until the test ends. The owner is
+// faked (fileowner.Fake) rather than changed with os.Chown, which only root
+// may do, so that the tests that refuse another user's directory run as
+// any user. Tests that call it must not run in parallel.
+func giveAway(t *testing.T, dir string) {
+	t.Cleanup(fileowner.Fake(map[string]int{dir: otherUID()}))
 }
 
 // TestCacheDirIsPrivate: kdyn creates its --cache-dir tree with mode 0700
@@ -84,11 +103,12 @@ func TestCacheDirIsPrivate(t *testing.T) {
 }
 
 // TestUnsafeCacheDirIsRefused: a discovery cache directory that is
-// world-writable, or owned by another user (os.Chown; the tests run as
-// root), holding a poisoned /apis document, is not used: kdyn warns once
-// on stderr, asks the server instead, succeeds, and neither reads nor
-// writes the directory. A control run with a safe directory shows that the
-// same poisoned document would otherwise be read.
+// world-writable, group-writable or owned by another user, holding a
+// poisoned /apis document, is not used: kdyn warns once on stderr, asks
+// the server instead, succeeds, and neither reads nor writes the
+// directory. A control run with a safe directory shows that the same
+// poisoned document would otherwise be read. Every case runs as any user:
+// the directory is given away with a fake owner (see giveAway).
 func TestUnsafeCacheDirIsRefused(t *testing.T) {
 	srv := discoveryServer(t)
 	kc := clitest.WriteKubeconfig(t, srv.URL)
@@ -106,7 +126,7 @@ func TestUnsafeCacheDirIsRefused(t *testing.T) {
 	}
 	// plant makes the discovery cache directory with the poisoned
 	// document, applies unsafe, and returns the cache root.
-	plant := func(t *testing.T, unsafe func(dir string) error) (string, string) {
+	plant := func(t *testing.T, unsafe func(t *testing.T, dir string) error) (string, string) {
 		root := t.TempDir()
 		dir := discoveryCacheDir(t, root, srv.URL)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -115,14 +135,14 @@ func TestUnsafeCacheDirIsRefused(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "apis.json"), poison, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if err := unsafe(dir); err != nil {
+		if err := unsafe(t, dir); err != nil {
 			t.Fatal(err)
 		}
 		return root, dir
 	}
 
 	t.Run("control: a safe directory is read", func(t *testing.T) {
-		root, _ := plant(t, func(string) error { return nil })
+		root, _ := plant(t, func(*testing.T, string) error { return nil })
 		r := clitest.Run(Main, "--kubeconfig", kc, "--cache-dir", root, "api-resources", "--cached", "-o", "name")
 		if !strings.Contains(r.Stdout, "traps.poisoned.example") {
 			t.Fatalf("the planted document was not read, so the refusals below prove nothing: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
@@ -130,23 +150,17 @@ func TestUnsafeCacheDirIsRefused(t *testing.T) {
 	})
 	cases := []struct {
 		name, why string
-		unsafe    func(dir string) error
-		root      bool
+		unsafe    func(t *testing.T, dir string) error
 	}{
-		{"world-writable", "writable by group or others", func(dir string) error { return os.Chmod(dir, 0o777) }, false},
-		{"group-writable", "writable by group or others", func(dir string) error { return os.Chmod(dir, 0o770) }, false},
-		{"owned by another user", "owned by uid 65534", func(dir string) error {
-			if err := os.Chown(filepath.Join(dir, "apis.json"), 65534, 65534); err != nil {
-				return err
-			}
-			return os.Chown(dir, 65534, 65534)
-		}, true},
+		{"world-writable", "writable by group or others", func(_ *testing.T, dir string) error { return os.Chmod(dir, 0o777) }},
+		{"group-writable", "writable by group or others", func(_ *testing.T, dir string) error { return os.Chmod(dir, 0o770) }},
+		{"owned by another user", fmt.Sprintf("owned by uid %d", otherUID()), func(t *testing.T, dir string) error {
+			giveAway(t, dir)
+			return nil
+		}},
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.root && os.Getuid() != 0 {
-				t.Skip("needs root to give a directory to another user")
-			}
 			root, dir := plant(t, tt.unsafe)
 			before, _ := os.ReadDir(dir)
 			r := clitest.Run(Main, "--kubeconfig", kc, "--cache-dir", root, "api-resources", "--cached", "-o", "name")
