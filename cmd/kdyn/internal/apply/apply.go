@@ -32,6 +32,8 @@ type applyOptions struct {
 	selector       string
 }
 
+// NewApplyCommand returns "kdyn apply": server-side apply of manifests by
+// default, client-side apply with --server-side=false.
 func NewApplyCommand(f *cli.Factory) *cobra.Command {
 	o := &applyOptions{}
 	cmd := &cobra.Command{

@@ -21,6 +21,8 @@ type createOptions struct {
 	timeout      time.Duration
 }
 
+// NewCreateCommand returns "kdyn create -f": create the objects of
+// manifests; one that exists is an error.
 func NewCreateCommand(f *cli.Factory) *cobra.Command {
 	o := &createOptions{}
 	cmd := &cobra.Command{

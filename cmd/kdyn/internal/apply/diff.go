@@ -32,6 +32,8 @@ type diffOptions struct {
 	selector     string
 }
 
+// NewDiffCommand returns "kdyn diff -f": a unified diff of the live objects
+// against what a forced server-side apply would make of them.
 func NewDiffCommand(f *cli.Factory) *cobra.Command {
 	o := &diffOptions{}
 	cmd := &cobra.Command{

@@ -29,6 +29,8 @@ type replaceOptions struct {
 	failFast     bool
 }
 
+// NewReplaceCommand returns "kdyn replace -f": PUT each manifest whole, or
+// with --force delete and create it again.
 func NewReplaceCommand(f *cli.Factory) *cobra.Command {
 	o := &replaceOptions{}
 	cmd := &cobra.Command{

@@ -29,6 +29,7 @@ const (
 	ExitUnreachable = 8
 )
 
+// ExitCodesHelp is the text of 'kdyn help exit-codes'.
 const ExitCodesHelp = `With --exit-codes, kdyn exits with a code that names the failure, for
 scripts (without it, every failure exits 1, as kubectl does):
 
@@ -43,11 +44,16 @@ scripts (without it, every failure exits 1, as kubectl does):
   8  unreachable (the server could not be reached)
 `
 
-// UsageError marks a mistake in flags or arguments.
-type UsageError struct{ Msg string }
+// UsageError marks a mistake in flags or arguments (exit code 2 with
+// --exit-codes).
+type UsageError struct {
+	Msg string // the message, as printed after "error: "
+}
 
+// Error returns the message.
 func (e *UsageError) Error() string { return e.Msg }
 
+// Usagef returns a *UsageError with a formatted message.
 func Usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
 
 // ErrEmpty is returned by --fail-if-empty.
@@ -56,6 +62,9 @@ var ErrEmpty = errors.New("no resources found")
 // ErrTimeout marks a wait that ran out of time.
 var ErrTimeout = errors.New("timed out")
 
+// ExitCode is the process exit code for err: 0 for nil, otherwise 1, or
+// with typed (--exit-codes) the code that names the failure (see
+// ExitCodesHelp). An *ExitError's own code wins.
 func ExitCode(err error, typed bool) int {
 	if err == nil {
 		return ExitOK
@@ -100,6 +109,10 @@ func PrintError(w io.Writer, err error) {
 	fmt.Fprintln(w, ErrorMessage(err))
 }
 
+// ErrorMessage words err as kubectl does: "Error from server (Reason):
+// message" for a server's Status, "The X is invalid: ..." for an invalid
+// object, otherwise "error: " and the message without the library
+// package's prefix.
 func ErrorMessage(err error) string {
 	var ee *ExitError
 	if errors.As(err, &ee) && ee.Err != nil {
@@ -136,11 +149,12 @@ func ErrorMessage(err error) string {
 // ExitError carries an exit code; silent ones print nothing more (the
 // command already reported).
 type ExitError struct {
-	Code   int
-	Silent bool
-	Err    error
+	Code   int   // the exit code; 0 lets ExitCode classify Err
+	Silent bool  // the command already printed what went wrong
+	Err    error // the failure, when there is one to classify or print
 }
 
+// Error returns Err's message, or names the code.
 func (e *ExitError) Error() string {
 	if e.Err != nil {
 		return e.Err.Error()
@@ -148,4 +162,5 @@ func (e *ExitError) Error() string {
 	return fmt.Sprintf("exit code %d", e.Code)
 }
 
+// Unwrap returns Err.
 func (e *ExitError) Unwrap() error { return e.Err }

@@ -25,37 +25,41 @@ import (
 
 // IOStreams are the command's standard streams.
 type IOStreams struct {
-	In     io.Reader
-	Out    io.Writer
-	ErrOut io.Writer
+	In     io.Reader // standard input: manifests (-f -), patches, editors
+	Out    io.Writer // standard output: what the command prints
+	ErrOut io.Writer // standard error: errors, warnings, -v logs
 }
 
-// GlobalFlags are kubectl's global flags.
+// GlobalFlags are kubectl's global flags, registered by AddFlags; each
+// field holds the flag named beside it.
 type GlobalFlags struct {
-	Kubeconfig            string
-	Context               string
-	Cluster               string
-	User                  string
-	Namespace             string
-	Server                string
-	Token                 string
-	CertificateAuthority  string
-	ClientCertificate     string
-	ClientKey             string
-	InsecureSkipTLSVerify bool
-	TLSServerName         string
-	As                    string
-	AsGroups              []string
-	AsUID                 string
-	RequestTimeout        string
-	CacheDir              string
-	Verbosity             int
-	QPS                   float32
-	Burst                 int
-	RefreshDiscovery      bool
-	ExitCodes             bool
-	DisableCompression    bool
-	InsecureSet           bool
+	Kubeconfig            string   // --kubeconfig
+	Context               string   // --context
+	Cluster               string   // --cluster
+	User                  string   // --user
+	Namespace             string   // -n, --namespace
+	Server                string   // -s, --server
+	Token                 string   // --token
+	CertificateAuthority  string   // --certificate-authority
+	ClientCertificate     string   // --client-certificate
+	ClientKey             string   // --client-key
+	InsecureSkipTLSVerify bool     // --insecure-skip-tls-verify
+	TLSServerName         string   // --tls-server-name
+	As                    string   // --as
+	AsGroups              []string // --as-group
+	AsUID                 string   // --as-uid
+	RequestTimeout        string   // --request-timeout
+	CacheDir              string   // --cache-dir
+	Verbosity             int      // -v
+	QPS                   float32  // --qps
+	Burst                 int      // --burst
+	RefreshDiscovery      bool     // --refresh-discovery
+	ExitCodes             bool     // --exit-codes
+	DisableCompression    bool     // --disable-compression
+	// InsecureSet reports whether --insecure-skip-tls-verify was given,
+	// so that an explicit false overrides the kubeconfig; the root command
+	// sets it before any command runs.
+	InsecureSet bool
 }
 
 // AddFlags registers the global flags on pf (the root command's persistent
@@ -88,9 +92,12 @@ func (fl *GlobalFlags) AddFlags(pf *pflag.FlagSet) {
 
 // Factory builds, once each and on first use, what commands need:
 // kubeconfig → rest.Config → disk-cached discovery → mapper → clients.
+// One Factory serves one command line. Its getters are not safe for
+// concurrent first use (commands call them before they start goroutines);
+// the clients they return are safe for concurrent use.
 type Factory struct {
-	Flags   *GlobalFlags
-	Streams IOStreams
+	Flags   *GlobalFlags // the global flags, as parsed
+	Streams IOStreams    // the command's streams
 
 	once     sync.Once
 	err      error
@@ -105,6 +112,8 @@ type Factory struct {
 	stale    *staleDiscovery
 }
 
+// NewFactory returns a Factory over flags, which the command line fills in
+// before any getter is called. Nothing is loaded until then.
 func NewFactory(flags *GlobalFlags, streams IOStreams) *Factory {
 	return &Factory{Flags: flags, Streams: streams}
 }
@@ -163,6 +172,8 @@ func (f *Factory) overrides() (kubeconfig.Overrides, error) {
 	return o, nil
 }
 
+// LoadingRules are kubectl's kubeconfig loading rules, narrowed to the one
+// file --kubeconfig names.
 func (f *Factory) LoadingRules() *kubeconfig.LoadingRules {
 	rules := kubeconfig.NewDefaultLoadingRules()
 	if f.Flags.Kubeconfig != "" {
@@ -238,6 +249,9 @@ func (f *Factory) Namespace() (string, bool, error) {
 	return f.result.Namespace, f.Flags.Namespace != "", nil
 }
 
+// RESTClient returns the client for the resolved configuration, with the
+// CLI's logger, warning printer and stale-discovery detector in its
+// transport. Every other client shares its connections.
 func (f *Factory) RESTClient() (*rest.Client, error) {
 	if err := f.init(); err != nil {
 		return nil, err
@@ -245,6 +259,8 @@ func (f *Factory) RESTClient() (*rest.Client, error) {
 	return f.rc, nil
 }
 
+// DynamicClient returns the dynamic client over RESTClient, for reads
+// (writes go through WriteClient).
 func (f *Factory) DynamicClient() (*dynamic.DynamicClient, error) {
 	if err := f.init(); err != nil {
 		return nil, err

@@ -40,10 +40,12 @@ var manifestExtensions = []string{".yaml", ".yml", ".json"}
 
 // ManifestFlags are -f and -R.
 type ManifestFlags struct {
-	Filenames []string
-	Recursive bool
+	Filenames []string // -f: files, directories, or - for stdin
+	Recursive bool     // -R: read subdirectories too
 }
 
+// AddFlags adds -f and -R to cmd; what ends -f's help ("with the objects to
+// apply").
 func (m *ManifestFlags) AddFlags(cmd *cobra.Command, what string) {
 	fl := cmd.Flags()
 	fl.StringSliceVarP(&m.Filenames, "filename", "f", nil, "A file, a directory (its *.yaml, *.yml and *.json files) or - for stdin, "+what+" (repeatable).")
@@ -262,14 +264,20 @@ type pendingCRD struct {
 // ManifestTarget is a manifest object ready to be sent: its namespace
 // filled in (or dropped, for cluster-scoped kinds), its resource mapped.
 type ManifestTarget struct {
-	entry    *ManifestEntry
-	Obj      *unstructured.Unstructured
-	Mapping  *meta.RESTMapping
+	entry *ManifestEntry
+	// Obj is the manifest's object with its namespace set as it will be
+	// sent.
+	Obj *unstructured.Unstructured
+	// Mapping is its resource and scope.
+	Mapping *meta.RESTMapping
+	// Resource is the run's client for the object's resource and
+	// namespace.
 	Resource dynamic.ResourceInterface
 	// Name is "kind[.group]/name", as -o name prints it.
 	Name string
 }
 
+// Namespaced reports whether the object's resource is namespaced.
 func (t *ManifestTarget) Namespaced() bool {
 	return t.Mapping.Scope.Name() == meta.RESTScopeNameNamespace
 }
@@ -306,17 +314,21 @@ type ManifestRun struct {
 	// Client is the factory's client decorated for the run's writes (see
 	// Factory.WriteClient); targets' Resource comes from it.
 	Client dynamic.Interface
-	// Namespace is the namespace of namespaced objects that name none;
-	// ExplicitNS says whether it was given with -n.
-	Namespace  string
+	// Namespace is the namespace of namespaced objects that name none.
+	Namespace string
+	// ExplicitNS says whether Namespace was given with -n (an object in
+	// another namespace is then an error, as in kubectl).
 	ExplicitNS bool
 
 	crds map[schema.GroupKind]*pendingCRD
-	// Failures counts the failures reported so far; FirstErr is the first.
+	// Failures counts the failures reported so far.
 	Failures int
+	// FirstErr is the first of them.
 	FirstErr error
 }
 
+// NewManifestRun starts a pass over manifests with the factory's mapper,
+// namespace and write client (decorated as opts say).
 func NewManifestRun(f *Factory, opts ManifestOptions) (*ManifestRun, error) {
 	mapper, err := f.RESTMapper()
 	if err != nil {
@@ -379,6 +391,8 @@ func (r *ManifestRun) Each(ctx context.Context, entries []*ManifestEntry, do fun
 	return results
 }
 
+// TargetName is obj's "kind[.group]/name", as -o name prints it ("" for
+// nil).
 func TargetName(obj *unstructured.Unstructured) string {
 	if obj == nil {
 		return ""

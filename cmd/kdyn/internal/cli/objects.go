@@ -18,9 +18,9 @@ import (
 // Target is one object named on the command line (TYPE NAME, TYPE/NAME)
 // or found by -l / --all.
 type Target struct {
-	Match     restmapper.Match
-	Namespace string // "" for cluster-scoped objects
-	Name      string
+	Match     restmapper.Match // its resource type
+	Namespace string           // "" for cluster-scoped objects
+	Name      string           // the object's name
 	// Obj is the object as listed, when it was found by a selector.
 	Obj *unstructured.Unstructured
 }
@@ -39,14 +39,17 @@ func (t Target) ObjectName() string { return t.Match.GVR.Resource + "/" + t.Name
 
 // Selection is how objects are picked besides names.
 type Selection struct {
-	Selector      string
-	FieldSelector string
-	All           bool
-	AllNamespaces bool
+	Selector      string // -l
+	FieldSelector string // --field-selector
+	All           bool   // --all
+	AllNamespaces bool   // -A
 }
 
+// Selecting reports whether objects are picked by selector or --all
+// rather than by name.
 func (s Selection) Selecting() bool { return s.Selector != "" || s.FieldSelector != "" || s.All }
 
+// ListOptions are the list options of the selectors.
 func (s Selection) ListOptions() metav1.ListOptions {
 	return metav1.ListOptions{LabelSelector: s.Selector, FieldSelector: s.FieldSelector}
 }
@@ -143,6 +146,9 @@ type ResultPrinter struct {
 	dryRun bool
 }
 
+// NewResultPrinter returns the printer for -o output (one of the object
+// outputs, or "" for the one-line summary), writing to w; dryRun marks the
+// summaries " (server dry run)".
 func NewResultPrinter(w io.Writer, output string, dryRun bool) (*ResultPrinter, error) {
 	if output == "" {
 		return &ResultPrinter{w: w, dflt: true, dryRun: dryRun}, nil
@@ -191,7 +197,7 @@ func (p *ResultPrinter) Print(gk schema.GroupKind, name, operation string, obj *
 // ObjErrors collects the errors of commands that carry on past a failed
 // object, as kubectl does, and turns them into the command's result.
 type ObjErrors struct {
-	Factory *Factory
+	Factory *Factory // where errors are printed, and --exit-codes
 	n       int
 	last    error
 }
@@ -250,6 +256,8 @@ func (s Selection) Describe() string {
 	return strings.Join(parts, " ")
 }
 
+// Subresources is --subresource as the dynamic client's subresources
+// argument: none for "".
 func Subresources(sub string) []string {
 	if sub == "" {
 		return nil

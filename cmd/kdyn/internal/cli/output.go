@@ -12,25 +12,28 @@ import (
 // OutputKind classifies -o values.
 type OutputKind int
 
+// The -o values, by kind.
 const (
-	OutTable OutputKind = iota
-	OutWide
-	OutName
-	OutJSON
-	OutYAML
-	OutJSONL
-	OutJSONPath
-	OutGJSON
-	OutCustomColumns
+	OutTable         OutputKind = iota // "" or table: the server's Table
+	OutWide                            // wide: the Table with its wide columns
+	OutName                            // name: KIND/NAME
+	OutJSON                            // json
+	OutYAML                            // yaml
+	OutJSONL                           // jsonl, ndjson: one object per line
+	OutJSONPath                        // jsonpath=, jsonpath-file=, jsonpath-as-json=
+	OutGJSON                           // gjson=PATH
+	OutCustomColumns                   // custom-columns=, custom-columns-file=
 )
 
+// OutputSpec is a parsed -o value.
 type OutputSpec struct {
-	Kind OutputKind
-	Arg  string // template, path or column spec
+	Kind OutputKind // what to print
+	Arg  string     // template, path or column spec
 	// AsJSON is -o jsonpath-as-json: the template's results as a JSON array.
 	AsJSON bool
 }
 
+// ParseOutput parses -o; an unknown format is a usage error.
 func ParseOutput(o string) (OutputSpec, error) {
 	name, arg, _ := strings.Cut(o, "=")
 	switch name {

@@ -72,8 +72,8 @@ func WriteKubeconfig(t *testing.T, server string) string {
 
 // Result is one run of the kdyn command line.
 type Result struct {
-	Code           int
-	Stdout, Stderr string
+	Code           int    // the exit code
+	Stdout, Stderr string // what it printed
 }
 
 // Run runs main, the command line's entry point (root.Main), with args,
@@ -109,20 +109,22 @@ type LockedBuffer struct {
 	buf bytes.Buffer
 }
 
+// Write appends p.
 func (b *LockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
+// String returns what was written.
 func (b *LockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
 
-// The -update flag may be registered by another test file of the package;
-// register it only once and read it by name.
+// The -update flag may also be registered by a test file of a package that
+// imports this one; register it only once and read it by name.
 func init() {
 	if flag.Lookup("update") == nil {
 		flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -152,6 +154,9 @@ func AssertGolden(t *testing.T, name, got string) {
 	}
 }
 
+// Res is a discovery resource: name (plural) and kind at group/version,
+// with its verbs, short names and categories; its singular name is the
+// kind in lower case.
 func Res(group, version, name, kind string, namespaced bool, verbs []string, short, cats []string) discovery.Resource {
 	singular := strings.ToLower(kind)
 	return discovery.Resource{APIResource: metav1.APIResource{
@@ -160,6 +165,7 @@ func Res(group, version, name, kind string, namespaced bool, verbs []string, sho
 	}}
 }
 
+// AllVerbs are the verbs of a resource that supports every one.
 var AllVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 
 // FixtureSnapshot is a small discovery snapshot: the core group, apps at
@@ -197,6 +203,7 @@ func FixtureSnapshot() *discovery.Snapshot {
 	}
 }
 
+// Obj is an object with only apiVersion, kind and name.
 func Obj(apiVersion, kind, name string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion(apiVersion)

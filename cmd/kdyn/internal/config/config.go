@@ -13,6 +13,7 @@ import (
 	"github.com/kdyn/kdyn/kubeconfig"
 )
 
+// NewCommand returns "kdyn config" and its subcommands.
 func NewCommand(f *cli.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config SUBCOMMAND",

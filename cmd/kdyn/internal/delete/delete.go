@@ -49,6 +49,7 @@ type deleteOptions struct {
 	output         string
 }
 
+// NewCommand returns "kdyn delete".
 func NewCommand(f *cli.Factory) *cobra.Command {
 	o := &deleteOptions{}
 	cmd := &cobra.Command{
@@ -106,11 +107,11 @@ with its finalizers, when the wait times out.`,
 
 // Item is one object to delete.
 type Item struct {
-	GVR             schema.GroupVersionResource
-	GroupKind       schema.GroupKind
-	Namespaced      bool
-	Namespace, Name string
-	UID             types.UID
+	GVR             schema.GroupVersionResource // its resource
+	GroupKind       schema.GroupKind            // its kind, for messages
+	Namespaced      bool                        // whether the resource is namespaced
+	Namespace, Name string                      // the object
+	UID             types.UID                   // the deleted object's, once Send answered
 }
 
 // kind is "deployment.apps" or "configmap", as kubectl prints it.
@@ -139,6 +140,8 @@ type deleter struct {
 	deleted []*Item
 }
 
+// ParseCascade parses --cascade into a propagation policy; the deprecated
+// true and false are accepted with a warning on f's stderr.
 func ParseCascade(f *cli.Factory, s string) (metav1.DeletionPropagation, error) {
 	switch s {
 	case "background":

@@ -30,6 +30,8 @@ type editOptions struct {
 	showManagedFields bool
 }
 
+// NewEditCommand returns "kdyn edit": edit objects in $KUBE_EDITOR and
+// update them.
 func NewEditCommand(f *cli.Factory) *cobra.Command {
 	o := &editOptions{}
 	cmd := &cobra.Command{

@@ -50,6 +50,7 @@ type metaOptions struct {
 	dryRun          *cli.DryRunFlag
 }
 
+// NewLabelCommand returns "kdyn label".
 func NewLabelCommand(f *cli.Factory) *cobra.Command {
 	cmd := newMetaCommand(f, labelsField)
 	cmd.Short = "Update the labels on a resource"
@@ -86,6 +87,7 @@ resourceVersion, and fails with a conflict if the object has changed since.`, va
 	return cmd
 }
 
+// NewAnnotateCommand returns "kdyn annotate".
 func NewAnnotateCommand(f *cli.Factory) *cobra.Command {
 	cmd := newMetaCommand(f, annotationsField)
 	cmd.Short = "Update the annotations on a resource"

@@ -45,6 +45,7 @@ var patchTypes = map[string]types.PatchType{
 // patchSubresources are the subresources patch and edit accept.
 var patchSubresources = []string{"status", "scale"}
 
+// NewPatchCommand returns "kdyn patch".
 func NewPatchCommand(f *cli.Factory) *cobra.Command {
 	o := &patchOptions{}
 	cmd := &cobra.Command{

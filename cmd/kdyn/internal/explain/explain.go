@@ -25,6 +25,7 @@ type explainOptions struct {
 	output     string
 }
 
+// NewCommand returns "kdyn explain".
 func NewCommand(f *cli.Factory) *cobra.Command {
 	o := &explainOptions{}
 	cmd := &cobra.Command{

@@ -46,6 +46,7 @@ type getOptions struct {
 	parallel          int
 }
 
+// NewCommand returns "kdyn get", with -w (see watch.go).
 func NewCommand(f *cli.Factory) *cobra.Command {
 	o := &getOptions{}
 	cmd := &cobra.Command{

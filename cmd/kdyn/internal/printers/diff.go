@@ -21,8 +21,8 @@ const (
 // DiffLine is one line of an edit script. Text keeps its line ending;
 // only the last line of a text may lack one.
 type DiffLine struct {
-	Op   DiffOp
-	Text string
+	Op   DiffOp // kept, deleted or inserted
+	Text string // the line
 }
 
 // DefaultDiffContext is the number of unchanged lines shown around each

@@ -177,8 +177,8 @@ func (p *GJSONPrinter) Flush() error { return p.w.Flush() }
 
 // Column is one custom column: a header and a JSONPath.
 type Column struct {
-	Header string
-	Path   string
+	Header string // the column's header
+	Path   string // the JSONPath of its value
 	j      *jsonpath.JSONPath
 }
 

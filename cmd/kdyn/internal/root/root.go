@@ -1,4 +1,3 @@
-// Package root assembles the kdyn command tree. cmd/kdyn/main.go only calls Main.
 package root
 
 import (

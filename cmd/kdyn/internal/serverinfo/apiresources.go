@@ -36,6 +36,7 @@ type apiResourcesOptions struct {
 	apiGroupSet   bool
 }
 
+// NewAPIResourcesCommand returns "kdyn api-resources".
 func NewAPIResourcesCommand(f *cli.Factory) *cobra.Command {
 	o := &apiResourcesOptions{namespaced: true}
 	cmd := &cobra.Command{
@@ -289,6 +290,7 @@ func printAPIResources(w io.Writer, lists []*metav1.APIResourceList, o *apiResou
 	return tw.Flush()
 }
 
+// NewAPIVersionsCommand returns "kdyn api-versions".
 func NewAPIVersionsCommand(f *cli.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "api-versions",

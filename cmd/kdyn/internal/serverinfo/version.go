@@ -28,6 +28,7 @@ func clientVersion() *version.Info {
 	}
 }
 
+// NewVersionCommand returns "kdyn version".
 func NewVersionCommand(f *cli.Factory) *cobra.Command {
 	var clientOnly bool
 	var output string

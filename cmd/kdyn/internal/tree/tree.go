@@ -31,6 +31,7 @@ type treeOptions struct {
 	parallel      int
 }
 
+// NewCommand returns "kdyn tree".
 func NewCommand(f *cli.Factory) *cobra.Command {
 	o := &treeOptions{}
 	cmd := &cobra.Command{

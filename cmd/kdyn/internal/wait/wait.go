@@ -31,6 +31,7 @@ type waitOptions struct {
 	output   string
 }
 
+// NewCommand returns "kdyn wait".
 func NewCommand(f *cli.Factory) *cobra.Command {
 	o := &waitOptions{}
 	cmd := &cobra.Command{
