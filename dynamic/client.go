@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kdyn/kdyn/internal/wire"
 	"github.com/kdyn/kdyn/rest"
 )
 
@@ -63,7 +64,10 @@ type resourceClient struct {
 	namespace string
 }
 
-var _ NamespaceableResourceInterface = (*resourceClient)(nil)
+var (
+	_ NamespaceableResourceInterface = (*resourceClient)(nil)
+	_ wire.Provider                  = (*resourceClient)(nil)
+)
 
 func (c *resourceClient) Namespace(ns string) ResourceInterface {
 	out := *c
@@ -73,11 +77,11 @@ func (c *resourceClient) Namespace(ns string) ResourceInterface {
 
 // request starts a request for this resource, namespace and name.
 func (c *resourceClient) request(r *rest.Request, name string, subresources []string) *rest.Request {
-	r = r.Group(c.resource.Group).Version(c.resource.Version).Namespace(c.namespace).Resource(c.resource.Resource)
+	r = r.Group(c.resource.Group).Version(c.resource.Version).Namespace(c.namespace).Resource(resourceSegment(c.resource.Resource))
 	if name != "" {
 		r = r.Name(name)
 	}
-	return r.SubResource(subresources...)
+	return r.SubResource(subresourceSegments(subresources)...)
 }
 
 var errNameRequired = errors.New("name is required")
@@ -172,7 +176,7 @@ func (c *resourceClient) List(ctx context.Context, opts metav1.ListOptions) (*un
 
 func (c *resourceClient) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	opts.Watch = true
-	return c.request(c.client.Get(), "", nil).VersionedParams(&opts).WatchUnstructured(ctx)
+	return c.request(c.client.Get(), "", nil).VersionedParams(&opts).Watch(ctx)
 }
 
 func (c *resourceClient) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*unstructured.Unstructured, error) {
@@ -218,6 +222,22 @@ func decodeResult(res rest.Result) (*unstructured.Unstructured, error) {
 		return nil, err
 	}
 	return DecodeObject(body)
+}
+
+// WireEndpoint hands kdyn's informers the fast paths of this resource
+// (see internal/wire). It is not part of the client-go contract.
+func (c *resourceClient) WireEndpoint() wire.Endpoint {
+	return wire.Endpoint{Open: c.open}
+}
+
+// open sends a GET of the collection with opts and header: the wire
+// layer's Opener.
+func (c *resourceClient) open(ctx context.Context, opts *metav1.ListOptions, header http.Header) (*http.Response, error) {
+	r := c.request(c.client.Get(), "", nil).VersionedParams(opts)
+	for k, vs := range header {
+		r.SetHeader(k, vs...)
+	}
+	return r.StreamResponse(ctx)
 }
 
 // errorf wraps decode failures with the package name.

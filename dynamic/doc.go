@@ -23,7 +23,19 @@
 //   - Names and namespaces are checked before anything is sent: a "/" in a
 //     name is an "invalid resource name" error, in a namespace an "invalid
 //     namespace" error; an empty name is "name is required".
+//   - Slashes at either end of a GVR's resource or of a subresource are
+//     left out of the path, as client-go's path joining leaves them out
+//     ("rtest/" is rtest); a resource or subresource that is still not one
+//     path segment ("a/b", "..") is an "invalid resource" or "invalid
+//     subresource" error.
 //   - List items without apiVersion/kind get them from the list.
+//   - Watches ask for an uncompressed stream where client-go's ask for gzip,
+//     a measured choice (package rest, Watches); set
+//     rest.Config.CompressWatches for client-go's encoding.
+//
+// client-go's own dynamic tests (client_test.go and golden_test.go) pass
+// against this package with their imports switched and CompressWatches
+// set: bench/clientgodynamic runs them in make test.
 //
 // Every error from the server is an *apierrors.StatusError, so
 // apierrors.IsNotFound, IsConflict, IsAlreadyExists and the rest work.
@@ -47,13 +59,16 @@
 //     PartialObjectMetadata;g=meta.k8s.io;v=v1), so the server sends only
 //     metadata — what garbage collectors use — in protobuf when it can
 //     (apimachinery's codec for these meta types) and JSON otherwise.
-//     StreamMetadataList reads such a list item by item as it arrives
-//     (what informers use), and with managedFields left out they are cut
-//     from the encoded message before it is decoded.
 //   - TableClient (DynamicClient.Tables) asks the server to print objects as
 //     a metav1.Table, CRD additionalPrinterColumns included.
 //   - Decorators, each in its own file: WithFieldManager, WithDryRun,
 //     WithDefaultNamespace.
+//
+// The resource clients of DynamicClient also hand kdyn's informers their
+// fast paths (streamed lists, one-pass decoding, protobuf metadata) through
+// a hook of kdyn's private wire layer; other implementations of Interface
+// (decorators, dynamic/fake, your own) work with informers too, through
+// their List and Watch.
 //
 // Package dynamic/fake is an in-memory Interface for unit tests that
 // behaves like a server.

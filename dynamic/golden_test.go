@@ -74,6 +74,18 @@ func canonicalRequest(req *http.Request, body []byte) string {
 		req.Method, req.URL.EscapedPath(), strings.Join(qs, "&"), req.Header.Get("Accept"), req.Header.Get("Content-Type"), string(body))
 }
 
+// newRecordingClient is a DynamicClient, without rate limit, over a new
+// recorder.
+func newRecordingClient(t *testing.T) (*recorder, *DynamicClient) {
+	t.Helper()
+	rec := newRecorder(t)
+	rc, err := rest.NewForConfig(&rest.Config{Host: rec.URL, QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec, New(rc)
+}
+
 func (r *recorder) lastRequest() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()

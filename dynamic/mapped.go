@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kdyn/kdyn/discovery"
 	"github.com/kdyn/kdyn/rest"
 	"github.com/kdyn/kdyn/restmapper"
 )
@@ -24,13 +25,19 @@ type MappedClient struct {
 }
 
 // NewMapped returns a MappedClient for cfg with a lazily filled REST mapper
-// over a memory-cached discovery client.
+// over a memory-cached discovery client. The client and the mapper's
+// discovery share one rest.Client: one connection pool, rate limiter and
+// warning state.
 func NewMapped(cfg *rest.Config) (*MappedClient, error) {
 	rc, err := rest.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	mp, err := restmapper.NewForConfig(cfg)
+	dc, err := discovery.New(rc, discovery.Options{Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	mp, err := restmapper.New(dc, restmapper.Options{Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}

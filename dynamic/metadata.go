@@ -2,21 +2,15 @@ package dynamic
 
 import (
 	"context"
+	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kdyn/kdyn/internal/fastjson"
+	"github.com/kdyn/kdyn/internal/wire"
 	"github.com/kdyn/kdyn/rest"
-)
-
-// Accept headers of metadata-only requests: the server sends only
-// apiVersion, kind and metadata of each object.
-const (
-	AcceptPartialObjectMetadata     = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
-	AcceptPartialObjectMetadataList = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 )
 
 // MetadataClient reads and writes object metadata only, for any resource —
@@ -82,50 +76,52 @@ func (m *metadataResource) Get(ctx context.Context, name string, opts metav1.Get
 	if name == "" {
 		return nil, errNameRequired
 	}
-	return decodeMetadataAny(m.rc.request(m.rc.client.Get(), name, subresources).Accept(AcceptPartialObjectMetadataProtobuf).VersionedParams(&opts).Do(ctx), true)
+	return decodeMetadata(m.rc.request(m.rc.client.Get(), name, subresources).Accept(wire.AcceptMetadataProtobuf).VersionedParams(&opts).Do(ctx))
 }
 
 func (m *metadataResource) List(ctx context.Context, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
-	return ListMetadata(ctx, m.rc.request(m.rc.client.Get(), "", nil).VersionedParams(&opts), true)
-}
-
-// decodeMetadataListJSON decodes a JSON PartialObjectMetadataList without
-// reflection.
-func decodeMetadataListJSON(body []byte, keepManagedFields bool) (*metav1.PartialObjectMetadataList, error) {
-	l := &metav1.PartialObjectMetadataList{}
-	list, err := fastjson.DecodeListShared(body, func(_ int, obj map[string]any) error {
-		p, err := PartialObjectMetadataFromMap(obj, keepManagedFields)
-		if err != nil {
-			return err
-		}
-		l.Items = append(l.Items, *p)
-		return nil
-	})
+	res := m.rc.request(m.rc.client.Get(), "", nil).Accept(wire.AcceptMetadataListProtobuf).VersionedParams(&opts).Do(ctx)
+	body, err := res.Raw()
 	if err != nil {
-		return nil, errorf("decode metadata list: %w", err)
+		return nil, err
 	}
-	l.APIVersion, _ = list["apiVersion"].(string)
-	l.Kind, _ = list["kind"].(string)
-	if md, ok := list["metadata"].(map[string]any); ok {
-		l.ResourceVersion, _ = md["resourceVersion"].(string)
-		l.Continue, _ = md["continue"].(string)
-		if n, ok := md["remainingItemCount"].(int64); ok {
-			l.RemainingItemCount = &n
-		}
+	l, err := wire.DecodeMetadataList(res.ContentType(), body, true)
+	if err != nil {
+		return nil, errorf("%w", err)
 	}
 	return l, nil
 }
 
 func (m *metadataResource) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	opts.Watch = true
-	return WatchMetadata(ctx, m.rc.request(m.rc.client.Get(), "", nil).VersionedParams(&opts), true)
+	ctx, cancel := context.WithCancel(ctx)
+	resp, err := m.rc.open(ctx, &opts, http.Header{"Accept": {wire.AcceptMetadataProtobuf}, "Accept-Encoding": {"identity"}})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return wire.NewMetadataWatch(resp.Body, cancel, resp.Header.Get("Content-Type"), true, nil), nil
 }
 
 func (m *metadataResource) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*metav1.PartialObjectMetadata, error) {
 	if name == "" {
 		return nil, errNameRequired
 	}
-	return decodeMetadataAny(m.rc.request(m.rc.client.Patch(string(pt)), name, subresources).Accept(AcceptPartialObjectMetadataProtobuf).Body(data).VersionedParams(&opts).Do(ctx), true)
+	return decodeMetadata(m.rc.request(m.rc.client.Patch(string(pt)), name, subresources).Accept(wire.AcceptMetadataProtobuf).Body(data).VersionedParams(&opts).Do(ctx))
+}
+
+// decodeMetadata decodes one metadata answer in whichever encoding the
+// server chose.
+func decodeMetadata(res rest.Result) (*metav1.PartialObjectMetadata, error) {
+	body, err := res.Raw()
+	if err != nil {
+		return nil, err
+	}
+	p, err := wire.DecodeMetadata(res.ContentType(), body, true)
+	if err != nil {
+		return nil, errorf("%w", err)
+	}
+	return p, nil
 }
 
 func (m *metadataResource) Delete(ctx context.Context, name string, opts metav1.DeleteOptions, subresources ...string) error {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kdyn/kdyn/internal/fastjson"
+	"github.com/kdyn/kdyn/internal/wire"
 )
 
 func TestCompactRoundTrip(t *testing.T) {
@@ -45,16 +46,21 @@ func TestCompactRoundTrip(t *testing.T) {
 
 // wiredSource is a scripted source that hands each list item over with a
 // text of its own (marked, so the test can tell it from an encoding of the
-// object), as a wireSource does with the server's.
+// object), as kdyn's feeds do with the server's.
 type wiredSource struct{ *scriptedSource }
 
 func markedText(obj *unstructured.Unstructured) []byte {
-	b, _ := appendJSON(nil, obj.Object)
+	b, _ := fastjson.Append(nil, obj.Object)
 	return append([]byte(`{"text":"wire",`), b[1:]...)
 }
 
-func (s wiredSource) listWire(ctx context.Context, opts metav1.ListOptions, _ func(key, rv string) bool, each func(*unstructured.Unstructured, []byte) error) (ListPage, error) {
+func (s wiredSource) list(ctx context.Context, opts metav1.ListOptions, _ wire.Known, each func(*unstructured.Unstructured, []byte) error) (ListPage, error) {
 	return s.List(ctx, opts, func(obj *unstructured.Unstructured) error { return each(obj, markedText(obj)) })
+}
+
+func (s wiredSource) watch(ctx context.Context, opts metav1.ListOptions, _ wire.Known) (wire.Stream, error) {
+	w, err := s.Watch(ctx, opts)
+	return wire.Stream{Interface: w}, err
 }
 
 func TestCompactKeepsSourceText(t *testing.T) {
@@ -73,7 +79,7 @@ func TestCompactKeepsSourceText(t *testing.T) {
 		inf, _ := startInformer(t, wiredSource{src}, opts, nil)
 		waitUntil(t, inf.HasSynced)
 		b := cm("b", "2")
-		w.Add(&wireObject{Unstructured: b, raw: markedText(b)})
+		w.Add(&wire.TextObject{Unstructured: b, Text: markedText(b)})
 		waitUntil(t, func() bool { _, ok := inf.Store().Get("ns/b"); return ok })
 		for _, key := range []string{"ns/a", "ns/b"} {
 			raw, ok := RawJSON(inf, key)

@@ -14,8 +14,9 @@
 //     may be added after the informer started. A Lister reads it.
 //   - An Informer runs a reflector into a store and delivers events to
 //     handlers registered with AddEventHandler.
-//   - A Factory hands out informers shared by resource and options, starts
-//     them, waits for them and releases them one by one.
+//   - A Factory hands out informers shared by resource and options, over
+//     any dynamic.Interface; it runs them, waits for them and releases them
+//     one by one.
 //   - A ResourceSet keeps one informer per resource for "every resource" that
 //     matches a filter, following CRDs as they come and go.
 //   - Package informer/workqueue is a rate-limited work queue for the
@@ -78,61 +79,50 @@
 // bytes and decoded on every read (RawJSON reads them without decoding):
 // far less memory for controllers that cache many large objects, at the
 // cost of a decode per read. The bytes are the object's text as the server
-// sent it in the list or watch event, with managedFields cut out (and, for
-// list items the server sends without them, apiVersion and kind put
-// first), so caching costs a copy rather than a second encoding; with a
-// Transform, the transformed object is encoded instead. Handlers still get
-// decoded objects, as in the default mode. Metadata-only informers
-// (Factory.ForResourceMetadata) cache *metav1.PartialObjectMetadata, asked
-// of the server in protobuf (apimachinery's own codec for these meta types;
-// JSON when a server cannot).
+// sent it, with managedFields cut out (and, for list items the server sends
+// without them, apiVersion and kind put first); with a Transform, the
+// transformed object is encoded instead. Handlers still get decoded
+// objects, as in the default mode. Metadata-only informers
+// (Factory.ForResourceMetadata) cache *metav1.PartialObjectMetadata.
 //
-// Lists and watches ask for uncompressed responses: on the fast networks
-// controllers run on, gzip costs the server (and the client inflating it)
-// more CPU than the transfer it saves, and a watch's per-event flushes make
-// it worse (the trade-off behind kubeconfig's disable-compression and
-// kubectl's --disable-compression). One exception: a metadata-only
-// informer's streaming list lets the server compress it (v1.37 servers
-// compress the initial events in blocks, one per flush), since its small
-// protobuf events compress well and cheaply, and fewer bytes cost both ends
-// fewer writes and reads; at its initial-events-end bookmark the informer
-// ends that stream and watches on, uncompressed, from the bookmark's
-// resourceVersion (one more watch request per sync).
+// # Sources
 //
-// Lists of whole objects, and the streaming list's initial events, are bulk
-// requests (rest.Request.Bulk): they come over HTTP/1.1, on a connection of
-// their own, where Go's HTTP/2 would cost both ends a goroutine hand-off per
-// frame and the client a WINDOW_UPDATE every 4 KiB (a 10,000-object sync
-// takes 0.6–0.75× the time). At the initial-events-end bookmark the
-// informer ends such a stream and watches on, from the bookmark's
-// resourceVersion, over the client's shared HTTP/2 connection, so that
-// every informer's long-lived watch shares one connection.
-//
-// The watches of kdyn's sources are read in the reflector's own goroutine
-// (rest.EventReader): each event is decoded by the goroutine that applies
-// it to the cache, with no hand-off between goroutines on the way; a small
-// watchdog goroutine per watch enforces the idle deadline and stops the
-// watch when Run's context ends, which ends a waiting read. Other
-// watch.Interface implementations, from Sources of your own, are read from
-// their channel.
-//
-// Lists stream: a page's items (JSON, or the protobuf items of a
-// metadata-only list) are decoded and enter the cache while the page is
-// still arriving, so decoding overlaps the transfer and a page is never
-// held whole. Relists are cheap in memory: list+watch relists of whole
-// objects and streaming-list events (JSON or protobuf) for objects the
-// cache already holds at the same
-// resourceVersion are recognized from their raw bytes — name, namespace
-// and resourceVersion read in place — and neither decoded nor allocated
-// for, so a relist of a mostly unchanged resource costs little beyond
-// reading it (measured: peak heap 1.1× the steady state, see
-// docs/benchmarks.md).
+// An informer reads a Source: List pages and Watch streams of one resource.
+// NewFactory, NewResourceSource and NewMetadataSource build theirs on a
+// dynamic.Interface. Over kdyn's own client (dynamic.NewForConfig) they
+// take its fast paths: a page's items are decoded and cached while the page
+// is still arriving; each object is decoded once, straight into maps, with
+// managedFields skipped undecoded; metadata-only informers get protobuf
+// PartialObjectMetadata (JSON from servers that cannot); objects a relist
+// finds unchanged (same key and resourceVersion) are recognized from their
+// raw bytes and never decoded, so a relist of a mostly unchanged resource
+// costs little beyond reading it; and each watch is decoded in the
+// reflector's own goroutine, with no hand-off per event. Large transfers
+// (lists, the initial events of a streaming list) go over the connection
+// and encoding that cost both ends least; the informer then watches on over
+// the client's shared connection. Over any other dynamic.Interface
+// (dynamic/fake, a decorated client) they call its List and Watch, and drop
+// managedFields (or cut objects down to their metadata) after decoding:
+// the same events, at a higher cost. Informer.New takes a Source of your
+// own too; its watches are read from their channel.
 //
 // # Lifecycle
 //
-// Informer.Run returns when every goroutine it started has exited.
-// Factory.Start is idempotent and starts informers created later at once;
-// Factory.Release stops one informer (for example when its CRD was deleted);
-// Factory.Shutdown stops all and waits. All types are safe for concurrent
-// use.
+// Long-running pieces have one shape: Run(ctx) error, which returns once
+// ctx is done and every goroutine it started has exited. Informer.Run runs
+// one informer; Factory.Run runs every informer the factory hands out,
+// before and while it runs; ResourceSet.Run keeps a set in step with
+// discovery (run its factory too); workqueue.Queue.Run runs workers. Run
+// them in goroutines of your own (an errgroup.Group is handy) and cancel
+// the context to stop. Factory.Release stops one informer (for example
+// when its CRD was deleted). All types are safe for concurrent use.
+//
+//	f := informer.NewFactory(client, informer.FactoryOptions{})
+//	cms := f.ForResource(configMapsGVR, informer.InformerOptions{})
+//	var g errgroup.Group
+//	g.Go(func() error { return f.Run(ctx) })
+//	if err := f.WaitForSync(ctx); err != nil { ... }
+//	...
+//	cancel()
+//	g.Wait() // every informer has stopped
 package informer

@@ -8,12 +8,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kdyn/kdyn/rest"
+	"github.com/kdyn/kdyn/internal/wire"
 )
 
 // eventReader reads one watch's events in the reflector's goroutine, with a
 // deadline that each event re-arms. Watches from kdyn's rest package are
-// read directly (rest.EventReader): the event is decoded by the goroutine
+// read directly (wire.EventReader): the event is decoded by the goroutine
 // that applies it, with no hand-off to another goroutine per event, which
 // is most of what an event costs when events come one at a time. Other
 // watches are read from their channel.
@@ -49,7 +49,7 @@ func readEvents(ctx context.Context, clk clock, w watch.Interface, d time.Durati
 	if rw, ok := w.(*releasingWatch); ok {
 		inner = rw.Interface
 	}
-	if p, ok := inner.(rest.EventReader); ok {
+	if p, ok := inner.(wire.EventReader); ok {
 		er.pull = p.NextEvent
 	} else {
 		ch := w.ResultChan()

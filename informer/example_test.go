@@ -7,9 +7,12 @@ import (
 	"net/http/httptest"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/rest"
 )
@@ -30,12 +33,12 @@ func Example() {
 		<-r.Context().Done()
 	}))
 	defer srv.Close()
-	rc, err := rest.NewForConfig(&rest.Config{Host: srv.URL})
+	client, err := dynamic.NewForConfig(&rest.Config{Host: srv.URL})
 	if err != nil {
 		panic(err)
 	}
 
-	f := informer.NewFactory(rc, informer.FactoryOptions{DisableStreaming: true})
+	f := informer.NewFactory(client, informer.FactoryOptions{DisableStreaming: true})
 	cms := f.ForResource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, informer.InformerOptions{})
 	updated := make(chan string, 1)
 	_, _ = cms.AddEventHandler(informer.HandlerFuncs[*unstructured.Unstructured]{
@@ -49,9 +52,12 @@ func Example() {
 	_ = cms.AddIndexer("app", informer.LabelIndex[*unstructured.Unstructured]("app"))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	f.Start(ctx)
-	defer f.Shutdown()
+	var g errgroup.Group
+	g.Go(func() error { return f.Run(ctx) }) // until ctx ends
+	defer func() {
+		cancel()
+		_ = g.Wait() // every informer has stopped
+	}()
 	if err := f.WaitForSync(ctx); err != nil {
 		panic(err)
 	}

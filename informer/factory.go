@@ -14,7 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kdyn/kdyn/rest"
+	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/internal/wire"
 )
 
 // FactoryOptions configure a Factory. The zero value is useful.
@@ -28,6 +29,10 @@ type FactoryOptions struct {
 	DisableStreaming bool
 	// Logger receives debug logs. Nil means none.
 	Logger *zap.Logger
+	// Metrics receives what every informer of the factory does, each
+	// named by its resource ("deployments.v1.apps", "configmaps.v1"); see
+	// Metrics. Nil observes nothing.
+	Metrics Metrics
 }
 
 // InformerOptions select what one informer caches. Informers with equal
@@ -47,10 +52,11 @@ type InformerOptions struct {
 	KeepManagedFields bool
 	// Transform changes objects before they are cached, after managedFields
 	// stripping. Informers with different Transform functions are distinct.
+	// Metadata-only informers ignore it.
 	Transform func(*unstructured.Unstructured) (*unstructured.Unstructured, error)
 	// Compact keeps objects as JSON bytes (the text the server sent, less
 	// managedFields) and decodes them on each read (see RawJSON): far less
-	// memory, slower reads.
+	// memory, slower reads. Metadata-only informers ignore it.
 	Compact bool
 }
 
@@ -65,14 +71,23 @@ type factoryKey struct {
 	metadata  bool
 }
 
+// runner is what the factory needs of an *Informer[T], whatever T.
+type runner interface {
+	Run(ctx context.Context) error
+	HasSynced() bool
+	givenUp() error
+}
+
 type factoryEntry struct {
-	key      factoryKey
-	run      func(context.Context) error
-	synced   func() bool
-	givenUp  func() error // the permanent error WaitForSync returns, or nil
-	informer any
+	key factoryKey
+	// informer is the *Informer[T] of the key's kind (see shared).
+	informer runner
 	cancel   context.CancelFunc
-	done     chan struct{}
+	// done is closed when the informer has stopped, or, with skipped, when
+	// the factory stopped without ever running it.
+	done    chan struct{}
+	started bool
+	skipped bool
 	// pinned: handed out by ForResource or ForResourceMetadata; held:
 	// holds of resource sets not yet given back (releaseHeld).
 	pinned bool
@@ -80,27 +95,35 @@ type factoryEntry struct {
 }
 
 // Factory hands out shared informers keyed by resource and options: every
-// caller asking for the same one gets the same informer, started once. It is
-// safe for concurrent use.
+// caller asking for the same one gets the same informer, run once by the
+// factory's Run. It is safe for concurrent use.
 type Factory struct {
-	rc   *rest.Client
-	opts FactoryOptions
+	client dynamic.Interface
+	opts   FactoryOptions
 
-	// mu guards entries and the started state.
+	// mu guards entries, ctx and the run state.
 	mu      sync.Mutex
 	entries map[factoryKey]*factoryEntry
-	ctx     context.Context
+	ctx     context.Context // Run's, while it runs
+	ran     bool            // Run was called
+	ended   bool            // Run has stopped its informers
 	wg      sync.WaitGroup
-	closed  bool
 }
 
-// NewFactory returns a factory over a rest client (for example
-// DynamicClient.RESTClient()).
-func NewFactory(rc *rest.Client, opts FactoryOptions) *Factory {
-	return &Factory{rc: rc, opts: opts, entries: map[factoryKey]*factoryEntry{}}
+// NewFactory returns a factory whose informers list and watch through
+// client. With kdyn's own client (dynamic.NewForConfig, dynamic.New) they
+// take its fast paths — lists decoded as they arrive, managedFields
+// skipped undecoded, metadata as protobuf, relists that leave unchanged
+// objects undecoded; with any other dynamic.Interface (dynamic/fake, a
+// decorated client) they call its List and Watch.
+func NewFactory(client dynamic.Interface, opts FactoryOptions) *Factory {
+	return &Factory{client: client, opts: opts, entries: map[factoryKey]*factoryEntry{}}
 }
 
 func (f *Factory) key(gvr schema.GroupVersionResource, o InformerOptions, metadata bool) factoryKey {
+	if metadata {
+		o.Compact, o.Transform = false, nil
+	}
 	ns := o.Namespace
 	switch {
 	case o.AllNamespaces:
@@ -123,96 +146,95 @@ func (f *Factory) logger() *zap.Logger {
 }
 
 // ForResource returns the shared informer of whole objects for gvr and
-// opts, creating it on first use (and starting it, if the factory has
-// started). Do not call Run on it: the factory runs it.
+// opts, creating it on first use (it runs once the factory runs, at once
+// if it already does). Do not call Run on it: the factory runs it.
 func (f *Factory) ForResource(gvr schema.GroupVersionResource, opts InformerOptions) *Informer[*unstructured.Unstructured] {
-	return f.forResource(gvr, opts, true)
-}
-
-// forResource is ForResource for a caller that holds the informer pinned
-// (a user: until Release or Shutdown) or, with pin false, counted (a
-// resource set, which gives it back with releaseHeld).
-func (f *Factory) forResource(gvr schema.GroupVersionResource, opts InformerOptions, pin bool) *Informer[*unstructured.Unstructured] {
-	k := f.key(gvr, opts, false)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if e, ok := f.entries[k]; ok {
-		e.hold(pin)
-		return e.informer.(*Informer[*unstructured.Unstructured])
-	}
-	io := Options[*unstructured.Unstructured]{
-		ListOptions:      metav1.ListOptions{LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector},
-		ResyncPeriod:     f.opts.ResyncPeriod,
-		DisableStreaming: f.opts.DisableStreaming,
-		Logger:           f.logger().With(zap.String("gvr", gvr.String())),
-		// managedFields are left out by the source's decoding (every
-		// path: list items, watch events), so no transform is needed
-		// for them.
-		Transform: opts.Transform,
-	}
-	var srcOpts []SourceOption
-	if !opts.KeepManagedFields {
-		srcOpts = append(srcOpts, WithoutManagedFields())
-	}
-	var src Source[*unstructured.Unstructured] = NewSource(f.rc, gvr, k.ns, srcOpts...)
-	if opts.Compact {
-		io.storage = newCompactStorage()
-		// The store keeps each object's text as the server sent it
-		// rather than encoding the decoded object again.
-		src = wireSource{src.(*unstructuredSource)}
-	}
-	inf := New[*unstructured.Unstructured](src, io)
-	f.addLocked(k, inf, inf.Run, inf.HasSynced, inf.givenUp).hold(pin)
-	return inf
+	return shared(f, wholeObjects, gvr, opts, true)
 }
 
 // ForResourceMetadata returns the shared metadata-only informer for gvr:
-// objects are *metav1.PartialObjectMetadata (the server sends only
-// metadata). opts.Compact and opts.Transform do not apply.
+// objects are *metav1.PartialObjectMetadata (with kdyn's own client, the
+// server sends only metadata). opts.Compact and opts.Transform do not
+// apply.
 func (f *Factory) ForResourceMetadata(gvr schema.GroupVersionResource, opts InformerOptions) *Informer[*metav1.PartialObjectMetadata] {
-	return f.forResourceMetadata(gvr, opts, true)
+	return shared(f, metadataOnly, gvr, opts, true)
 }
 
-// forResourceMetadata is forResource for ForResourceMetadata.
-func (f *Factory) forResourceMetadata(gvr schema.GroupVersionResource, opts InformerOptions, pin bool) *Informer[*metav1.PartialObjectMetadata] {
-	k := f.metadataKey(gvr, opts)
+// objectKind is one kind of informer a factory hands out: of whole
+// objects, or of metadata only.
+type objectKind[T Object] struct {
+	metadata bool
+	// build returns the informer of ri with the factory-wide options o.
+	build func(ri dynamic.ResourceInterface, opts InformerOptions, o Options[T]) *Informer[T]
+}
+
+var (
+	wholeObjects = objectKind[*unstructured.Unstructured]{
+		build: func(ri dynamic.ResourceInterface, opts InformerOptions, o Options[*unstructured.Unstructured]) *Informer[*unstructured.Unstructured] {
+			// managedFields are left out by the source's decoding (list
+			// items and watch events alike), so no transform is needed for
+			// them.
+			o.Transform = opts.Transform
+			d := wire.Decoding{OmitManagedFields: !opts.KeepManagedFields}
+			if opts.Compact {
+				o.storage = newCompactStorage()
+				// The store keeps each object's text as the server sent
+				// it rather than encoding the decoded object again.
+				d.Text = true
+			}
+			return New[*unstructured.Unstructured](newObjectSource(ri, d), o)
+		},
+	}
+	metadataOnly = objectKind[*metav1.PartialObjectMetadata]{
+		metadata: true,
+		build: func(ri dynamic.ResourceInterface, opts InformerOptions, o Options[*metav1.PartialObjectMetadata]) *Informer[*metav1.PartialObjectMetadata] {
+			return New(NewMetadataSource(ri, SourceOptions{KeepManagedFields: opts.KeepManagedFields}), o)
+		},
+	}
+)
+
+// shared returns the factory's informer of kind k for gvr and opts,
+// creating it on first use, for a caller that holds it pinned (a user:
+// until Release) or, with pin false, counted (a resource set, which gives
+// it back with releaseHeld).
+func shared[T Object](f *Factory, k objectKind[T], gvr schema.GroupVersionResource, opts InformerOptions, pin bool) *Informer[T] {
+	key := f.key(gvr, opts, k.metadata)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if e, ok := f.entries[k]; ok {
+	if e, ok := f.entries[key]; ok {
 		e.hold(pin)
-		return e.informer.(*Informer[*metav1.PartialObjectMetadata])
+		// The key's kind fixes the informer's type.
+		return e.informer.(*Informer[T])
 	}
-	io := Options[*metav1.PartialObjectMetadata]{
+	inf := k.build(f.client.Resource(gvr).Namespace(key.ns), opts, Options[T]{
 		ListOptions:      metav1.ListOptions{LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector},
 		ResyncPeriod:     f.opts.ResyncPeriod,
 		DisableStreaming: f.opts.DisableStreaming,
 		Logger:           f.logger().With(zap.String("gvr", gvr.String())),
+		Metrics:          f.opts.Metrics,
+		Name:             ResourceName(gvr),
+	})
+	e := &factoryEntry{key: key, informer: inf, done: make(chan struct{})}
+	f.entries[key] = e
+	switch {
+	case f.ended:
+		e.skipped = true
+		close(e.done)
+	case f.ctx != nil:
+		f.startLocked(e)
 	}
-	if !opts.KeepManagedFields {
-		io.Transform = func(p *metav1.PartialObjectMetadata) (*metav1.PartialObjectMetadata, error) {
-			p.ManagedFields = nil
-			return p, nil
-		}
-	}
-	inf := New[*metav1.PartialObjectMetadata](NewMetadataSource(f.rc, gvr, k.ns, opts.KeepManagedFields), io)
-	f.addLocked(k, inf, inf.Run, inf.HasSynced, inf.givenUp).hold(pin)
+	e.hold(pin)
 	return inf
 }
 
-// metadataKey is the key of a metadata-only informer (Compact and
-// Transform do not apply to them).
-func (f *Factory) metadataKey(gvr schema.GroupVersionResource, opts InformerOptions) factoryKey {
-	opts.Compact, opts.Transform = false, nil
-	return f.key(gvr, opts, true)
-}
-
-func (f *Factory) addLocked(k factoryKey, inf any, run func(context.Context) error, synced func() bool, givenUp func() error) *factoryEntry {
-	e := &factoryEntry{key: k, informer: inf, run: run, synced: synced, givenUp: givenUp}
-	f.entries[k] = e
-	if f.ctx != nil && !f.closed {
-		f.startLocked(e)
+// ResourceName is how a Factory names an informer of gvr to Metrics:
+// resource.version.group, as kubectl spells a fully qualified resource
+// ("deployments.v1.apps"; "configmaps.v1" for the core group).
+func ResourceName(gvr schema.GroupVersionResource) string {
+	if gvr.Group == "" {
+		return gvr.Resource + "." + gvr.Version
 	}
-	return e
+	return gvr.Resource + "." + gvr.Version + "." + gvr.Group
 }
 
 // hold records one more holder of the entry (under the factory's lock).
@@ -226,39 +248,45 @@ func (e *factoryEntry) hold(pin bool) {
 
 func (f *Factory) startLocked(e *factoryEntry) {
 	ctx, cancel := context.WithCancel(f.ctx)
-	e.cancel = cancel
-	e.done = make(chan struct{})
+	e.cancel, e.started = cancel, true
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
 		defer close(e.done)
-		if err := e.run(ctx); err != nil {
+		if err := e.informer.Run(ctx); err != nil {
 			f.logger().Warn("informer stopped with an error", zap.String("gvr", e.key.gvr.String()), zap.Error(err))
 		}
 	}()
 }
 
-// Start starts every informer not yet running, and makes informers created
-// later start at once. It may be called many times; informers stop when ctx
-// is done (or on Shutdown). Informers created later run under the ctx of
-// the first Start, or, once that ctx is done, of the next Start after it:
-// a factory whose ctx ended starts new informers again when given a live
-// one. An informer that stopped is not restarted (Release it and ask
-// again).
-func (f *Factory) Start(ctx context.Context) {
+// Run runs the factory's informers — those handed out before and those
+// handed out while it runs — until ctx is done, then returns once every
+// one of them has stopped. It may be called once. Informers handed out
+// after Run returned never run (WaitForSync reports them).
+func (f *Factory) Run(ctx context.Context) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return
+	if f.ran {
+		f.mu.Unlock()
+		return errors.New("informer: Factory.Run called twice")
 	}
-	if f.ctx == nil || f.ctx.Err() != nil {
-		f.ctx = ctx
-	}
+	f.ran = true
+	f.ctx = ctx
 	for _, e := range f.entries {
-		if e.done == nil {
-			f.startLocked(e)
+		f.startLocked(e)
+	}
+	f.mu.Unlock()
+	<-ctx.Done()
+	f.mu.Lock()
+	f.ctx, f.ended = nil, true
+	for _, e := range f.entries {
+		if !e.started && !e.skipped {
+			e.skipped = true
+			close(e.done)
 		}
 	}
+	f.mu.Unlock()
+	f.wg.Wait()
+	return nil
 }
 
 // SyncError names a resource whose informer did not sync.
@@ -283,29 +311,23 @@ func (e *SyncError) Error() string {
 // Unwrap returns the cause.
 func (e *SyncError) Unwrap() error { return e.Err }
 
-// WaitForSync waits until every started informer has synced. It returns
+// WaitForSync waits until every informer the factory has handed out has
+// synced (those handed out before Run is called wait for it). It returns
 // an error naming each resource that failed — because listing it is
 // forbidden or the resource does not exist (at once, rather than hanging),
-// or because ctx ended first — joined with errors.Join, each a *SyncError.
-// After Shutdown, an informer asked for later (which never runs) is such
-// an error too.
+// because the factory stopped first, or because ctx ended first — joined
+// with errors.Join, each a *SyncError.
 func (f *Factory) WaitForSync(ctx context.Context) error {
 	f.mu.Lock()
 	entries := make([]*factoryEntry, 0, len(f.entries))
-	var errs []error
 	for _, e := range f.entries {
-		switch {
-		case e.done != nil:
-			entries = append(entries, e)
-		case f.closed:
-			// Created after Shutdown: it will never run.
-			errs = append(errs, &SyncError{GVR: e.key.gvr, Namespace: e.key.ns, Err: errors.New("the factory was shut down before this informer started")})
-		}
+		entries = append(entries, e)
 	}
 	f.mu.Unlock()
 	sort.Slice(entries, func(i, j int) bool { return entries[i].key.gvr.String() < entries[j].key.gvr.String() })
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	var errs []error
 	for _, e := range entries {
 		wg.Add(1)
 		go func() {
@@ -325,21 +347,24 @@ func waitEntry(ctx context.Context, e *factoryEntry) error {
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if e.synced() {
+		if e.informer.HasSynced() {
 			return nil
 		}
-		if err := e.givenUp(); err != nil {
+		if err := e.informer.givenUp(); err != nil {
 			return err
 		}
 		select {
 		case <-ctx.Done():
-			if err := e.givenUp(); err != nil {
+			if err := e.informer.givenUp(); err != nil {
 				return fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
 			}
 			return ctx.Err()
 		case <-e.done:
-			if e.synced() {
+			switch {
+			case e.informer.HasSynced():
 				return nil
+			case e.skipped:
+				return errors.New("the factory stopped before this informer ran")
 			}
 			return errors.New("the informer stopped before it synced")
 		case <-t.C:
@@ -358,16 +383,16 @@ func (f *Factory) Release(gvr schema.GroupVersionResource, opts InformerOptions)
 
 // ReleaseMetadata is Release for a metadata-only informer.
 func (f *Factory) ReleaseMetadata(gvr schema.GroupVersionResource, opts InformerOptions) bool {
-	return f.release(f.metadataKey(gvr, opts))
+	return f.release(f.key(gvr, opts, true))
 }
 
 func (f *Factory) release(k factoryKey) bool {
 	return f.releaseIf(k, func(*factoryEntry) bool { return true })
 }
 
-// releaseHeld gives back one counted hold (forResource with pin false):
-// the informer stops once no resource set holds it and no user asked for
-// it through ForResource or ForResourceMetadata.
+// releaseHeld gives back one counted hold (shared with pin false): the
+// informer stops once no resource set holds it and no user asked for it
+// through ForResource or ForResourceMetadata.
 func (f *Factory) releaseHeld(k factoryKey) bool {
 	return f.releaseIf(k, func(e *factoryEntry) bool {
 		if e.held > 0 {
@@ -396,18 +421,4 @@ func (f *Factory) releaseIf(k factoryKey, last func(*factoryEntry) bool) bool {
 		<-e.done
 	}
 	return true
-}
-
-// Shutdown stops every informer and waits until all their goroutines have
-// exited. The factory cannot be started again.
-func (f *Factory) Shutdown() {
-	f.mu.Lock()
-	f.closed = true
-	for _, e := range f.entries {
-		if e.cancel != nil {
-			e.cancel()
-		}
-	}
-	f.mu.Unlock()
-	f.wg.Wait()
 }

@@ -156,7 +156,7 @@ func (s *scriptedSource) addWatch(err error) *watch.FakeWatcher {
 }
 
 // addStream scripts a watch answered by kdyn's own HTTP watch (a
-// rest.EventReader, which the reflector reads in its goroutine) from a
+// wire.EventReader, which the reflector reads in its goroutine) from a
 // test server: the test sends the server's frames on the returned
 // channel and closes it to end the stream; gone is closed when the client
 // has closed the connection.
@@ -188,7 +188,7 @@ func (s *scriptedSource) addStream(t *testing.T) (frames chan<- []byte, gone <-c
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.watches = append(s.watches, watchResult{open: func(ctx context.Context) (watch.Interface, error) {
-		return rc.Get().AbsPath("/watch").WatchUnstructured(ctx)
+		return rc.Get().AbsPath("/watch").Param("watch", "true").Watch(ctx)
 	}})
 	return ch, closed
 }

@@ -48,6 +48,13 @@ type Options[T Object] struct {
 	DetectMutations bool
 	// Logger receives debug logs. Nil means none.
 	Logger *zap.Logger
+	// Metrics receives list and watch starts, events, cache size, syncs
+	// and handler lag (see Metrics; package metrics exports them). Nil
+	// observes nothing.
+	Metrics Metrics
+	// Name identifies the informer to Metrics; a Factory sets it to the
+	// resource ("deployments.v1.apps").
+	Name string
 
 	clock   clock
 	storage storage[T]
@@ -58,10 +65,14 @@ type Options[T Object] struct {
 // guarantees. Create it with New (or a Factory), add handlers and indexers,
 // then Run it.
 type Informer[T Object] struct {
-	src   Source[T]
+	feed  feed[T]
 	opts  Options[T]
 	store *Store[T]
 	log   *zap.Logger
+	// metrics is Options.Metrics, or a no-op; timed: Options.Metrics was
+	// set, so notifications carry the time they were made.
+	metrics Metrics
+	timed   bool
 
 	// mu serializes cache changes and handler (un)registration, so every
 	// handler sees every change exactly once, in order.
@@ -98,7 +109,10 @@ func New[T Object](src Source[T], opts Options[T]) *Informer[T] {
 	if st == nil {
 		st = newMapStorage[T]()
 	}
-	inf := &Informer[T]{src: src, opts: opts, store: newStore[T](st), log: log, firstSync: true}
+	inf := &Informer[T]{feed: feedOf(src), opts: opts, store: newStore[T](st), log: log, firstSync: true, metrics: opts.Metrics, timed: opts.Metrics != nil}
+	if inf.metrics == nil {
+		inf.metrics = noMetrics{}
+	}
 	inf.lastSyncRV.Store("")
 	if opts.DetectMutations {
 		inf.copies = map[string]T{}
@@ -153,6 +167,9 @@ func (i *Informer[T]) AddEventHandler(h Handler[T]) (*Registration[T], error) {
 		return nil, errors.New("informer: nil handler")
 	}
 	r := newRegistration[T](h)
+	if i.timed {
+		r.delivered = func(lag time.Duration) { i.metrics.Delivered(i.opts.Name, lag) }
+	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.stopped {
@@ -195,6 +212,9 @@ func (i *Informer[T]) startHandler(r *Registration[T]) {
 }
 
 func (i *Informer[T]) notify(n notification[T]) {
+	if i.timed {
+		n.at = time.Now().UnixNano()
+	}
 	for _, r := range i.handlers {
 		r.enqueue(n)
 	}
@@ -215,7 +235,7 @@ func (i *Informer[T]) Run(ctx context.Context) error {
 		i.startHandler(r)
 	}
 	i.mu.Unlock()
-	ref := newReflector[T](i.src, i, reflectorOptions{
+	ref := newReflector[T](i.feed, i, reflectorOptions{
 		listOptions:          i.opts.ListOptions,
 		pageSize:             i.opts.PageSize,
 		streaming:            !i.opts.DisableStreaming,
@@ -224,6 +244,8 @@ func (i *Informer[T]) Run(ctx context.Context) error {
 		onError:              i.recordError,
 		log:                  i.log,
 		clock:                i.opts.clock,
+		metrics:              i.metrics,
+		name:                 i.opts.Name,
 	})
 	if i.opts.ResyncPeriod > 0 {
 		i.running.Add(1)
@@ -376,7 +398,7 @@ func (i *Informer[T]) transform(obj T) (T, bool) {
 	return out, true
 }
 
-func (i *Informer[T]) upsert(obj T, raw []byte, syncing bool) {
+func (i *Informer[T]) upsert(obj T, text []byte, syncing bool) {
 	key := Key(obj)
 	if rv := obj.GetResourceVersion(); rv != "" && i.relisting.Load() && i.known(key, rv) {
 		// Unchanged (a relist of an object we have, or a stub for one the
@@ -385,7 +407,7 @@ func (i *Informer[T]) upsert(obj T, raw []byte, syncing bool) {
 		return
 	}
 	if i.opts.Transform != nil {
-		raw = nil // the text is of the object before the transform
+		text = nil // the text is of the object before the transform
 	}
 	obj, ok := i.transform(obj)
 	if !ok {
@@ -404,7 +426,7 @@ func (i *Informer[T]) upsert(obj T, raw []byte, syncing bool) {
 		i.store.mu.Unlock()
 		return // unchanged (a relist of an object we have): keep the cached one
 	}
-	if err := i.store.putLocked(key, obj, raw); err != nil {
+	if err := i.store.putLocked(key, obj, text); err != nil {
 		i.store.mu.Unlock()
 		i.log.Warn("could not cache an object", zap.String("key", key), zap.Error(err))
 		return
@@ -414,6 +436,7 @@ func (i *Informer[T]) upsert(obj T, raw []byte, syncing bool) {
 	if existed {
 		i.notify(notification[T]{kind: notifyUpdate, old: old, obj: obj})
 	} else {
+		i.metrics.Cached(i.opts.Name, 1)
 		i.notify(notification[T]{kind: notifyAdd, obj: obj, initial: syncing && i.firstSync})
 	}
 }
@@ -437,6 +460,7 @@ func (i *Informer[T]) remove(obj T) {
 		delete(i.copies, key)
 	}
 	if existed {
+		i.metrics.Cached(i.opts.Name, -1)
 		i.notify(notification[T]{kind: notifyDelete, obj: obj})
 	}
 }
@@ -461,6 +485,9 @@ func (i *Informer[T]) endSync(rv string) {
 			}
 		}
 		i.store.mu.Unlock()
+		if len(gone) > 0 {
+			i.metrics.Cached(i.opts.Name, -len(gone))
+		}
 		for _, obj := range gone {
 			i.notify(notification[T]{kind: notifyDelete, obj: obj, unknown: true})
 		}
@@ -470,6 +497,7 @@ func (i *Informer[T]) endSync(rv string) {
 	i.relisting.Store(false)
 	i.lastSyncRV.Store(rv)
 	i.permFails.Store(0)
+	i.metrics.Synced(i.opts.Name, time.Now())
 	if i.firstSync {
 		i.firstSync = false
 		i.synced.Store(true)

@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kdyn/kdyn/discovery"
+	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/dynamic/fake"
 	"github.com/kdyn/kdyn/rest"
 )
 
@@ -410,12 +412,12 @@ func TestAllNamespacesIgnoresTheFactoryNamespace(t *testing.T) {
 // that a user of the factory, or another set, still holds; Release stops
 // it whoever holds it.
 func TestResourceSetHoldsDoNotStopSharedInformers(t *testing.T) {
-	f := NewFactory(nil, FactoryOptions{})
+	f := NewFactory(fake.NewClient(), FactoryOptions{})
 	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
-	k := f.metadataKey(gvr, InformerOptions{})
+	k := f.key(gvr, InformerOptions{}, true)
 	has := func() bool { f.mu.Lock(); defer f.mu.Unlock(); _, ok := f.entries[k]; return ok }
-	a := f.forResourceMetadata(gvr, InformerOptions{}, false) // set A
-	b := f.forResourceMetadata(gvr, InformerOptions{}, false) // set B
+	a := shared(f, metadataOnly, gvr, InformerOptions{}, false) // set A
+	b := shared(f, metadataOnly, gvr, InformerOptions{}, false) // set B
 	if a != b {
 		t.Fatal("two holders got different informers")
 	}
@@ -432,23 +434,31 @@ func TestResourceSetHoldsDoNotStopSharedInformers(t *testing.T) {
 		t.Fatal("Release did not stop and forget the informer")
 	}
 	// Held by one set only: its release stops it.
-	f.forResource(gvr, InformerOptions{}, false)
+	shared(f, wholeObjects, gvr, InformerOptions{}, false)
 	if !f.releaseHeld(f.key(gvr, InformerOptions{}, false)) {
 		t.Fatal("the last set's release did not stop the informer")
 	}
 }
 
-// After Shutdown the factory still hands out informers, but they never
-// run: WaitForSync names them instead of reporting success.
-func TestWaitForSyncAfterShutdownNamesInformersThatNeverRan(t *testing.T) {
-	f := NewFactory(nil, FactoryOptions{})
-	f.Shutdown()
+// After Run returned, the factory still hands out informers, but they
+// never run: WaitForSync names them instead of reporting success. So it
+// does for informers handed out before a Run whose context had ended.
+func TestWaitForSyncAfterRunNamesInformersThatNeverRan(t *testing.T) {
+	f := NewFactory(fake.NewClient(), FactoryOptions{})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := f.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Run(t.Context()); err == nil {
+		t.Fatal("a second Run was accepted")
+	}
 	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	f.ForResourceMetadata(gvr, InformerOptions{})
 	err := f.WaitForSync(t.Context())
 	var se *SyncError
-	if !errors.As(err, &se) || se.GVR != gvr || !strings.Contains(err.Error(), "shut down") {
-		t.Fatalf("WaitForSync after Shutdown = %v", err)
+	if !errors.As(err, &se) || se.GVR != gvr || !strings.Contains(err.Error(), "stopped before this informer ran") {
+		t.Fatalf("WaitForSync after Run = %v", err)
 	}
 }
 
@@ -507,9 +517,10 @@ func TestResourceSetRereadsDiscoveryOncePerNotFound(t *testing.T) {
 	}
 }
 
-// A factory whose Start context ended starts the informers created after
-// a later Start with a live context; they do not inherit the dead one.
-func TestStartAfterContextEndedUsesTheNewContext(t *testing.T) {
+// Informers handed out while the factory runs start at once, and
+// WaitForSync, called before Run, waits for them instead of reporting
+// success: here until the server's Forbidden gives them up.
+func TestInformersHandedOutWhileRunningStart(t *testing.T) {
 	var requests atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
@@ -518,22 +529,29 @@ func TestStartAfterContextEndedUsesTheNewContext(t *testing.T) {
 		fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,"message":"widgets is forbidden"}`)
 	}))
 	defer srv.Close()
-	rc, err := rest.NewForConfig(&rest.Config{Host: srv.URL})
+	dc, err := dynamic.NewForConfig(&rest.Config{Host: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := NewFactory(rc, FactoryOptions{DisableStreaming: true})
-	defer f.Shutdown()
-	first, cancel := context.WithCancel(t.Context())
-	f.Start(first)
-	cancel()
-	f.Start(t.Context())
+	f := NewFactory(dc, FactoryOptions{DisableStreaming: true})
 	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	f.ForResourceMetadata(gvr, InformerOptions{})
 	ctx, stop := context.WithTimeout(t.Context(), 10*time.Second)
 	defer stop()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = f.Run(ctx)
+	}()
+	defer func() {
+		stop()
+		<-done
+	}()
+	other := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"}
+	time.Sleep(20 * time.Millisecond)
+	f.ForResource(other, InformerOptions{})
 	err = f.WaitForSync(ctx)
-	if !apierrors.IsForbidden(err) || requests.Load() == 0 {
-		t.Fatalf("WaitForSync = %v after %d requests; want the informer to run and report Forbidden", err, requests.Load())
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "gadgets") || !strings.Contains(err.Error(), "widgets") || requests.Load() < 2 {
+		t.Fatalf("WaitForSync = %v after %d requests; want both informers to run and report Forbidden", err, requests.Load())
 	}
 }

@@ -28,10 +28,8 @@ type Source[T Object] interface {
 	// List returns one page, calling each for every item in order.
 	List(ctx context.Context, opts metav1.ListOptions, each func(T) error) (ListPage, error)
 	// Watch opens a watch; event objects are T (bookmarks included) or
-	// *metav1.Status for ERROR events. A watch that implements
-	// rest.EventReader is read with NextEvent, not ResultChan: a wrapper
-	// that embeds a kdyn watch to change its events must override
-	// NextEvent as well.
+	// *metav1.Status for ERROR events. The watches of kdyn's own clients
+	// are read in the informer's goroutine, others from ResultChan.
 	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
 }
 

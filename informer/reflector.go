@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
+
+	"github.com/kdyn/kdyn/internal/wire"
 )
 
 // InitialEventsEndAnnotation marks the bookmark that ends the initial
@@ -39,48 +41,82 @@ type sink[T Object] interface {
 	known(key, rv string) bool
 	// cached reports how many objects the cache holds.
 	cached() int
-	// upsert caches obj; raw, when not nil, is its JSON text as the
-	// server sent it (a source's wireObject), which a compact store keeps
-	// as is.
-	upsert(obj T, raw []byte, syncing bool)
+	// upsert caches obj; text, when not nil, is its JSON as the server
+	// sent it (from a feed), which a compact store keeps as is.
+	upsert(obj T, text []byte, syncing bool)
 	remove(obj T)
 	endSync(resourceVersion string)
 	abortSync()
 }
 
-// state is a reflector state. The recovery rules are the transitions of
-// reflector.step, all in one place:
+// The reflector's states, each with the data it needs. The recovery rules
+// are the transitions of reflector.next, all in one place:
 //
-//	initial    → streaming if allowed, else listing
-//	listing    → watching on success; backoff (then listing) on error;
-//	             a 410 on a continue page restarts the list from scratch
+//	start      → streaming if allowed, else listing
+//	listing    → watching from the list's resourceVersion on success;
+//	             backing off (then listing) on error; a 410 on a continue
+//	             page restarts the list from scratch, consistent
 //	streaming  → watching once the initial-events-end bookmark arrives (on
 //	             the same stream, or on a new plain watch from the
-//	             bookmark when the stream came gzip-compressed or over a
-//	             bulk connection);
-//	             listing (streaming turned off, logged once) when the server
-//	             refuses the parameters or the bookmark does not come in time;
-//	             backoff (then streaming) on other errors
-//	watching   → watching again (from the last resourceVersion seen) when the
+//	             bookmark when the stream was one-shot: gzip-compressed, or
+//	             over a connection of its own);
+//	             listing, for good (logged once), when the server refuses
+//	             the parameters or the bookmark does not come in time;
+//	             backing off (then streaming) on other errors
+//	watching   → watching again from the last resourceVersion seen when the
 //	             stream ends or goes silent past the idle deadline;
-//	             relist (streaming or listing) on 410 Gone;
-//	             backoff (then watching) when the watch cannot be opened,
-//	             the server sends an ERROR, an event does not decode, or
-//	             the watch ends within a second without an event
-//	backoff    → the state that failed, after ~0.8 s doubling to 30 s with
+//	             streaming or listing, consistent, on 410 Gone;
+//	             backing off (then watching from the last resourceVersion)
+//	             when the watch cannot be opened, the server sends an
+//	             ERROR, an event does not decode, or the watch ends within
+//	             a second without an event
+//	backingOff → the state that failed, after ~0.8 s doubling to 30 s with
 //	             jitter (or the server's Retry-After)
-type state int
+type state interface{ String() string }
 
-const (
-	stateInitial state = iota
-	stateListing
-	stateStreaming
-	stateWatching
-	stateBackoff
+type (
+	// listing lists every page, then watches. consistent asks for a
+	// consistent read (after a 410) rather than one the watch cache
+	// answers at once from any resourceVersion.
+	listing struct{ consistent bool }
+	// streaming opens a watch that sends the initial events first (a
+	// streaming list); consistent carries into listing if it falls back.
+	streaming struct{ consistent bool }
+	// watching watches from rv; live, when set, is a streaming list's
+	// watch that goes on past its initial events.
+	watching struct {
+		rv   string
+		live watch.Interface
+	}
+	// backingOff waits, then tries again; retryAfter, when positive, is
+	// the server's Retry-After, which replaces the backoff's own delay.
+	backingOff struct {
+		again      state
+		retryAfter time.Duration
+	}
 )
 
-func (s state) String() string {
-	return [...]string{"initial", "listing", "streaming", "watching", "backoff"}[s]
+func (listing) String() string    { return "listing" }
+func (streaming) String() string  { return "streaming" }
+func (watching) String() string   { return "watching" }
+func (backingOff) String() string { return "backingOff" }
+
+// outcome is what running one state came to.
+type outcome struct {
+	// err: the state failed; try it again after a backoff.
+	err error
+	// retryAfter is the delay a 429 asked for.
+	retryAfter time.Duration
+	// gone: the resourceVersion expired (410); sync again from scratch.
+	gone bool
+	// unsupported: the server will not stream the initial list.
+	unsupported bool
+	// rv is the resourceVersion synced or watched up to.
+	rv string
+	// live is a streaming list's watch that goes on as the watch.
+	live watch.Interface
+	// healthy: the watch lasted long enough to start the backoff over.
+	healthy bool
 }
 
 // reflectorOptions configure a reflector.
@@ -94,28 +130,26 @@ type reflectorOptions struct {
 	log                  *zap.Logger
 	clock                clock
 	watchTimeout         func() time.Duration
+	metrics              Metrics // never nil
+	name                 string  // the informer's, for metrics
 }
 
 // reflector keeps a sink equal to the server: list (or stream) then watch,
-// resuming, relisting and backing off as the state machine says.
+// resuming, relisting and backing off as the state machine says. Its
+// states carry their own data; what outlives them is the backoff sequence
+// and whether streaming lists were given up.
 type reflector[T Object] struct {
-	src  Source[T]
+	feed feed[T]
 	sink sink[T]
 	opts reflectorOptions
 
-	rv              string
-	state           state
-	after           state // the state to return to after backoff
-	retryAfter      time.Duration
 	backoff         *backoff
 	streamingOff    bool
-	consistentList  bool // the next list must be consistent (after a 410)
 	loggedFallback  bool
-	pending         watch.Interface // a streaming watch that continues as the watch
 	watchHealthyFor time.Duration
 }
 
-func newReflector[T Object](src Source[T], s sink[T], opts reflectorOptions) *reflector[T] {
+func newReflector[T Object](f feed[T], s sink[T], opts reflectorOptions) *reflector[T] {
 	if opts.pageSize == 0 {
 		opts.pageSize = defaultPageSize
 	}
@@ -131,108 +165,136 @@ func newReflector[T Object](src Source[T], s sink[T], opts reflectorOptions) *re
 	if opts.log == nil {
 		opts.log = zap.NewNop()
 	}
+	if opts.metrics == nil {
+		opts.metrics = noMetrics{}
+	}
 	if opts.watchTimeout == nil {
 		opts.watchTimeout = func() time.Duration {
 			return minWatchTimeout + time.Duration(rand.Int64N(int64(maxWatchTimeout-minWatchTimeout)))
 		}
 	}
-	return &reflector[T]{src: src, sink: s, opts: opts, backoff: newBackoff(opts.clock), watchHealthyFor: backoffReset}
+	return &reflector[T]{feed: f, sink: s, opts: opts, backoff: newBackoff(opts.clock), watchHealthyFor: backoffReset}
 }
 
 // run steps the state machine until ctx is done.
 func (r *reflector[T]) run(ctx context.Context) {
-	defer func() {
-		if r.pending != nil {
-			r.pending.Stop()
+	s := r.sync(false)
+	for {
+		o := r.exec(ctx, s)
+		if ctx.Err() != nil {
+			if o.live != nil {
+				o.live.Stop()
+			}
+			return
 		}
-	}()
-	for ctx.Err() == nil {
-		r.state = r.step(ctx, r.state)
+		if o.err != nil && !o.unsupported {
+			r.report(s, o.err)
+		}
+		s = r.next(s, o)
 	}
 }
 
-// step runs one state and returns the next.
-func (r *reflector[T]) step(ctx context.Context, s state) state {
-	switch s {
-	case stateInitial:
-		if r.opts.streaming && !r.streamingOff {
-			return stateStreaming
-		}
-		return stateListing
-	case stateListing:
-		if err := r.list(ctx); err != nil {
-			return r.fail(ctx, err, stateListing)
+// sync is the state that syncs the cache: a streaming list unless it is
+// turned off or was given up, else a list.
+func (r *reflector[T]) sync(consistent bool) state {
+	if r.opts.streaming && !r.streamingOff {
+		return streaming{consistent: consistent}
+	}
+	return listing{consistent: consistent}
+}
+
+// next is the transition function: the state that follows s, given what
+// running it came to. It does no I/O; besides choosing the state it only
+// starts the backoff sequence over after a success and records that
+// streaming lists were given up.
+func (r *reflector[T]) next(s state, o outcome) state {
+	switch s := s.(type) {
+	case listing:
+		if o.err != nil {
+			return backingOff{again: s, retryAfter: o.retryAfter}
 		}
 		r.backoff.reset()
-		return stateWatching
-	case stateStreaming:
-		switch err := r.stream(ctx); {
-		case err == nil:
-			r.backoff.reset()
-			return stateWatching
-		case errors.Is(err, errStreamingUnsupported):
+		return watching{rv: o.rv}
+	case streaming:
+		switch {
+		case o.unsupported:
 			r.streamingOff = true
 			if !r.loggedFallback {
 				r.loggedFallback = true
-				r.opts.log.Info("streaming list not available; falling back to list and watch", zap.Error(err))
+				r.opts.log.Info("streaming list not available; falling back to list and watch", zap.Error(o.err))
 			}
-			return stateListing
-		default:
-			return r.fail(ctx, err, stateStreaming)
+			return listing(s)
+		case o.err != nil:
+			return backingOff{again: s, retryAfter: o.retryAfter}
 		}
-	case stateWatching:
-		gone, err := r.watch(ctx)
+		r.backoff.reset()
+		return watching{rv: o.rv, live: o.live}
+	case watching:
 		switch {
-		case ctx.Err() != nil:
-			return stateWatching
-		case gone:
-			r.opts.log.Debug("resourceVersion expired; relisting", zap.String("resourceVersion", r.rv))
-			r.rv = ""
-			r.consistentList = true
-			if r.opts.streaming && !r.streamingOff {
-				return stateStreaming
-			}
-			return stateListing
-		case err != nil:
-			return r.fail(ctx, err, stateWatching)
+		case o.gone:
+			r.opts.log.Debug("resourceVersion expired; relisting", zap.String("resourceVersion", o.rv))
+			return r.sync(true)
+		case o.err != nil:
+			return backingOff{again: watching{rv: o.rv}, retryAfter: o.retryAfter}
 		}
-		return stateWatching
-	case stateBackoff:
-		d := r.backoff.delay()
-		if r.retryAfter > 0 {
-			d, r.retryAfter = r.retryAfter, 0
+		if o.healthy {
+			r.backoff.reset()
 		}
-		t := r.opts.clock.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-		case <-t.C():
-		}
-		return r.after
+		return watching{rv: o.rv}
+	case backingOff:
+		return s.again
 	}
-	return stateInitial
+	return r.sync(false)
 }
 
-// fail reports err and moves to backoff, returning to next afterwards.
-func (r *reflector[T]) fail(ctx context.Context, err error, next state) state {
-	if ctx.Err() != nil {
-		return next
+// exec runs one state.
+func (r *reflector[T]) exec(ctx context.Context, s state) outcome {
+	switch s := s.(type) {
+	case listing:
+		r.opts.metrics.ListStarted(r.opts.name, s.consistent)
+		rv, err := r.list(ctx, s.consistent)
+		return r.failure(outcome{rv: rv}, err)
+	case streaming:
+		r.opts.metrics.ListStarted(r.opts.name, s.consistent)
+		return r.stream(ctx)
+	case watching:
+		return r.watch(ctx, s)
+	case backingOff:
+		d := s.retryAfter
+		if d <= 0 {
+			d = r.backoff.delay()
+		}
+		t := r.opts.clock.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C():
+		}
 	}
+	return outcome{}
+}
+
+// failure sets o's err, with the delay a 429 asked for.
+func (r *reflector[T]) failure(o outcome, err error) outcome {
+	o.err = err
+	if d, ok := apierrors.SuggestsClientDelay(err); ok && apierrors.IsTooManyRequests(err) {
+		o.retryAfter = time.Duration(d) * time.Second
+	}
+	return o
+}
+
+// report passes a failure of state s to the informer.
+func (r *reflector[T]) report(s state, err error) {
 	if r.opts.onError != nil {
 		r.opts.onError(err)
 	}
-	if d, ok := apierrors.SuggestsClientDelay(err); ok && apierrors.IsTooManyRequests(err) {
-		r.retryAfter = time.Duration(d) * time.Second
-	}
-	r.opts.log.Debug("list/watch failed; backing off", zap.String("state", next.String()), zap.Error(err))
-	r.after = next
-	return stateBackoff
+	r.opts.log.Debug("list/watch failed; backing off", zap.Stringer("state", s), zap.Error(err))
 }
 
 // listedPage is one page fetched (and decoded) ahead by fetchPages.
 type listedPage[T Object] struct {
 	items   []T
-	raws    [][]byte // the items' JSON text, from a wireLister; else nil
+	texts   [][]byte // the items' JSON text, when the feed has it; else nil
 	page    ListPage
 	err     error
 	cont    string // the continue token the page was asked with
@@ -245,50 +307,42 @@ const listBatch = 128
 // fetchPages lists page after page in its own goroutine, one page ahead of
 // the consumer: the server works on page N+1 while page N enters the cache.
 // Items of a page come in batches while the page is still arriving (the
-// sources stream it), so that receiving, decoding and caching overlap.
+// feeds stream it), so that receiving, decoding and caching overlap.
 func (r *reflector[T]) fetchPages(ctx context.Context, opts metav1.ListOptions) <-chan listedPage[T] {
 	out := make(chan listedPage[T], 1)
 	go func() {
 		defer close(out)
-		skipper, canSkip := r.src.(skippingLister[T])
-		wirer, wired := r.src.(wireLister[T])
-		relist := r.sink.cached() > 0
+		var known wire.Known
+		if r.sink.cached() > 0 {
+			// A relist: the feed may leave the objects the cache holds
+			// undecoded.
+			known = r.sink.known
+		}
 		for {
 			var items []T
-			var raws [][]byte
-			collectWire := func(obj T, raw []byte) error {
+			var texts [][]byte
+			collect := func(obj T, text []byte) error {
 				items = append(items, obj)
-				if wired {
-					raws = append(raws, raw)
+				if text != nil && texts == nil {
+					texts = make([][]byte, len(items)-1, listBatch)
+				}
+				if texts != nil {
+					texts = append(texts, text)
 				}
 				if len(items) < listBatch {
 					return nil
 				}
 				select {
-				case out <- listedPage[T]{items: items, raws: raws, partial: true}:
+				case out <- listedPage[T]{items: items, texts: texts, partial: true}:
 				case <-ctx.Done():
 					return ctx.Err()
 				}
-				items, raws = nil, nil
+				items, texts = nil, nil
 				return nil
 			}
-			collect := func(obj T) error { return collectWire(obj, nil) }
-			var known func(key, rv string) bool
-			if relist {
-				known = r.sink.known
-			}
-			var page ListPage
-			var err error
-			switch {
-			case wired:
-				page, err = wirer.listWire(ctx, opts, known, collectWire)
-			case canSkip && relist:
-				page, err = skipper.ListSkipping(ctx, opts, known, collect)
-			default:
-				page, err = r.src.List(ctx, opts, collect)
-			}
+			page, err := r.feed.list(ctx, opts, known, collect)
 			select {
-			case out <- listedPage[T]{items: items, raws: raws, page: page, err: err, cont: opts.Continue}:
+			case out <- listedPage[T]{items: items, texts: texts, page: page, err: err, cont: opts.Continue}:
 			case <-ctx.Done():
 				return
 			}
@@ -301,13 +355,14 @@ func (r *reflector[T]) fetchPages(ctx context.Context, opts metav1.ListOptions) 
 	return out
 }
 
-// list lists every page into the sink.
-func (r *reflector[T]) list(ctx context.Context) error {
+// list lists every page into the sink and returns the list's
+// resourceVersion.
+func (r *reflector[T]) list(ctx context.Context, consistent bool) (string, error) {
 	for restarts := 0; ; restarts++ {
 		opts := r.opts.listOptions
 		opts.Limit = r.opts.pageSize
 		opts.ResourceVersion = ""
-		if !r.consistentList && restarts == 0 {
+		if !consistent && restarts == 0 {
 			// As client-go does: served by the watch cache at any
 			// resourceVersion ("0"), which answers at once (the server may
 			// send it whole despite the limit); the watch that follows
@@ -315,10 +370,9 @@ func (r *reflector[T]) list(ctx context.Context) error {
 			// the list is a consistent one, paged.
 			opts.ResourceVersion = "0"
 		}
-		restart, err := r.listOnce(ctx, opts)
+		rv, restart, err := r.listOnce(ctx, opts)
 		if err == nil && !restart {
-			r.consistentList = false
-			return nil
+			return rv, nil
 		}
 		if restart && restarts < 3 {
 			continue // the continue token expired: a fresh, consistent list
@@ -326,11 +380,11 @@ func (r *reflector[T]) list(ctx context.Context) error {
 		if err == nil {
 			err = errors.New("informer: the list's continue token kept expiring")
 		}
-		return err
+		return "", err
 	}
 }
 
-func (r *reflector[T]) listOnce(ctx context.Context, opts metav1.ListOptions) (restart bool, err error) {
+func (r *reflector[T]) listOnce(ctx context.Context, opts metav1.ListOptions) (rv string, restart bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.sink.beginSync()
@@ -339,16 +393,16 @@ func (r *reflector[T]) listOnce(ctx context.Context, opts metav1.ListOptions) (r
 		if p.err != nil {
 			r.sink.abortSync()
 			if apierrors.IsResourceExpired(p.err) && p.cont != "" {
-				return true, nil
+				return "", true, nil
 			}
-			return false, p.err
+			return "", false, p.err
 		}
 		for i, obj := range p.items {
-			var raw []byte
-			if p.raws != nil {
-				raw, p.raws[i] = p.raws[i], nil
+			var text []byte
+			if p.texts != nil {
+				text, p.texts[i] = p.texts[i], nil
 			}
-			r.sink.upsert(obj, raw, true)
+			r.sink.upsert(obj, text, true)
 			var zero T
 			p.items[i] = zero
 		}
@@ -359,120 +413,124 @@ func (r *reflector[T]) listOnce(ctx context.Context, opts metav1.ListOptions) (r
 			listRV = p.page.ResourceVersion
 		}
 		if p.page.Continue == "" {
-			r.rv = listRV
 			r.sink.endSync(listRV)
-			return false, nil
+			return listRV, false, nil
 		}
 	}
 	r.sink.abortSync()
 	if err := ctx.Err(); err != nil {
-		return false, err
+		return "", false, err
 	}
-	return false, errors.New("informer: the list ended without its last page")
+	return "", false, errors.New("informer: the list ended without its last page")
 }
 
 // errStreamingUnsupported says the server will not stream the initial list.
 var errStreamingUnsupported = errors.New("informer: the server does not support streaming lists")
 
+// refusesStreaming reports the errors of a server that does not know the
+// streaming-list parameters.
+func refusesStreaming(err error) bool {
+	return apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) || apierrors.IsMethodNotSupported(err)
+}
+
 // stream opens a watch with sendInitialEvents and feeds the initial events
-// to the sink until the initial-events-end bookmark. The watch stays open
-// for stateWatching.
-func (r *reflector[T]) stream(ctx context.Context) error {
+// to the sink until the initial-events-end bookmark. The watch goes on as
+// the outcome's live watch, unless the feed said it is one-shot.
+func (r *reflector[T]) stream(ctx context.Context) outcome {
 	opts := r.opts.listOptions
 	opts.SendInitialEvents = ptr.To(true)
 	opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
-	opts.ResourceVersion = r.rv
 	opts.AllowWatchBookmarks = true
 	opts.TimeoutSeconds = ptr.To(int64(r.opts.watchTimeout() / time.Second))
-	open := r.src.Watch
-	if p, ok := r.src.(peekingWatcher[T]); ok && r.sink.cached() > 0 {
+	var known wire.Known
+	if r.sink.cached() > 0 {
 		// A relist: most initial events are objects the cache already has;
-		// answer those from the frame without decoding them.
-		open = func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return p.WatchPeek(ctx, opts, r.sink.known)
-		}
+		// the feed may answer those from the frame without decoding them.
+		known = r.sink.known
 	}
 	// The sync begins before the watch opens: the peek of a relist counts
 	// known objects as seen from the first frame on.
 	r.sink.beginSync()
-	w, stop, err := r.openWatchWith(ctx, opts, r.opts.idleTimeout, open)
+	st, err := r.openWatch(ctx, opts, known)
 	if err != nil {
 		r.sink.abortSync()
-		if apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) || apierrors.IsMethodNotSupported(err) {
-			return fmt.Errorf("%w: %v", errStreamingUnsupported, err)
+		if refusesStreaming(err) {
+			return outcome{err: fmt.Errorf("%w: %v", errStreamingUnsupported, err), unsupported: true}
 		}
-		return err
+		return r.failure(outcome{}, err)
 	}
-	w = stopWith(w, stop)
-	er := readEvents(ctx, r.opts.clock, w, r.opts.initialEventsTimeout)
+	er := readEvents(ctx, r.opts.clock, st.Interface, r.opts.initialEventsTimeout)
 	defer er.close()
 	for {
 		ev, ok := er.next()
 		if !ok {
 			er.close()
-			w.Stop() // releases the request's context too
+			st.Stop() // releases the request's context too
 			r.sink.abortSync()
 			switch {
 			case ctx.Err() != nil:
-				return ctx.Err()
+				return outcome{err: ctx.Err()}
 			case er.expired.Load():
-				return fmt.Errorf("%w: no initial-events-end bookmark within %s of silence", errStreamingUnsupported, r.opts.initialEventsTimeout)
+				return outcome{err: fmt.Errorf("%w: no initial-events-end bookmark within %s of silence", errStreamingUnsupported, r.opts.initialEventsTimeout), unsupported: true}
 			}
-			return errors.New("informer: the streaming list ended before its initial-events-end bookmark")
+			return outcome{err: errors.New("informer: the streaming list ended before its initial-events-end bookmark")}
 		}
-		switch ev.Type {
-		case watch.Added, watch.Modified:
-			obj, raw, ok := eventObject[T](ev.Object)
-			if !ok {
-				continue
-			}
-			r.sink.upsert(obj, raw, true)
-		case watch.Deleted:
-			if obj, _, ok := eventObject[T](ev.Object); ok {
-				r.sink.remove(obj)
-			}
-		case watch.Bookmark:
-			obj, _, ok := eventObject[T](ev.Object)
-			if !ok {
-				continue
-			}
-			if obj.GetAnnotations()[InitialEventsEndAnnotation] == "true" {
-				r.rv = obj.GetResourceVersion()
-				r.sink.endSync(r.rv)
-				if oneShotStream(w) {
-					// Each later event would be a gzip block of its own, or
-					// the watch would hold a connection alone: watch on,
-					// plain, from the bookmark instead.
-					er.close()
-					w.Stop()
-					return nil
-				}
-				r.pending = w
-				return nil
-			}
-		case watch.Error:
-			w.Stop()
+		rv, end, err := r.apply(ev, true)
+		switch {
+		case err != nil:
+			st.Stop()
 			r.sink.abortSync()
-			err := statusError(ev.Object)
-			if apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) {
-				return fmt.Errorf("%w: %v", errStreamingUnsupported, err)
+			if refusesStreaming(err) {
+				return outcome{err: fmt.Errorf("%w: %v", errStreamingUnsupported, err), unsupported: true}
 			}
-			return err
+			return r.failure(outcome{}, err)
+		case end:
+			r.sink.endSync(rv)
+			if st.OneShot {
+				// Each later event would be a gzip block of its own, or
+				// the watch would hold a connection alone: watch on,
+				// plain, from the bookmark instead.
+				er.close()
+				st.Stop()
+				return outcome{rv: rv}
+			}
+			return outcome{rv: rv, live: st.Interface}
 		}
 	}
 }
 
-// openWatch opens a watch whose response must start within d: a server (or
-// a proxy, or a half-dead connection) that accepts the request and never
-// answers would otherwise hold the reflector forever, since the idle
-// deadline only runs once the stream is open. The returned stop must be
-// called when the watch is done with (it releases the request's context).
-func (r *reflector[T]) openWatch(ctx context.Context, opts metav1.ListOptions, d time.Duration) (watch.Interface, context.CancelFunc, error) {
-	return r.openWatchWith(ctx, opts, d, r.src.Watch)
+// apply applies one event to the sink. It returns the resourceVersion the
+// event carries ("" when none), whether it is the initial-events-end
+// bookmark, and for an ERROR event the server's error.
+func (r *reflector[T]) apply(ev watch.Event, syncing bool) (rv string, end bool, err error) {
+	r.opts.metrics.Event(r.opts.name, ev.Type)
+	if ev.Type == watch.Error {
+		return "", false, statusError(ev.Object)
+	}
+	obj, text, ok := eventObject[T](ev.Object)
+	if !ok {
+		// A stub for an object the cache holds (counted as seen by known
+		// itself), or an object of another type: a sign of life only.
+		return "", false, nil
+	}
+	switch ev.Type {
+	case watch.Added, watch.Modified:
+		r.sink.upsert(obj, text, syncing)
+	case watch.Deleted:
+		r.sink.remove(obj)
+	case watch.Bookmark:
+		end = obj.GetAnnotations()[InitialEventsEndAnnotation] == "true"
+	}
+	return obj.GetResourceVersion(), end, nil
 }
 
-// openWatchWith is openWatch with the watch call given.
-func (r *reflector[T]) openWatchWith(ctx context.Context, opts metav1.ListOptions, d time.Duration, open func(context.Context, metav1.ListOptions) (watch.Interface, error)) (watch.Interface, context.CancelFunc, error) {
+// openWatch opens a watch whose response must start within the idle
+// deadline: a server (or a proxy, or a half-dead connection) that accepts
+// the request and never answers would otherwise hold the reflector
+// forever, since the idle deadline only runs once the stream is open.
+// Stopping the returned stream also releases the request's context.
+func (r *reflector[T]) openWatch(ctx context.Context, opts metav1.ListOptions, known wire.Known) (wire.Stream, error) {
+	d := r.opts.idleTimeout
 	wctx, cancel := context.WithCancel(ctx)
 	var mu sync.Mutex
 	opened, timedOut := false, false
@@ -489,7 +547,7 @@ func (r *reflector[T]) openWatchWith(ctx context.Context, opts metav1.ListOption
 		case <-wctx.Done():
 		}
 	}()
-	w, err := open(wctx, opts)
+	st, err := r.feed.watch(wctx, opts, known)
 	mu.Lock()
 	opened = true
 	late := timedOut
@@ -498,32 +556,16 @@ func (r *reflector[T]) openWatchWith(ctx context.Context, opts metav1.ListOption
 	if err != nil {
 		cancel()
 		if late && ctx.Err() == nil {
-			return nil, nil, fmt.Errorf("informer: the server did not answer the watch request within %s", d)
+			return wire.Stream{}, fmt.Errorf("informer: the server did not answer the watch request within %s", d)
 		}
-		return nil, nil, err
+		return wire.Stream{}, err
 	}
-	return w, cancel, nil
+	st.Interface = &releasingWatch{Interface: st.Interface, release: cancel}
+	return st, nil
 }
 
-// stopWith makes Stop also release the watch request's context.
-func stopWith(w watch.Interface, release context.CancelFunc) watch.Interface {
-	return &releasingWatch{Interface: w, release: release}
-}
-
-// oneShotStream reports whether w is a stream to end after its initial
-// events: one the server sent gzip-compressed (rest.Request.CompressedWatch)
-// or one on a bulk connection (rest.Request.Bulk).
-func oneShotStream(w watch.Interface) bool {
-	if rw, ok := w.(*releasingWatch); ok {
-		w = rw.Interface
-	}
-	if c, ok := w.(interface{ Compressed() bool }); ok && c.Compressed() {
-		return true
-	}
-	b, ok := w.(interface{ Bulk() bool })
-	return ok && b.Bulk()
-}
-
+// releasingWatch is a watch whose Stop also releases its request's
+// context.
 type releasingWatch struct {
 	watch.Interface
 	release context.CancelFunc
@@ -534,7 +576,7 @@ func (w *releasingWatch) Stop() {
 	w.release()
 }
 
-// errGone marks a 410 Gone during a watch.
+// statusError is the error of an ERROR event's object.
 func statusError(obj any) error {
 	if st, ok := obj.(*metav1.Status); ok {
 		return &apierrors.StatusError{ErrStatus: *st}
@@ -546,30 +588,31 @@ func statusError(obj any) error {
 // failure (backoff), as in client-go's reflector.
 const shortWatch = time.Second
 
-// watch consumes one watch stream (the pending streaming watch, or a new
-// one from the last resourceVersion). It returns gone=true on 410, and an
-// error (which backs off) when the watch could not be opened, the server
-// sent an ERROR other than 410, an event did not decode, or the watch
-// ended at once without an event.
-func (r *reflector[T]) watch(ctx context.Context) (gone bool, err error) {
-	w := r.pending
-	r.pending = nil
+// watch consumes one watch stream: s.live, or a new one from s.rv. The
+// outcome carries the last resourceVersion seen; gone on 410; an error
+// (which backs off) when the watch could not be opened, the server sent an
+// ERROR other than 410, an event did not decode, or the watch ended at
+// once without an event.
+func (r *reflector[T]) watch(ctx context.Context, s watching) outcome {
+	o := outcome{rv: s.rv}
+	w := s.live
 	events := 1 // on this watch; a streaming list's watch has had its initial events
 	if w == nil {
 		events = 0
 		opts := r.opts.listOptions
-		opts.ResourceVersion = r.rv
+		opts.ResourceVersion = s.rv
 		opts.AllowWatchBookmarks = true
 		opts.TimeoutSeconds = ptr.To(int64(r.opts.watchTimeout() / time.Second))
-		var stop context.CancelFunc
-		w, stop, err = r.openWatch(ctx, opts, r.opts.idleTimeout)
+		r.opts.metrics.WatchStarted(r.opts.name)
+		st, err := r.openWatch(ctx, opts, nil)
 		if err != nil {
 			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-				return true, nil
+				o.gone = true
+				return o
 			}
-			return false, err
+			return r.failure(o, err)
 		}
-		w = stopWith(w, stop)
+		w = st.Interface
 	}
 	defer w.Stop()
 	start := r.opts.clock.Now()
@@ -586,32 +629,18 @@ func (r *reflector[T]) watch(ctx context.Context) (gone bool, err error) {
 			case events == 0 && lasted < shortWatch:
 				// A server or proxy that ends every watch at once would
 				// otherwise be asked again in a tight loop.
-				return false, fmt.Errorf("informer: the watch ended after %s without an event", lasted.Round(time.Millisecond))
-			case lasted > r.watchHealthyFor:
-				r.backoff.reset()
+				return r.failure(o, fmt.Errorf("informer: the watch ended after %s without an event", lasted.Round(time.Millisecond)))
+			default:
+				o.healthy = lasted > r.watchHealthyFor
 			}
-			return false, nil
+			return o
 		}
 		events++
-		switch ev.Type {
-		case watch.Added, watch.Modified:
-			if obj, raw, ok := eventObject[T](ev.Object); ok {
-				r.sink.upsert(obj, raw, false)
-				r.rv = obj.GetResourceVersion()
-			}
-		case watch.Deleted:
-			if obj, _, ok := eventObject[T](ev.Object); ok {
-				r.sink.remove(obj)
-				r.rv = obj.GetResourceVersion()
-			}
-		case watch.Bookmark:
-			if obj, _, ok := eventObject[T](ev.Object); ok && obj.GetResourceVersion() != "" {
-				r.rv = obj.GetResourceVersion()
-			}
-		case watch.Error:
-			err := statusError(ev.Object)
+		rv, _, err := r.apply(ev, false)
+		if err != nil {
 			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-				return true, nil
+				o.gone = true
+				return o
 			}
 			var se *apierrors.StatusError
 			if errors.As(err, &se) && se.ErrStatus.Reason == metav1.StatusReasonInternalError && se.ErrStatus.Code == 500 {
@@ -619,9 +648,12 @@ func (r *reflector[T]) watch(ctx context.Context) (gone bool, err error) {
 				// last good resourceVersion, after a backoff (the same
 				// object would likely fail again at once).
 				r.opts.log.Warn("watch stream sent an event that does not decode; re-watching from the last good resourceVersion", zap.Error(err))
-				return false, fmt.Errorf("informer: the watch sent an event that does not decode: %w", err)
+				return r.failure(o, fmt.Errorf("informer: the watch sent an event that does not decode: %w", err))
 			}
-			return false, err
+			return r.failure(o, err)
+		}
+		if rv != "" {
+			o.rv = rv
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kdyn/kdyn/internal/wire"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -479,7 +480,7 @@ func frame(t *testing.T, typ watch.EventType, obj *unstructured.Unstructured) []
 }
 
 // A watch from kdyn's rest package is read in the reflector's goroutine
-// (rest.EventReader): a streaming list, its watch, the end of the stream,
+// (wire.EventReader): a streaming list, its watch, the end of the stream,
 // and the idle deadline, which must end a read that is waiting.
 func TestStreamsAreReadInTheReflectorGoroutine(t *testing.T) {
 	src := newScriptedSource()
@@ -546,45 +547,39 @@ func TestStreamEndingAfterItsBookmarkRewatchesAtOnce(t *testing.T) {
 	}
 }
 
-// compressedWatch is a watch the server sent gzip-compressed.
-type compressedWatch struct{ *watch.FakeWatcher }
+// oneShotFeed is the scripted source as a feed whose streaming lists are
+// one-shot, as the wire layer reports those that came gzip-compressed or
+// over a connection of their own.
+type oneShotFeed struct{ *scriptedSource }
 
-func (compressedWatch) Compressed() bool { return true }
+func (f oneShotFeed) list(ctx context.Context, opts metav1.ListOptions, _ wire.Known, each func(*unstructured.Unstructured, []byte) error) (ListPage, error) {
+	return f.List(ctx, opts, func(u *unstructured.Unstructured) error { return each(u, nil) })
+}
 
-// bulkWatch is a watch that came over a bulk connection.
-type bulkWatch struct{ *watch.FakeWatcher }
+func (f oneShotFeed) watch(ctx context.Context, opts metav1.ListOptions, _ wire.Known) (wire.Stream, error) {
+	w, err := f.Watch(ctx, opts)
+	return wire.Stream{Interface: w, OneShot: opts.SendInitialEvents != nil}, err
+}
 
-func (bulkWatch) Bulk() bool { return true }
-
-// A streaming list that came gzip-compressed, or over a bulk connection,
-// ends at its initial-events-end bookmark, and the reflector watches on,
-// plain, from the bookmark: each later event would be a gzip block of its
-// own, or the watch would hold a connection alone.
+// A one-shot streaming list ends at its initial-events-end bookmark, and
+// the reflector watches on, plain, from the bookmark: each later event
+// would be a gzip block of its own, or the watch would hold a connection
+// alone.
 func TestOneShotStreamingListWatchesOnPlain(t *testing.T) {
-	for name, wrap := range map[string]func(*watch.FakeWatcher) watch.Interface{
-		"compressed": func(w *watch.FakeWatcher) watch.Interface { return compressedWatch{w} },
-		"bulk":       func(w *watch.FakeWatcher) watch.Interface { return bulkWatch{w} },
-	} {
-		t.Run(name, func(t *testing.T) {
-			src := newScriptedSource()
-			first := watch.NewFakeWithChanSize(100, false)
-			src.mu.Lock()
-			src.watches = append(src.watches, watchResult{open: func(context.Context) (watch.Interface, error) { return wrap(first), nil }})
-			src.mu.Unlock()
-			next := src.addWatch(nil)
-			rec := newRecorder()
-			inf, _ := startInformer(t, src, Options[*unstructured.Unstructured]{}, rec)
-			src.waitCall(t, "watch")
-			first.Add(cm("a", "5"))
-			first.Action(watch.Bookmark, bookmark("7", true))
-			waitUntil(t, inf.HasSynced)
-			src.waitCall(t, "watch")
-			if o := src.lastWatch(); o.SendInitialEvents != nil || o.ResourceVersion != "7" || !o.AllowWatchBookmarks {
-				t.Fatalf("the watch after the %s stream: %+v, want a plain watch from 7", name, o)
-			}
-			waitUntil(t, first.IsStopped)
-			next.Modify(cm("a", "8"))
-			rec.expect(t, "add a@5 initial=true", "update a 5->8")
-		})
+	src := newScriptedSource()
+	first := src.addWatch(nil)
+	next := src.addWatch(nil)
+	rec := newRecorder()
+	inf, _ := startInformer(t, oneShotFeed{src}, Options[*unstructured.Unstructured]{}, rec)
+	src.waitCall(t, "watch")
+	first.Add(cm("a", "5"))
+	first.Action(watch.Bookmark, bookmark("7", true))
+	waitUntil(t, inf.HasSynced)
+	src.waitCall(t, "watch")
+	if o := src.lastWatch(); o.SendInitialEvents != nil || o.ResourceVersion != "7" || !o.AllowWatchBookmarks {
+		t.Fatalf("the watch after the one-shot stream: %+v, want a plain watch from 7", o)
 	}
+	waitUntil(t, first.IsStopped)
+	next.Modify(cm("a", "8"))
+	rec.expect(t, "add a@5 initial=true", "update a 5->8")
 }

@@ -10,7 +10,6 @@ import (
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -124,8 +123,8 @@ func NewResourceSet(f *Factory, mapper *restmapper.Mapper, opts ResourceSetOptio
 }
 
 // Run keeps the set in step with discovery until ctx is done, then
-// releases its informers. The factory must be started (Start) with a
-// context that lives at least as long.
+// releases its informers and returns. The factory's Run must run too, for
+// at least as long: it runs the informers the set takes from it.
 func (s *ResourceSet) Run(ctx context.Context) error {
 	crds := s.f.ForResourceMetadata(crdGVR, InformerOptions{AllNamespaces: true})
 	reg, err := crds.AddEventHandler(HandlerFuncs[*metav1.PartialObjectMetadata]{
@@ -137,7 +136,6 @@ func (s *ResourceSet) Run(ctx context.Context) error {
 		return err
 	}
 	defer reg.Remove()
-	s.f.Start(ctx)
 	t := time.NewTimer(0)
 	defer t.Stop()
 	check := time.NewTicker(time.Second)
@@ -322,73 +320,57 @@ func (s *ResourceSet) informerOptions(r *discovery.Resource) InformerOptions {
 }
 
 func (s *ResourceSet) start(r *discovery.Resource) {
+	var m *member
+	var err error
+	if s.opts.FullObjects {
+		m, err = startMember(s, wholeObjects, r)
+	} else {
+		m, err = startMember(s, metadataOnly, r)
+	}
+	if err != nil {
+		s.log.Warn("resource set: not watching a resource; retried at the next refresh", zap.Stringer("resource", r.GVR()), zap.Error(err))
+		return
+	}
+	s.mu.Lock()
+	s.members[r.GVR()] = m
+	s.mu.Unlock()
+}
+
+// startMember takes the factory's informer of kind k for r, held by the
+// set (given back with releaseHeld when the member goes, or at once if it
+// cannot be added), and registers the set's handler on it.
+func startMember[T Object](s *ResourceSet, k objectKind[T], r *discovery.Resource) (*member, error) {
 	gvr := r.GVR()
 	opts := s.informerOptions(r)
 	h := s.opts.Handler
 	if h == nil {
 		h = func(Event) {}
 	}
-	// The factory counts this set's hold on the informer; key gives it
-	// back (releaseHeld) when the member goes, or cannot be added.
-	var m *member
-	var key factoryKey
-	var err error
-	if s.opts.FullObjects {
-		key = s.f.key(gvr, opts, false)
-		inf := s.f.forResource(gvr, opts, false)
-		var reg *Registration[*unstructured.Unstructured]
-		reg, err = inf.AddEventHandler(HandlerFuncs[*unstructured.Unstructured]{
-			AddFunc: func(o *unstructured.Unstructured, initial bool) {
-				h(Event{Type: watch.Added, GVR: gvr, Resource: r, Object: o, InInitialList: initial})
-			},
-			UpdateFunc: func(old, o *unstructured.Unstructured) {
-				h(Event{Type: watch.Modified, GVR: gvr, Resource: r, Object: o, Old: old})
-			},
-			DeleteFunc: func(d Deleted[*unstructured.Unstructured]) {
-				h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: d.Obj, FinalStateUnknown: d.FinalStateUnknown})
-			},
-		})
-		m = &member{synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.lastErrorSeq, givenUp: inf.givenUp, remove: func() {
-			reg.Remove()
-			s.f.releaseHeld(key)
-		}, drain: func() {
-			for _, o := range inf.Store().List() {
-				h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: o, FinalStateUnknown: true, ResourceGone: true})
-			}
-		}}
-	} else {
-		key = s.f.metadataKey(gvr, opts)
-		inf := s.f.forResourceMetadata(gvr, opts, false)
-		var reg *Registration[*metav1.PartialObjectMetadata]
-		reg, err = inf.AddEventHandler(HandlerFuncs[*metav1.PartialObjectMetadata]{
-			AddFunc: func(o *metav1.PartialObjectMetadata, initial bool) {
-				h(Event{Type: watch.Added, GVR: gvr, Resource: r, Object: o, InInitialList: initial})
-			},
-			UpdateFunc: func(old, o *metav1.PartialObjectMetadata) {
-				h(Event{Type: watch.Modified, GVR: gvr, Resource: r, Object: o, Old: old})
-			},
-			DeleteFunc: func(d Deleted[*metav1.PartialObjectMetadata]) {
-				h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: d.Obj, FinalStateUnknown: d.FinalStateUnknown})
-			},
-		})
-		m = &member{synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.lastErrorSeq, givenUp: inf.givenUp, remove: func() {
-			reg.Remove()
-			s.f.releaseHeld(key)
-		}, drain: func() {
-			for _, o := range inf.Store().List() {
-				h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: o, FinalStateUnknown: true, ResourceGone: true})
-			}
-		}}
-	}
+	key := s.f.key(gvr, opts, k.metadata)
+	inf := shared(s.f, k, gvr, opts, false)
+	reg, err := inf.AddEventHandler(HandlerFuncs[T]{
+		AddFunc: func(o T, initial bool) {
+			h(Event{Type: watch.Added, GVR: gvr, Resource: r, Object: o, InInitialList: initial})
+		},
+		UpdateFunc: func(old, o T) {
+			h(Event{Type: watch.Modified, GVR: gvr, Resource: r, Object: o, Old: old})
+		},
+		DeleteFunc: func(d Deleted[T]) {
+			h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: d.Obj, FinalStateUnknown: d.FinalStateUnknown})
+		},
+	})
 	if err != nil {
 		s.f.releaseHeld(key)
-		s.log.Warn("resource set: not watching a resource; retried at the next refresh", zap.Stringer("resource", gvr), zap.Error(err))
-		return
+		return nil, err
 	}
-	m.ns = key.ns
-	s.mu.Lock()
-	s.members[gvr] = m
-	s.mu.Unlock()
+	return &member{ns: key.ns, synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.lastErrorSeq, givenUp: inf.givenUp, remove: func() {
+		reg.Remove()
+		s.f.releaseHeld(key)
+	}, drain: func() {
+		for _, o := range inf.Store().List() {
+			h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: o, FinalStateUnknown: true, ResourceGone: true})
+		}
+	}}, nil
 }
 
 // release stops a member whose resource left the set, after delivering a

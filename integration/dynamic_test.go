@@ -452,7 +452,7 @@ func TestListPaging1200(t *testing.T) {
 		t.Fatalf("item = %+v", ml.Items[0])
 	}
 	raw, err := c.RESTClient().Get().Version("v1").Namespace(ns).Resource("configmaps").Param("limit", "1").
-		Accept(dynamic.AcceptPartialObjectMetadataList).DoRaw(t.Context())
+		Accept("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1").DoRaw(t.Context())
 	if err != nil || strings.Contains(string(raw), `"data"`) {
 		t.Fatalf("metadata-only list carries data: %s", raw)
 	}

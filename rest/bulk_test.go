@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kdyn/kdyn/internal/wire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -51,22 +52,18 @@ func TestBulkRequestsGoOverHTTP1(t *testing.T) {
 	if err := list(c.Get()).Do(ctx).Error(); err != nil {
 		t.Fatal(err)
 	}
-	if err := list(c.Get()).Bulk().Do(ctx).Error(); err != nil {
+	if err := list(c.Get()).Do(wire.WithBulk(ctx)).Error(); err != nil {
 		t.Fatal(err)
 	}
 	if got := seen("/api/v1/namespaces/ns/configmaps"); fmt.Sprint(got) != "[2 1]" {
 		t.Fatalf("protocols of a plain then a bulk list = %v, want [2 1]", got)
 	}
-
-	watchOf := func(r *Request) (WatchInterface, error) {
-		return list(r).VersionedParams(&metav1.ListOptions{Watch: true}).WatchUnstructured(ctx)
-	}
 	for _, bulk := range []bool{false, true} {
-		r := c.Get()
+		wctx := ctx
 		if bulk {
-			r = r.Bulk()
+			wctx = wire.WithBulk(ctx)
 		}
-		w, err := watchOf(r)
+		w, err := list(c.Get()).VersionedParams(&metav1.ListOptions{Watch: true}).Watch(wctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,17 +72,14 @@ func TestBulkRequestsGoOverHTTP1(t *testing.T) {
 		if ev.Type != watch.Added {
 			t.Fatalf("bulk=%v: first event %v, want ADDED", bulk, ev.Type)
 		}
-		if got := w.(interface{ Bulk() bool }).Bulk(); got != bulk {
-			t.Fatalf("watch asked bulk=%v reports Bulk() = %v", bulk, got)
-		}
 	}
 	if got := seen("/api/v1/namespaces/ns/configmaps"); fmt.Sprint(got[2:]) != "[2 1]" {
 		t.Fatalf("protocols of a plain then a bulk watch = %v, want [2 1]", got[2:])
 	}
 }
 
-// A Client over an http.Client of the caller's has no bulk transport: Bulk
-// requests go through that client, and watches do not report Bulk.
+// A Client over an http.Client of the caller's has no bulk transport: bulk
+// requests go through that client.
 func TestBulkWithoutABulkTransport(t *testing.T) {
 	srv, seen := protoServer(t)
 	cfg := &Config{Host: srv.URL, TLSClientConfig: TLSClientConfig{CAData: serverCA(srv)}}
@@ -97,16 +91,13 @@ func TestBulkWithoutABulkTransport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	w, err := c.Get().Version("v1").Resource("configmaps").VersionedParams(&metav1.ListOptions{Watch: true}).Bulk().WatchUnstructured(ctx)
+	ctx := wire.WithBulk(context.Background())
+	w, err := c.Get().Version("v1").Resource("configmaps").VersionedParams(&metav1.ListOptions{Watch: true}).Watch(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-w.ResultChan()
 	w.Stop()
-	if w.(interface{ Bulk() bool }).Bulk() {
-		t.Fatal("a watch on the caller's HTTP/2 client reports Bulk")
-	}
 	if got := seen("/api/v1/configmaps"); fmt.Sprint(got) != "[2]" {
 		t.Fatalf("protocols = %v, want [2]", got)
 	}

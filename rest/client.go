@@ -19,13 +19,17 @@ import (
 type Client struct {
 	base     *url.URL
 	http     *http.Client
-	bulk     *http.Client // HTTP/1.1 only, for Request.Bulk; nil: http serves those too
+	bulk     *http.Client // HTTP/1.1 only, for bulk transfers (wire.WithBulk); nil: http serves those too
 	limiter  *rate.Limiter
 	timeout  time.Duration
 	warnings WarningHandler
 	log      *zap.Logger
 	verbose  int
 	sleep    func(ctx context.Context, d time.Duration) error
+	metrics  Metrics
+	// compressWatches: every watch may come gzip-compressed
+	// (Config.CompressWatches).
+	compressWatches bool
 }
 
 // NewForConfig returns a Client for cfg, building its HTTP client with
@@ -82,6 +86,12 @@ func NewForConfigAndClient(cfg *Config, hc *http.Client) (*Client, error) {
 		log:     log,
 		verbose: cfg.LogVerbosity,
 		sleep:   ctxsleep.Sleep,
+
+		compressWatches: cfg.CompressWatches,
+	}
+	c.metrics = cfg.Metrics
+	if c.metrics == nil {
+		c.metrics = noMetrics{}
 	}
 	c.limiter = newLimiter(cfg.QPS, cfg.Burst)
 	c.warnings = cfg.WarningHandler
@@ -147,7 +157,9 @@ func (c *Client) wait(ctx context.Context, r *Request) error {
 	if err := c.limiter.Wait(ctx); err != nil {
 		return err
 	}
-	if d := time.Since(start); d > throttleLogThreshold {
+	d := time.Since(start)
+	c.metrics.RateLimited(r.verb, c.base.Host, d)
+	if d > throttleLogThreshold {
 		c.log.Info("request waited for client-side rate limit",
 			zap.Duration("wait", d), zap.String("verb", r.verb), zap.String("path", r.path()))
 	}

@@ -86,7 +86,7 @@ func TestWatchNotRateLimited(t *testing.T) {
 	}
 	start := time.Now()
 	for i := 0; i < 3; i++ {
-		w, err := c.Get().AbsPath("/w").Param("watch", "true").Watch(context.Background(), decodeUnstructured)
+		w, err := c.Get().AbsPath("/w").Param("watch", "true").Watch(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,6 +238,11 @@ func TestPlainHTTPRefusesCredentials(t *testing.T) {
 		{"remote http with insecure", Config{Host: "http://10.1.2.3:8080", BearerToken: "t", TLSClientConfig: TLSClientConfig{Insecure: true}}, false},
 		{"remote http anonymous", Config{Host: "http://10.1.2.3:8080"}, true},
 		{"https with token", Config{Host: "https://10.1.2.3", BearerToken: "t"}, true},
+		// An empty Host is http://localhost (client-go's default), and
+		// still no place for credentials without insecure.
+		{"empty host with token", Config{BearerToken: "t"}, false},
+		{"remote host without scheme, server name and token", Config{Host: "10.1.2.3:6443", BearerToken: "t", TLSClientConfig: TLSClientConfig{ServerName: "k"}}, false},
+		{"empty host anonymous", Config{}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

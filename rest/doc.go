@@ -50,51 +50,40 @@
 // # Watches
 //
 // Request.Watch decodes JSON watch frames into apimachinery's
-// watch.Interface. A frame that does not decode becomes one ERROR event
-// carrying a *metav1.Status and the stream ends; the end of the stream by
-// the server or the network closes the result channel without an event.
-// Stop closes the connection and then the channel. Watches ask for an
-// uncompressed stream (Accept-Encoding: identity): the server flushes every
-// event, and per-event gzip costs more CPU than it saves. A streaming list
-// of small objects is the exception (Request.CompressedWatch): its initial
-// events are compressed together. WatchUnstructured
-// and WatchMaps decode each frame once, straight into maps; WatchMapsRaw
-// also hands over each object's text as the server sent it, for callers
-// that keep objects as bytes.
+// watch.Interface; objects are *unstructured.Unstructured. A frame that
+// does not decode becomes one ERROR event carrying a *metav1.Status and the
+// stream ends; the end of the stream by the server or the network closes
+// the result channel without an event. Stop closes the connection and then
+// the channel. Watches ask for an uncompressed stream (Accept-Encoding:
+// identity) unless the request names an encoding, where client-go's ask for
+// gzip: the server flushes every event, so each is a deflate block of its
+// own, which costs both ends more CPU than it saves (docs/benchmarks.md:
+// compressing metadata-only watches throughout raised their CPU per event
+// from 0.7× to 0.86× client-go's). Config.CompressWatches asks for gzip on
+// every watch, as client-go does, where bandwidth matters more or requests
+// must be identical to client-go's.
 //
-// Every watch is also an EventReader. The watches of a Request decode in
-// the goroutine that calls NextEvent, unless ResultChan was called first,
-// which starts a goroutine decoding ahead into the channel; informers read
-// with NextEvent, which saves a goroutine hand-off per event. The decoders
-// over a body the caller opened (NewWatchDecoder and the like) decode into
-// the channel from the start, so Stop ends a waiting NextEvent even if
-// closing that body does not end its read.
+// Request.StreamResponse hands over an open response for a caller that
+// decodes the body itself; kdyn's informers read lists and watches that way
+// (package internal/wire).
 //
 // # Connections
 //
-// Unless Config.Transport is set, each Client has its own http.Transport: HTTP/2
-// when the server offers it (one TCP connection carries every watch and
-// request), HTTP/1.1 otherwise, with health pings on HTTP/2 connections so
-// that a dead peer ends its watches. On Linux, the TCP connections it dials
-// (through Config.Dial or the default dialer) call read(2) and write(2)
-// directly, not through the Go scheduler's system-call entry: the socket is
-// non-blocking, so the calls cannot hold their thread, and the entry costs
-// something on every watch event. In a program that idles between events it
-// was a third of the CPU a metadata-only event cost (the runtime's monitor
-// thread is woken by the first system call after a pause, and parks again).
-// Waiting until the socket is ready, deadlines and Close stay package net's;
-// errors are the ones *net.TCPConn returns. (An httptrace GotConn hook sees
-// such a connection as an unexported type, not as *net.TCPConn.)
+// Unless Config.Transport is set, each Client has its own http.Transport:
+// HTTP/2 when the server offers it (one TCP connection carries every watch
+// and request), HTTP/1.1 otherwise, with health pings on HTTP/2 connections
+// so that a dead peer ends its watches. NewForConfig also builds an
+// HTTP/1.1-only transport beside it, with the same TLS, dialer and
+// credentials, for the bulk transfers of kdyn's informers (large lists):
+// each takes a connection of its own, reused when its body was read to the
+// end. A Client from NewForConfigAndClient, or with Config.Transport, sends
+// those like any other request.
 //
-// NewForConfig also builds an HTTP/1.1-only transport beside it, with the
-// same TLS, dialer and credentials, for requests marked Request.Bulk: a
-// large list, or the initial events of a streaming list, costs both ends
-// far less over HTTP/1.1 than over Go's HTTP/2 (no hand-off of every frame
-// between goroutines, no WINDOW_UPDATE every 4 KiB). Each bulk request
-// takes a connection of its own, reused when its body was read to the end;
-// informers send their lists that way and watch over the shared HTTP/2
-// connection. A Client from NewForConfigAndClient, or with
-// Config.Transport, sends bulk requests like any other.
+// On Linux, the TCP connections the transport dials (through Config.Dial
+// or the default dialer) read and write with read(2) and write(2) directly
+// (the reason is beside the code, in conn_linux.go); deadlines, Close and
+// errors are those of *net.TCPConn, but an httptrace GotConn hook sees such
+// a connection as an unexported type, not as *net.TCPConn.
 //
 // # Security
 //

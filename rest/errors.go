@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kdyn/kdyn/internal/wire"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -49,7 +50,7 @@ func decodeStatusError(code int, verb string, gr schema.GroupResource, name stri
 
 // decodeStatus decodes body as a metav1.Status when it is one.
 func decodeStatus(body []byte) (*metav1.Status, bool) {
-	if raw, tm, err := UnwrapProtobuf(body); err == nil {
+	if raw, tm, err := wire.UnwrapProtobuf(body); err == nil {
 		var st metav1.Status
 		if tm.Kind != "Status" || st.Unmarshal(raw) != nil {
 			return nil, false

@@ -12,11 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kdyn/kdyn/internal/wire"
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // Content types used by Kubernetes API requests.
@@ -49,9 +51,6 @@ type Request struct {
 	headers http.Header
 	body    []byte
 	maxBody int64
-	omitMF  bool // map-mode watches leave metadata.managedFields out
-	gzipOK  bool // a watch may be sent gzip-compressed (CompressedWatch)
-	bulk    bool // sent over HTTP/1.1 on a connection of its own (Bulk)
 
 	err error
 }
@@ -419,13 +418,23 @@ func (r *Request) Stream(ctx context.Context) (io.ReadCloser, error) {
 	return resp.Body, nil
 }
 
-// StreamResponse is Stream returning the whole *http.Response (for its
-// headers). The caller must close the body.
+// StreamResponse is Stream returning the whole *http.Response, for a
+// caller that decodes the body itself and needs its headers (the
+// Content-Type a server chose from an Accept list, the Content-Encoding).
+// A watch (the watch=true parameter) is sent as Watch sends one: not rate
+// limited. The caller must close the body.
 func (r *Request) StreamResponse(ctx context.Context) (*http.Response, error) {
+	return r.open(ctx, !r.isWatch())
+}
+
+// open sends the request, rate limited if limited, and returns the open
+// response of a 200–206 answer; any other answer is read and returned as
+// an error.
+func (r *Request) open(ctx context.Context, limited bool) (*http.Response, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	resp, start, err := r.send(ctx, true)
+	resp, start, err := r.send(ctx, limited)
 	if err != nil {
 		return nil, err
 	}
@@ -437,6 +446,12 @@ func (r *Request) StreamResponse(ctx context.Context) (*http.Response, error) {
 	}
 	r.logResponse(resp, start, nil)
 	return resp, nil
+}
+
+// isWatch reports a request with the watch=true parameter.
+func (r *Request) isWatch() bool {
+	w := r.params.Get("watch")
+	return w == "true" || w == "1"
 }
 
 // maxRetries bounds the retries of one request, and maxRetryAfter the delay
@@ -463,8 +478,9 @@ func (r *Request) send(ctx context.Context, limited bool) (*http.Response, time.
 		}
 		r.logRequest(req)
 		start := time.Now()
-		resp, err := r.httpClient().Do(req)
+		resp, err := r.httpClient(ctx).Do(req)
 		if err != nil {
+			r.c.metrics.RequestDone(r.verb, r.c.base.Host, errorCode, time.Since(start))
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				return nil, start, fmt.Errorf("rest: %s %s: %w", r.verb, r.URL().Redacted(), ctxErr)
 			}
@@ -474,10 +490,12 @@ func (r *Request) send(ctx context.Context, limited bool) (*http.Response, time.
 				if err := r.c.sleep(ctx, d); err != nil {
 					return nil, start, err
 				}
+				r.c.metrics.Retried(r.verb, r.c.base.Host, errorCode)
 				continue
 			}
 			return nil, start, err
 		}
+		r.c.metrics.RequestDone(r.verb, r.c.base.Host, statusCode(resp.StatusCode), time.Since(start))
 		if d, ok := retryAfter(resp); ok && attempt < maxRetries {
 			r.logResponse(resp, start, nil)
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -486,6 +504,7 @@ func (r *Request) send(ctx context.Context, limited bool) (*http.Response, time.
 			if err := r.c.sleep(ctx, d); err != nil {
 				return nil, start, fmt.Errorf("rest: %s %s: waiting %s to retry as the server asked: %w", r.verb, r.path(), d, err)
 			}
+			r.c.metrics.Retried(r.verb, r.c.base.Host, statusCode(resp.StatusCode))
 			continue
 		}
 		r.c.handleWarnings(resp.Header)
@@ -511,156 +530,37 @@ func (r *Request) decodeError(resp *http.Response, body []byte) error {
 	return decodeStatusError(resp.StatusCode, r.verb, r.groupResource(), r.name, resp.Header, body)
 }
 
-// Watch sends a watch request and decodes its frames with decode. Watches
-// are not rate limited and not bounded by Config.Timeout; the caller's
-// context and Stop end them. The caller is expected to have set watch=true
-// (for example through VersionedParams with ListOptions{Watch: true}).
-func (r *Request) Watch(ctx context.Context, decode ObjectDecoder) (WatchInterface, error) {
-	resp, cancel, err := r.openWatch(ctx)
-	if err != nil {
-		return nil, err
-	}
-	w := newStreamWatcher(resp.Body, cancel, decode)
-	w.noteResponse(r, resp)
-	return w, nil
-}
-
-// openWatch sends a watch request (not rate limited, not bounded by
-// Config.Timeout, uncompressed) and returns the open response of a 200–206
-// answer with the function that ends it; any other answer is read and
-// returned as an error.
-func (r *Request) openWatch(ctx context.Context) (*http.Response, context.CancelFunc, error) {
-	if r.err != nil {
-		return nil, nil, r.err
-	}
-	if !r.gzipOK {
-		r.Uncompressed()
+// Watch sends a watch request and decodes its events: objects are
+// *unstructured.Unstructured, decoded in one pass straight into maps;
+// ERROR events carry a *metav1.Status. The caller is expected to have set
+// watch=true (for example through VersionedParams with
+// ListOptions{Watch: true}). Watches are not rate limited and not bounded
+// by Config.Timeout; the caller's context and Stop end them. Unless the
+// request names an Accept-Encoding or Config.CompressWatches is set, it
+// asks for an uncompressed stream (see the package documentation).
+//
+// A frame that does not decode becomes one ERROR event carrying a
+// *metav1.Status and the stream ends; the end of the stream by the server
+// or the network closes the result channel without an event.
+func (r *Request) Watch(ctx context.Context) (watch.Interface, error) {
+	if r.headers.Get("Accept-Encoding") == "" && !r.c.compressWatches {
+		r.SetHeader("Accept-Encoding", "identity")
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	resp, start, err := r.send(ctx, false)
+	resp, err := r.open(ctx, false)
 	if err != nil {
 		cancel()
-		return nil, nil, err
+		return nil, err
 	}
-	if !succeeded(resp.StatusCode) {
-		defer cancel()
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		r.logResponse(resp, start, body)
-		return nil, nil, r.decodeError(resp, body)
-	}
-	r.logResponse(resp, start, nil)
-	return resp, cancel, nil
+	return wire.NewMapWatch(resp.Body, cancel, wire.MapOptions{}), nil
 }
 
-// Bulk marks a request whose answer is a large transfer, such as a list of
-// thousands of objects or the initial events of a streaming list: it is
-// sent over HTTP/1.1, on a connection that carries it alone, when the
-// Client has a transport for that (NewForConfig without
-// Config.Transport), and like any other request otherwise. Go's HTTP/2
-// costs a bulk transfer far more than HTTP/1.1 does, at both ends: the
-// server hands every flush to its connection's writer goroutine and frames
-// it, the client hands every frame from its reader goroutine to the body
-// and writes a WINDOW_UPDATE for every 4 KiB it reads. Measured on a v1.37
-// server, a streaming list of 10,000 ConfigMaps sent over HTTP/1.1 was
-// synced in 0.6× the time (docs/benchmarks.md). Each bulk request costs a
-// connection, kept for reuse by the next one when its body was read to the
-// end; so watches that stay open belong on the shared HTTP/2 connection. A
-// watch asked Bulk reports it with its Bulk method, so that its caller can
-// end it after the initial events and watch on without Bulk.
-func (r *Request) Bulk() *Request {
-	r.bulk = true
-	return r
-}
-
-// sentBulk reports whether r goes over the Client's bulk transport.
-func (r *Request) sentBulk() bool { return r.bulk && r.c.bulk != nil }
-
-// httpClient is the client r is sent through.
-func (r *Request) httpClient() *http.Client {
-	if r.sentBulk() {
+// httpClient is the client a request with ctx is sent through: the bulk
+// one for a bulk transfer (see internal/wire.WithBulk) when the Client has
+// one.
+func (r *Request) httpClient(ctx context.Context) *http.Client {
+	if r.c.bulk != nil && wire.IsBulk(ctx) {
 		return r.c.bulk
 	}
 	return r.c.http
-}
-
-// CompressedWatch lets a watch be sent gzip-compressed, when the server
-// offers it, instead of asking for an uncompressed stream (see
-// Uncompressed): the transport asks for gzip and inflates it, unless
-// Config.DisableCompression. Worth it for a streaming list
-// (sendInitialEvents) of small objects, such as metadata: v1.37 servers
-// compress a streaming list's events in blocks, one per flush, and fewer
-// bytes cost both ends fewer writes and reads. Each event after the initial
-// ones is its own block, which costs more than it saves, so a caller that
-// keeps the watch open should end it after the initial events and watch
-// again uncompressed; the watch's Compressed method says whether the stream
-// was compressed.
-func (r *Request) CompressedWatch() *Request {
-	r.gzipOK = true
-	return r
-}
-
-// Uncompressed asks for a response without gzip (Accept-Encoding:
-// identity) unless the request already names an encoding. Watches ask so
-// unless CompressedWatch: the server flushes every event, so each one would be its own
-// deflate block, which costs both ends more CPU than the bytes it saves.
-// Informers ask so for their lists too: on the fast networks controllers
-// run on, compressing a large list costs the server (and the client
-// inflating it) more than the transfer it saves.
-func (r *Request) Uncompressed() *Request {
-	if r.headers.Get("Accept-Encoding") == "" {
-		r.SetHeader("Accept-Encoding", "identity")
-	}
-	return r
-}
-
-// WatchUnstructured is Watch for objects decoded as
-// *unstructured.Unstructured: each frame is parsed once, straight into the
-// object's maps, which is faster than decoding the object's bytes a second
-// time. ERROR events carry a *metav1.Status.
-func (r *Request) WatchUnstructured(ctx context.Context) (WatchInterface, error) {
-	return r.WatchMaps(ctx, unstructuredMap)
-}
-
-// WatchMaps is Watch where each frame is decoded once into maps and conv
-// turns the object's map into the event's object (for example a
-// PartialObjectMetadata built without reflection).
-func (r *Request) WatchMaps(ctx context.Context, conv MapDecoder) (WatchInterface, error) {
-	return r.WatchMapsPeek(ctx, conv, nil)
-}
-
-// WatchMapsPeek is WatchMaps where peek sees each frame first and may
-// answer it without a decode (see FramePeek).
-func (r *Request) WatchMapsPeek(ctx context.Context, conv MapDecoder, peek FramePeek) (WatchInterface, error) {
-	return r.watchMaps(ctx, withoutRaw(conv), false, peek)
-}
-
-// WatchMapsRaw is WatchMapsPeek (peek may be nil) where conv also gets
-// each object's JSON text as the server sent it (see RawMapDecoder), for
-// callers that keep objects as bytes: cutting the text out of the frame
-// costs a copy, where encoding the decoded object again costs a walk of
-// every value.
-func (r *Request) WatchMapsRaw(ctx context.Context, conv RawMapDecoder, peek FramePeek) (WatchInterface, error) {
-	return r.watchMaps(ctx, conv, true, peek)
-}
-
-func (r *Request) watchMaps(ctx context.Context, conv RawMapDecoder, wantRaw bool, peek FramePeek) (WatchInterface, error) {
-	resp, cancel, err := r.openWatch(ctx)
-	if err != nil {
-		return nil, err
-	}
-	w := newMapStreamWatcher(resp.Body, cancel, conv, peek)
-	w.omitMF, w.wantRaw = r.omitMF, wantRaw
-	w.noteResponse(r, resp)
-	return w, nil
-}
-
-// OmitManagedFields makes the map-mode watches (WatchUnstructured,
-// WatchMaps, WatchMapsPeek) leave metadata.managedFields out of event
-// objects: the field is checked for syntax but not decoded, which saves
-// much of the decoding of each event for callers that drop it anyway (an
-// informer that strips managedFields, a printer that hides them).
-func (r *Request) OmitManagedFields() *Request {
-	r.omitMF = true
-	return r
 }

@@ -112,7 +112,15 @@ func TestServerURL(t *testing.T) {
 		{"no scheme without TLS", Config{Host: "h:8080"}, "http://h:8080", ""},
 		{"no scheme with CA", Config{Host: "h:6443", TLSClientConfig: TLSClientConfig{CAData: []byte("x")}}, "https://h:6443", ""},
 		{"api path", Config{Host: "https://h/", APIPath: "/k8s"}, "https://h/k8s", ""},
-		{"empty", Config{}, "", "Config.Host is empty"},
+		// client-go's rules (rest.DefaultServerUrlFor): an empty Host is
+		// localhost; a CA, a client certificate or Insecure mean https.
+		{"empty", Config{}, "http://localhost", ""},
+		{"empty with CA", Config{TLSClientConfig: TLSClientConfig{CAFile: "ca.pem"}}, "https://localhost", ""},
+		{"empty with insecure", Config{TLSClientConfig: TLSClientConfig{Insecure: true}}, "https://localhost", ""},
+		{"empty with api path", Config{APIPath: "/k8s"}, "http://localhost/k8s", ""},
+		{"no scheme with client certificate", Config{Host: "h:6443", TLSClientConfig: TLSClientConfig{CertData: []byte("x")}}, "https://h:6443", ""},
+		{"no scheme with server name only", Config{Host: "h:6443", TLSClientConfig: TLSClientConfig{ServerName: "k"}}, "http://h:6443", ""},
+		{"blank", Config{Host: "  "}, "", "Config.Host is blank"},
 		{"bad scheme", Config{Host: "ftp://h"}, "", `scheme "ftp"`},
 		{"query", Config{Host: "https://h?x=1"}, "", "query"},
 	}
@@ -147,15 +155,5 @@ func TestPatchContentType(t *testing.T) {
 	}
 	if got := req.Header.Get("Accept"); got != ContentTypeJSON {
 		t.Errorf("Accept = %q", got)
-	}
-}
-
-func TestKnownStringDoesNotAllocate(t *testing.T) {
-	b := []byte("PartialObjectMetadata")
-	if n := testing.AllocsPerRun(100, func() { _ = knownString(b) }); n != 0 {
-		t.Fatalf("%v allocations", n)
-	}
-	if got := knownString([]byte("apps/v1")); got != "apps/v1" {
-		t.Fatal(got)
 	}
 }

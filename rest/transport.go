@@ -88,7 +88,7 @@ func TransportFor(cfg *Config) (http.RoundTripper, error) {
 
 // transportsFor returns TransportFor(cfg) and, if withBulk and kdyn builds
 // the transport (Config.Transport is nil), the same stack over an
-// HTTP/1.1-only transport for Request.Bulk; the two share the exec
+// HTTP/1.1-only transport for bulk transfers (wire.WithBulk); the two share the exec
 // credential plugin's state.
 func transportsFor(cfg *Config, withBulk bool) (rt, bulk http.RoundTripper, err error) {
 	if cfg == nil {
@@ -142,7 +142,7 @@ func transportsFor(cfg *Config, withBulk bool) (rt, bulk http.RoundTripper, err 
 }
 
 // newHTTPTransport is kdyn's own transport for cfg: HTTP/2 when the server
-// offers it, or, if http1Only, HTTP/1.1 alone (Request.Bulk).
+// offers it, or, if http1Only, HTTP/1.1 alone (for bulk transfers).
 func newHTTPTransport(cfg *Config, tlsConfig *tls.Config, http1Only bool) *http.Transport {
 	dial := cfg.Dial
 	if dial == nil {
@@ -186,16 +186,27 @@ func hasTLSSettings(cfg *Config) bool {
 		len(t.CertData) > 0 || len(t.KeyData) > 0 || len(t.CAData) > 0
 }
 
-// serverURL parses cfg.Host (adding a scheme when it has none) and appends
-// cfg.APIPath to its path.
+// defaultsToTLS reports whether a Host without a scheme means https: when
+// a certificate authority, a client certificate or Insecure is set, exactly
+// as client-go's rest.DefaultServerUrlFor decides.
+func defaultsToTLS(cfg *Config) bool {
+	t := cfg.TLSClientConfig
+	return t.CAFile != "" || len(t.CAData) > 0 || t.CertFile != "" || len(t.CertData) > 0 || t.Insecure
+}
+
+// serverURL parses cfg.Host (adding a scheme when it has none; an empty
+// Host is "localhost", as in client-go) and appends cfg.APIPath to its path.
 func serverURL(cfg *Config) (*url.URL, error) {
 	host := strings.TrimSpace(cfg.Host)
-	if host == "" {
-		return nil, errors.New("rest: Config.Host is empty; set it to the API server URL, e.g. https://127.0.0.1:6443")
+	switch {
+	case cfg.Host == "":
+		host = "localhost"
+	case host == "":
+		return nil, errors.New("rest: Config.Host is blank; set it to the API server URL, e.g. https://127.0.0.1:6443, or leave it empty for localhost")
 	}
 	if !strings.Contains(host, "://") {
 		scheme := "http://"
-		if hasTLSSettings(cfg) {
+		if defaultsToTLS(cfg) {
 			scheme = "https://"
 		}
 		host = scheme + host

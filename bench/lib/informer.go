@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/internal/wire"
 	krest "github.com/kdyn/kdyn/rest"
 )
 
@@ -53,13 +54,13 @@ func serverFloorMs(ctx context.Context, rc *krest.Client, gvr string, ns string,
 	accept := "application/json"
 	switch {
 	case metadataOnly && stream:
-		accept = dynamic.AcceptPartialObjectMetadataProtobuf
+		accept = wire.AcceptMetadataProtobuf
 	case metadataOnly:
-		accept = dynamic.AcceptPartialObjectMetadataListProtobuf
+		accept = wire.AcceptMetadataListProtobuf
 	}
-	req := rc.Get().Group(g.Group).Version(g.Version).Namespace(ns).Resource(g.Resource).VersionedParams(&opts).SetHeader("Accept", accept).Uncompressed()
+	req := rc.Get().Group(g.Group).Version(g.Version).Namespace(ns).Resource(g.Resource).VersionedParams(&opts).SetHeader("Accept", accept).SetHeader("Accept-Encoding", "identity")
 	if !metadataOnly {
-		req = req.Bulk() // over HTTP/1.1, as kdyn's informers ask for whole objects
+		ctx = wire.WithBulk(ctx) // over HTTP/1.1, as kdyn's informers ask for whole objects
 	}
 	t0 := time.Now()
 	body, err := req.Stream(ctx)

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	kdynamic "github.com/kdyn/kdyn/dynamic"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -211,7 +212,7 @@ func startInformer(ctx context.Context, who string, args ChildArgs, rec *recordi
 			cancel()
 			return nil, err
 		}
-		f := informer.NewFactory(rc, informer.FactoryOptions{Namespace: args.Namespace, DisableStreaming: !args.Streaming})
+		f := informer.NewFactory(kdynamic.New(rc), informer.FactoryOptions{Namespace: args.Namespace, DisableStreaming: !args.Streaming})
 		var ri runningInformer
 		if who == "kdyn-metadata" {
 			inf := f.ForResourceMetadata(gvr, informer.InformerOptions{})
@@ -236,8 +237,12 @@ func startInformer(ctx context.Context, who string, args ChildArgs, rec *recordi
 			}
 			ri = runningInformer{hasSynced: inf.HasSynced, len: inf.Store().Len}
 		}
-		f.Start(ctx)
-		ri.stop = func() { cancel(); f.Shutdown() }
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = f.Run(ctx)
+		}()
+		ri.stop = func() { cancel(); <-done }
 		return &ri, nil
 	case "clientgo-plain", "clientgo-strip", "clientgo-metadata":
 		cfg := args.Conn.ClientGo(Unlimited, nil)

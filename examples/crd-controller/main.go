@@ -131,8 +131,7 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 		return fmt.Errorf("read the CRD %s: %w", crdName, err)
 	}
 
-	f := informer.NewFactory(dc.RESTClient(), informer.FactoryOptions{Namespace: o.namespace, Logger: log})
-	defer f.Shutdown()
+	f := informer.NewFactory(dc, informer.FactoryOptions{Namespace: o.namespace, Logger: log})
 	c := &controller{
 		client:  client,
 		widgets: f.ForResource(widgetGVR, informer.InformerOptions{}),
@@ -152,7 +151,18 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 	if err := c.handlers(); err != nil {
 		return err
 	}
-	f.Start(ctx)
+	// The factory runs until ctx ends; the deferred wait returns once
+	// every informer has stopped.
+	ctx, cancel := context.WithCancel(ctx)
+	factoryDone := make(chan struct{})
+	go func() {
+		defer close(factoryDone)
+		_ = f.Run(ctx)
+	}()
+	defer func() {
+		cancel()
+		<-factoryDone
+	}()
 	if err := waitForSync(ctx, f); err != nil {
 		if ctx.Err() != nil {
 			return nil

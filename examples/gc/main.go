@@ -131,7 +131,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	f := informer.NewFactory(dc.RESTClient(), informer.FactoryOptions{Logger: log})
+	f := informer.NewFactory(dc, informer.FactoryOptions{Logger: log})
 	set := informer.NewResourceSet(f, mp, informer.ResourceSetOptions{
 		Keep:     c.keep,
 		Handler:  c.handle,
@@ -144,14 +144,13 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		},
 		Logger: log,
 	})
-	f.Start(ctx)
 	var wg sync.WaitGroup
 	defer func() {
 		cancel()
 		q.ShutDown()
 		wg.Wait()
-		f.Shutdown()
 	}()
+	wg.Go(func() { _ = f.Run(ctx) })
 	wg.Go(func() {
 		if err := set.Run(ctx); err != nil {
 			log.Error("resource set stopped", zap.Error(err))

@@ -268,7 +268,7 @@ func (e *errorLog) list() []error {
 }
 
 // startInformer runs an informer of the rig's ConfigMaps through the proxy
-// (informer.New over informer.NewSource), with a model handler and an
+// (informer.New over informer.NewResourceSource), with a model handler and an
 // observed logger, and waits for its first sync.
 func startInformer(t *testing.T, r *rig, opts informer.Options[*unstructured.Unstructured]) *watched {
 	t.Helper()
@@ -282,7 +282,7 @@ func startInformer(t *testing.T, r *rig, opts informer.Options[*unstructured.Uns
 	}
 	opts.Logger = w.log
 	opts.OnWatchError = w.errs.add
-	w.inf = informer.New(informer.NewSource(rc, cmGVR, r.ns), opts)
+	w.inf = informer.New(informer.NewResourceSource(dynamic.New(rc).Resource(cmGVR).Namespace(r.ns), informer.SourceOptions{KeepManagedFields: true}), opts)
 	if _, err := w.inf.AddEventHandler(w.model.handler()); err != nil {
 		t.Fatal(err)
 	}
@@ -319,14 +319,17 @@ func startFactoryInformer(t *testing.T, r *rig) *watched {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := informer.NewFactory(rc, informer.FactoryOptions{Namespace: r.ns, Logger: w.log})
+	f := informer.NewFactory(dynamic.New(rc), informer.FactoryOptions{Namespace: r.ns, Logger: w.log})
 	w.inf = f.ForResource(cmGVR, informer.InformerOptions{})
 	if _, err := w.inf.AddEventHandler(w.model.handler()); err != nil {
 		t.Fatal(err)
 	}
-	f.Start(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
 	t.Cleanup(func() {
-		f.Shutdown()
+		cancel()
+		<-done
 		rc.HTTPClient().CloseIdleConnections()
 	})
 	sctx, scancel := context.WithTimeout(t.Context(), 30*time.Second)

@@ -17,7 +17,7 @@ import (
 )
 
 // A full-object informer's streaming list and its list pages come over
-// HTTP/1.1 (rest.Request.Bulk); at the initial-events-end bookmark the
+// HTTP/1.1 (a bulk transfer, wire.WithBulk); at the initial-events-end bookmark the
 // informer watches on over the shared HTTP/2 connection, from the
 // bookmark's resourceVersion, and that watch delivers changes.
 func TestBulkTransfersComeOverHTTP1(t *testing.T) {
@@ -29,14 +29,13 @@ func TestBulkTransfersComeOverHTTP1(t *testing.T) {
 		t.Run(fmt.Sprintf("streaming=%v", streaming), func(t *testing.T) {
 			cfg := env.RESTConfig(testenv.Admin)
 			answers := recordAnswers(cfg, "/api/v1/namespaces/"+ns+"/configmaps", false)
-			f := informer.NewFactory(client(t, cfg).RESTClient(), informer.FactoryOptions{Namespace: ns, DisableStreaming: !streaming})
+			f := informer.NewFactory(client(t, cfg), informer.FactoryOptions{Namespace: ns, DisableStreaming: !streaming})
 			inf := f.ForResource(cmGVR, informer.InformerOptions{})
 			updated := make(chan string, 10)
 			_, _ = inf.AddEventHandler(informer.HandlerFuncs[*unstructured.Unstructured]{
 				UpdateFunc: func(_, n *unstructured.Unstructured) { updated <- n.GetName() },
 			})
-			f.Start(t.Context())
-			t.Cleanup(f.Shutdown)
+			runFactory(t, t.Context(), f)
 			if err := f.WaitForSync(t.Context()); err != nil {
 				t.Fatal(err)
 			}

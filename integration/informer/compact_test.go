@@ -62,7 +62,7 @@ func TestCompactStoreKeepsServerText(t *testing.T) {
 	}
 	var runs []run
 	for _, streaming := range []bool{true, false} {
-		f := informer.NewFactory(client(t, env.RESTConfig(testenv.Admin)).RESTClient(), informer.FactoryOptions{Namespace: ns, DisableStreaming: !streaming})
+		f := informer.NewFactory(client(t, env.RESTConfig(testenv.Admin)), informer.FactoryOptions{Namespace: ns, DisableStreaming: !streaming})
 		inf := f.ForResource(cmGVR, informer.InformerOptions{Compact: true})
 		tr := startTracked(t, f, inf)
 		serverText(t, inf, "pre-") // from the list, or the initial events

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,7 +31,7 @@ func TestConvergesAfter500Changes(t *testing.T) {
 	g := newGate()
 	cfg := env.RESTConfig(testenv.Admin)
 	cfg.WrapTransport = g.wrap
-	f := informer.NewFactory(client(t, cfg).RESTClient(), informer.FactoryOptions{Namespace: ns})
+	f := informer.NewFactory(client(t, cfg), informer.FactoryOptions{Namespace: ns})
 	inf := f.ForResource(cmGVR, informer.InformerOptions{})
 	keep := f.ForResource(cmGVR, informer.InformerOptions{KeepManagedFields: true})
 	tr := startTracked(t, f, inf)
@@ -93,12 +94,12 @@ func TestStreamingFallbackWhenRefused(t *testing.T) {
 		}
 		proxy.ServeHTTP(w, r)
 	}))
-	t.Cleanup(srv.Close) // after the factory's Shutdown (cleanups run last-in first-out)
+	t.Cleanup(srv.Close) // after the factory has stopped (cleanups run last-in first-out)
 	cfg := env.RESTConfig(testenv.Admin)
 	cfg.Host = srv.URL
 	cfg.BearerToken = ""
 	cfg.TLSClientConfig.CAData = nil
-	f := informer.NewFactory(client(t, cfg).RESTClient(), informer.FactoryOptions{Namespace: ns})
+	f := informer.NewFactory(client(t, cfg), informer.FactoryOptions{Namespace: ns})
 	inf := f.ForResource(cmGVR, informer.InformerOptions{})
 	tr := startTracked(t, f, inf)
 	if refused != 1 || lists < 1 {
@@ -118,7 +119,7 @@ func TestSurvivesRestartAndCompaction(t *testing.T) {
 	g := newGate()
 	cfg := env.RESTConfig(testenv.Admin)
 	cfg.WrapTransport = g.wrap
-	f := informer.NewFactory(client(t, cfg).RESTClient(), informer.FactoryOptions{Namespace: ns})
+	f := informer.NewFactory(client(t, cfg), informer.FactoryOptions{Namespace: ns})
 	inf := f.ForResource(cmGVR, informer.InformerOptions{})
 	tr := startTracked(t, f, inf)
 	converge(t, writer, ns, inf, tr)
@@ -181,13 +182,12 @@ func snapshotDeletes(tr *tracker) int {
 
 func TestWaitForSyncForbiddenDoesNotHang(t *testing.T) {
 	env := testenv.Shared(t)
-	f := informer.NewFactory(client(t, env.RESTConfig(testenv.Nobody)).RESTClient(), informer.FactoryOptions{})
+	f := informer.NewFactory(client(t, env.RESTConfig(testenv.Nobody)), informer.FactoryOptions{})
 	f.ForResource(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, informer.InformerOptions{})
 	f.ForResourceMetadata(cmGVR, informer.InformerOptions{})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	f.Start(ctx)
-	t.Cleanup(f.Shutdown)
+	runFactory(t, ctx, f)
 	start := time.Now()
 	err := f.WaitForSync(ctx)
 	if err == nil || !apierrors.IsForbidden(err) {
@@ -213,17 +213,17 @@ func TestResourceSetFollowsCRDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := informer.NewFactory(c.RESTClient(), informer.FactoryOptions{})
+	f := informer.NewFactory(c, informer.FactoryOptions{})
 	events := make(chan informer.Event, 10000)
 	set := informer.NewResourceSet(f, mapper, informer.ResourceSetOptions{
 		Keep:    restmapper.SupportsVerbs("list", "watch", "delete"),
 		Handler: func(e informer.Event) { events <- e },
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	f.Start(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = set.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; f.Shutdown() })
+	var run errgroup.Group
+	run.Go(func() error { return f.Run(ctx) })
+	run.Go(func() error { return set.Run(ctx) })
+	t.Cleanup(func() { cancel(); _ = run.Wait() })
 	if err := set.WaitForSync(t.Context()); err != nil {
 		t.Fatal(err)
 	}

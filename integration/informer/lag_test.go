@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -122,16 +123,16 @@ func TestResourceSetReleasesWhenDiscoveryLags(t *testing.T) {
 		}
 		return n
 	}
-	f := informer.NewFactory(client(t, cfg).RESTClient(), informer.FactoryOptions{})
+	f := informer.NewFactory(client(t, cfg), informer.FactoryOptions{})
 	set := informer.NewResourceSet(f, mapper, informer.ResourceSetOptions{
 		Keep:            func(r *discovery.Resource) bool { return r.Group == group },
 		RefreshInterval: 10 * time.Minute, // only a CRD event or a 404 re-reads discovery
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	f.Start(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = set.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; f.Shutdown() })
+	var run errgroup.Group
+	run.Go(func() error { return f.Run(ctx) })
+	run.Go(func() error { return set.Run(ctx) })
+	t.Cleanup(func() { cancel(); _ = run.Wait() })
 	if _, err := admin.Resource(crdGVR).Create(t.Context(), thingsCRD(group), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -138,16 +138,31 @@ func createAll(t *testing.T, c dynamic.Interface, ns string, n int, mk func(i in
 	}
 }
 
-// startTracked adds a tracker to inf, starts f (shut down at the end of
-// the test) and waits for it to sync.
+// runFactory runs f until ctx is done or the test ends; the test's
+// cleanup waits until every informer of f has stopped.
+func runFactory(t *testing.T, ctx context.Context, f *informer.Factory) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = f.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
+// startTracked adds a tracker to inf, runs f (until the end of the test)
+// and waits for it to sync.
 func startTracked(t *testing.T, f *informer.Factory, inf *informer.Informer[*unstructured.Unstructured]) *tracker {
 	t.Helper()
 	tr := newTracker()
 	if _, err := inf.AddEventHandler(tr.handler()); err != nil {
 		t.Fatal(err)
 	}
-	f.Start(t.Context())
-	t.Cleanup(f.Shutdown)
+	runFactory(t, t.Context(), f)
 	if err := f.WaitForSync(t.Context()); err != nil {
 		t.Fatal(err)
 	}

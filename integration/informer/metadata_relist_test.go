@@ -30,7 +30,7 @@ func TestMetadataStreamingRelistSkipsUnchanged(t *testing.T) {
 	g := newGate()
 	cfg := env.RESTConfig(testenv.Admin)
 	cfg.WrapTransport = g.wrap
-	f := informer.NewFactory(client(t, cfg).RESTClient(), informer.FactoryOptions{Namespace: ns})
+	f := informer.NewFactory(client(t, cfg), informer.FactoryOptions{Namespace: ns})
 	inf := f.ForResourceMetadata(cmGVR, informer.InformerOptions{})
 	var mu sync.Mutex
 	var events []string
@@ -46,8 +46,7 @@ func TestMetadataStreamingRelistSkipsUnchanged(t *testing.T) {
 			mu.Unlock()
 		},
 	})
-	f.Start(t.Context())
-	t.Cleanup(f.Shutdown)
+	runFactory(t, t.Context(), f)
 	if err := f.WaitForSync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +112,7 @@ func TestMetadataStreamingRelistSkipsUnchanged(t *testing.T) {
 
 // TestMetadataListThenWatchConverges runs a metadata-only informer with
 // streaming lists off: its lists are protobuf PartialObjectMetadataLists
-// read item by item as they arrive (dynamic.StreamMetadataList). After
+// read item by item as they arrive (the wire layer's ListMetadata). After
 // creates, updates and deletes the cache equals a fresh list.
 func TestMetadataListThenWatchConverges(t *testing.T) {
 	env := testenv.Shared(t)
@@ -123,10 +122,9 @@ func TestMetadataListThenWatchConverges(t *testing.T) {
 	g := newGate()
 	cfg := env.RESTConfig(testenv.Admin)
 	cfg.WrapTransport = g.wrap
-	f := informer.NewFactory(client(t, cfg).RESTClient(), informer.FactoryOptions{Namespace: ns, DisableStreaming: true})
+	f := informer.NewFactory(client(t, cfg), informer.FactoryOptions{Namespace: ns, DisableStreaming: true})
 	inf := f.ForResourceMetadata(cmGVR, informer.InformerOptions{})
-	f.Start(t.Context())
-	t.Cleanup(f.Shutdown)
+	runFactory(t, t.Context(), f)
 	if err := f.WaitForSync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -173,14 +171,13 @@ func TestMetadataStreamingListComesCompressed(t *testing.T) {
 	createAll(t, writer, ns, 30, func(i int) *unstructured.Unstructured { return configMap(ns, fmt.Sprintf("cm-%02d", i), "1") })
 	cfg := env.RESTConfig(testenv.Admin)
 	answers := recordAnswers(cfg, "", true)
-	f := informer.NewFactory(client(t, cfg).RESTClient(), informer.FactoryOptions{Namespace: ns})
+	f := informer.NewFactory(client(t, cfg), informer.FactoryOptions{Namespace: ns})
 	inf := f.ForResourceMetadata(cmGVR, informer.InformerOptions{})
 	updated := make(chan string, 10)
 	_, _ = inf.AddEventHandler(informer.HandlerFuncs[*metav1.PartialObjectMetadata]{
 		UpdateFunc: func(_, n *metav1.PartialObjectMetadata) { updated <- n.Name },
 	})
-	f.Start(t.Context())
-	t.Cleanup(f.Shutdown)
+	runFactory(t, t.Context(), f)
 	if err := f.WaitForSync(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -315,7 +315,7 @@ func run(c config) (code int) {
 		logf("FAIL: %v", err)
 		return 1
 	}
-	factory := informer.NewFactory(iclient.RESTClient(), informer.FactoryOptions{})
+	factory := informer.NewFactory(iclient, informer.FactoryOptions{})
 	cmInf := factory.ForResource(cmGVR, informer.InformerOptions{})
 	reg, err := cmInf.AddEventHandler(tr.handler())
 	if err != nil {
@@ -341,13 +341,17 @@ func run(c config) (code int) {
 		OnDiscoveryError: func(error) { discoveryErrs.Add(1) },
 	})
 	infCtx, infCancel := context.WithCancel(context.Background())
-	factory.Start(infCtx)
+	factoryDone := make(chan struct{})
+	go func() {
+		defer close(factoryDone)
+		_ = factory.Run(infCtx)
+	}()
 	rsDone := make(chan error, 1)
 	go func() { rsDone <- rs.Run(infCtx) }()
 	var shutdownOnce sync.Once
 	shutdown := func() {
 		shutdownOnce.Do(func() {
-			shutdownInformers(&out, infCancel, rsDone, factory, []*connTracker{wconns, iconns}, baseGoroutines)
+			shutdownInformers(&out, infCancel, rsDone, factoryDone, []*connTracker{wconns, iconns}, baseGoroutines)
 		})
 	}
 	defer shutdown()
@@ -891,7 +895,7 @@ func orEqual(s string) string {
 // shutdownInformers stops the ResourceSet and the factory (bounded),
 // closes the clients' connections and checks that no goroutine is left
 // beyond the baseline taken before the informers started.
-func shutdownInformers(out *outcome, cancel context.CancelFunc, rsDone <-chan error, f *informer.Factory, conns []*connTracker, base int) {
+func shutdownInformers(out *outcome, cancel context.CancelFunc, rsDone <-chan error, factoryDone <-chan struct{}, conns []*connTracker, base int) {
 	start := time.Now()
 	cancel()
 	select {
@@ -902,12 +906,10 @@ func shutdownInformers(out *outcome, cancel context.CancelFunc, rsDone <-chan er
 	case <-time.After(30 * time.Second):
 		out.fail("ResourceSet.Run did not return within 30s of cancel")
 	}
-	fdone := make(chan struct{})
-	go func() { f.Shutdown(); close(fdone) }()
 	select {
-	case <-fdone:
+	case <-factoryDone:
 	case <-time.After(30 * time.Second):
-		out.fail("Factory.Shutdown did not return within 30s")
+		out.fail("Factory.Run did not return within 30s of cancel")
 	}
 	took := time.Since(start)
 	for _, c := range conns {

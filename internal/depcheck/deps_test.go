@@ -1,8 +1,9 @@
 // Package depcheck_test enforces kdyn's dependency rules with go list -deps:
 // the library packages import neither k8s.io/client-go nor any k8s.io/api
-// package other than the aggregated-discovery protocol types, and neither
-// they nor the library's private helpers under internal/ import the CLI's
-// packages (cmd/kdyn/...), which sit on top of everything.
+// package other than the aggregated-discovery protocol types; only package
+// metrics links Prometheus; and neither the library packages nor their
+// private helpers under internal/ import the CLI's packages (cmd/kdyn/...),
+// which sit on top of everything.
 package depcheck_test
 
 import (
@@ -14,7 +15,7 @@ import (
 	"testing"
 )
 
-var libraryPackages = []string{"rest", "kubeconfig", "discovery", "restmapper", "unstructured", "dynamic", "informer"}
+var libraryPackages = []string{"rest", "kubeconfig", "discovery", "restmapper", "unstructured", "dynamic", "informer", "metrics", "controller"}
 
 // cliPrefix is the import path prefix of the CLI's packages.
 const cliPrefix = "github.com/kdyn/kdyn/cmd/"
@@ -90,5 +91,22 @@ func TestLibraryPackagesAvoidTheCLI(t *testing.T) {
 	// The prefix is the CLI's: the command's own dependencies have it.
 	if !slices.Contains(deps(t, "./cmd/kdyn"), cliPrefix+"kdyn/internal/cli") {
 		t.Fatalf("go list -deps ./cmd/kdyn has no %skdyn/internal/cli; is the check looking for the right prefix?", cliPrefix)
+	}
+}
+
+// TestOnlyTheMetricsPackageLinksPrometheus: only package metrics, the
+// Prometheus adapter, may link github.com/prometheus/...: programs that do
+// not export metrics do not link it.
+func TestOnlyTheMetricsPackageLinksPrometheus(t *testing.T) {
+	for _, p := range libraryPackages {
+		if p == "metrics" {
+			continue
+		}
+		for _, dep := range deps(t, "./"+p+"/...") {
+			if strings.HasPrefix(dep, "github.com/prometheus/") {
+				t.Errorf("package %s depends on %s; only package metrics may", p, dep)
+				break
+			}
+		}
 	}
 }

@@ -44,10 +44,18 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	f := informer.NewFactory(dc.RESTClient(), informer.FactoryOptions{Namespace: res.Namespace})
+	f := informer.NewFactory(dc, informer.FactoryOptions{Namespace: res.Namespace})
 	inf := f.ForResource(mapping.Resource, informer.InformerOptions{})
-	f.Start(ctx)
-	defer f.Shutdown()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = f.Run(runCtx)
+	}()
+	defer func() {
+		stop()
+		<-done
+	}()
 	if err := f.WaitForSync(ctx); err != nil {
 		return err
 	}

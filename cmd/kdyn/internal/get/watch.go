@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
@@ -329,7 +328,7 @@ func (tw *targetWatch) watchOnce(ctx context.Context, rv string) (last string, g
 	if tw.s.out.IsTable() {
 		req = req.Accept(dynamic.AcceptTable)
 	}
-	w, err := req.Watch(ctx, decodeWatchUnstructured)
+	w, err := req.Watch(ctx)
 	if err != nil {
 		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 			return "", true, nil
@@ -430,10 +429,6 @@ func (tw *targetWatch) eventItems(u *unstructured.Unstructured) ([]tracked, erro
 
 func rowMetadata(row *metav1.TableRow) (*unstructured.Unstructured, bool) {
 	return printers.RowObject(row)
-}
-
-func decodeWatchUnstructured(data []byte) (runtime.Object, error) {
-	return dynamic.DecodeObject(data)
 }
 
 // watchEvent is one change to print.

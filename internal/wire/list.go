@@ -1,8 +1,7 @@
-package informer
+package wire
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -10,26 +9,14 @@ import (
 
 	"github.com/tidwall/gjson"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/internal/fastjson"
 	"github.com/kdyn/kdyn/internal/pbwire"
-	"github.com/kdyn/kdyn/rest"
 )
 
-// skippingLister is implemented by sources that can leave items the cache
-// already has (same key, same resourceVersion) undecoded during a relist:
-// they read each item's name, namespace and resourceVersion from the raw
-// page and decode only the others. A relist of a mostly unchanged
-// resource then allocates little beyond the page itself, so peak memory
-// stays near the steady state.
-type skippingLister[T Object] interface {
-	ListSkipping(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, each func(T) error) (ListPage, error)
-}
-
+// bytesView is b as a string, without a copy; valid while b is.
 func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // streamItems reads a list page from body as it arrives and hands each
@@ -87,7 +74,7 @@ func streamItems(body io.Reader, known func(key, rv string) bool, parse func([]b
 		return fill(item{m, raw})
 	})
 	if err != nil {
-		return ListPage{}, fmt.Errorf("informer: read the list: %w", err)
+		return ListPage{}, fmt.Errorf("read the list: %w", err)
 	}
 	if !head {
 		av, _ := s.Field("apiVersion")
@@ -102,36 +89,6 @@ func streamItems(body io.Reader, known func(key, rv string) bool, parse func([]b
 	md, _ := s.Field("metadata")
 	r := gjson.GetManyBytes(md, "resourceVersion", "continue")
 	return ListPage{ResourceVersion: r[0].String(), Continue: r[1].String()}, nil
-}
-
-// listItems sends a list request and streams its items (see streamItems).
-func (s *unstructuredSource) listItems(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, each func(*unstructured.Unstructured) error) (ListPage, error) {
-	parse := func(b []byte) (map[string]any, []byte, error) {
-		m, err := s.decode(b)
-		return m, nil, err
-	}
-	return s.streamList(ctx, opts, known, parse, func(m map[string]any, _ []byte) error { return each(&unstructured.Unstructured{Object: m}) })
-}
-
-func (s *unstructuredSource) streamList(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, parse func([]byte) (map[string]any, []byte, error), decode func(map[string]any, []byte) error) (ListPage, error) {
-	body, err := request(s.rc, s.gvr, s.ns).VersionedParams(&opts).Bulk().Stream(ctx)
-	if err != nil {
-		return ListPage{}, err
-	}
-	defer body.Close()
-	return streamItems(body, known, parse, decode)
-}
-
-func (s *unstructuredSource) ListSkipping(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool, each func(*unstructured.Unstructured) error) (ListPage, error) {
-	return s.listItems(ctx, opts, known, each)
-}
-
-// peekingWatcher is implemented by sources whose watches can answer an
-// ADDED event for an object the cache already has at the same
-// resourceVersion without decoding it — what the initial events of a
-// streaming relist mostly are.
-type peekingWatcher[T Object] interface {
-	WatchPeek(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool) (watch.Interface, error)
 }
 
 // rawKey appends the cache key (namespace/name) of an object's raw
@@ -163,7 +120,7 @@ var knownFrameEvent = watch.Event{Type: watch.Added, Object: &knownFrame{}}
 // the cache has at the same resourceVersion are answered with
 // knownFrameEvent, allocating nothing: a streaming relist of a mostly
 // unchanged resource then costs little beyond reading the stream.
-func knownPeek(known func(key, rv string) bool) rest.FramePeek {
+func knownPeek(known func(key, rv string) bool) FramePeek {
 	var key []byte // reused: known's arguments are only valid during the call
 	return func(frame []byte) (watch.Event, bool) {
 		doc := bytesView(frame)
@@ -182,19 +139,13 @@ func knownPeek(known func(key, rv string) bool) rest.FramePeek {
 	}
 }
 
-func (s *unstructuredSource) WatchPeek(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool) (watch.Interface, error) {
-	return s.watchRequest(opts).WatchMapsPeek(ctx,
-		func(obj map[string]any) (runtime.Object, error) { return &unstructured.Unstructured{Object: obj}, nil },
-		knownPeek(known))
-}
-
 // protobufKnownPeek is knownPeek for protobuf watch frames of
 // PartialObjectMetadata: it reads the event type and the object's name,
 // namespace and resourceVersion from the encoded WatchEvent (field 1: type;
 // field 2: the RawExtension whose field 1 holds the "k8s\x00" envelope,
 // whose field 2 holds the object, whose field 1 is its ObjectMeta)
 // without decoding it.
-func protobufKnownPeek(known func(key, rv string) bool) rest.FramePeek {
+func protobufKnownPeek(known func(key, rv string) bool) FramePeek {
 	var key []byte // reused: known's arguments are only valid during the call
 	return func(frame []byte) (watch.Event, bool) {
 		if t, ok := pbwire.Bytes(frame, 1); !ok || string(t) != string(watch.Added) {
@@ -235,9 +186,31 @@ func protobufKnownPeek(known func(key, rv string) bool) rest.FramePeek {
 	}
 }
 
-func (s *metadataSource) WatchPeek(ctx context.Context, opts metav1.ListOptions, known func(key, rv string) bool) (watch.Interface, error) {
-	return dynamic.WatchMetadataPeek(ctx, s.watchRequest(opts), s.keepMF, protobufKnownPeek(known))
+// withTypeMeta returns an object's text with apiVersion and kind added
+// first, for list items that the server sent without them.
+func withTypeMeta(raw []byte, apiVersion, kind string) []byte {
+	rest := raw[1:] // after '{'
+	b := make([]byte, 0, len(raw)+len(apiVersion)+len(kind)+len(`"apiVersion":"","kind":"",`)+8)
+	b = append(b, `{"apiVersion":`...)
+	b = fastjson.AppendString(b, apiVersion)
+	b = append(b, `,"kind":`...)
+	b = fastjson.AppendString(b, kind)
+	if trimmed := bytes.TrimLeft(rest, " \t\r\n"); len(trimmed) > 0 && trimmed[0] != '}' {
+		b = append(b, ',')
+	}
+	return append(b, rest...)
 }
 
-// protobufMagic starts every protobuf-encoded Kubernetes object.
-var protobufMagic = []byte("k8s\x00")
+// decodeItem decodes one list item as d says, with its text when d.Text.
+func decodeItem(b []byte, d Decoding) (map[string]any, []byte, error) {
+	switch {
+	case d.Text:
+		return fastjson.DecodeObjectSharedRaw(b, "", d.OmitManagedFields)
+	case d.OmitManagedFields:
+		m, err := fastjson.DecodeObjectSharedOmittingManagedFields(b, 1)
+		return m, nil, err
+	default:
+		m, err := fastjson.DecodeObjectShared(b)
+		return m, nil, err
+	}
+}

@@ -1,7 +1,8 @@
-package dynamic
+package wire
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +18,7 @@ import (
 func DecodePartialObjectMetadata(data []byte, keepManagedFields bool) (*metav1.PartialObjectMetadata, error) {
 	m, err := fastjson.DecodeObjectShared(data)
 	if err != nil {
-		return nil, errorf("decode object metadata: %w", err)
+		return nil, fmt.Errorf("decode object metadata: %w", err)
 	}
 	return PartialObjectMetadataFromMap(m, keepManagedFields)
 }
@@ -86,10 +87,10 @@ func PartialObjectMetadataFromMap(m map[string]any, keepManagedFields bool) (*me
 	if mf, ok := md["managedFields"]; ok && keepManagedFields && mf != nil {
 		b, err := json.Marshal(mf)
 		if err != nil {
-			return nil, errorf("decode managedFields: %w", err)
+			return nil, fmt.Errorf("decode managedFields: %w", err)
 		}
 		if err := json.Unmarshal(b, &o.ManagedFields); err != nil {
-			return nil, errorf("decode managedFields: %w", err)
+			return nil, fmt.Errorf("decode managedFields: %w", err)
 		}
 	}
 	return p, nil
@@ -119,4 +120,31 @@ func stringMap(v any) map[string]string {
 		}
 	}
 	return out
+}
+
+// decodeMetadataListJSON decodes a JSON PartialObjectMetadataList without
+// reflection.
+func decodeMetadataListJSON(body []byte, keepManagedFields bool) (*metav1.PartialObjectMetadataList, error) {
+	l := &metav1.PartialObjectMetadataList{}
+	list, err := fastjson.DecodeListShared(body, func(_ int, obj map[string]any) error {
+		p, err := PartialObjectMetadataFromMap(obj, keepManagedFields)
+		if err != nil {
+			return err
+		}
+		l.Items = append(l.Items, *p)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("decode metadata list: %w", err)
+	}
+	l.APIVersion, _ = list["apiVersion"].(string)
+	l.Kind, _ = list["kind"].(string)
+	if md, ok := list["metadata"].(map[string]any); ok {
+		l.ResourceVersion, _ = md["resourceVersion"].(string)
+		l.Continue, _ = md["continue"].(string)
+		if n, ok := md["remainingItemCount"].(int64); ok {
+			l.RemainingItemCount = &n
+		}
+	}
+	return l, nil
 }

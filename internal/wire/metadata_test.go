@@ -1,4 +1,4 @@
-package dynamic
+package wire
 
 import (
 	"bytes"
@@ -9,8 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-
-	"github.com/kdyn/kdyn/rest"
 )
 
 // envelope wraps a marshaled object as the server does.
@@ -31,24 +29,24 @@ func TestProtobufMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := DecodePartialObjectMetadataProtobuf(envelope(t, "PartialObjectMetadata", raw), false)
+	got, err := decodeMetadataProtobuf(envelope(t, "PartialObjectMetadata", raw), false)
 	if err != nil || got.Name != "a" || got.UID != "u1" || got.Labels["app"] != "web" || got.ManagedFields != nil || got.Kind != "PartialObjectMetadata" {
 		t.Fatalf("decoded %+v, %v", got, err)
 	}
 	l := metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: "9", Continue: "c"}, Items: []metav1.PartialObjectMetadata{p, p}}
 	lraw, _ := l.Marshal()
-	gl, err := DecodePartialObjectMetadataListProtobuf(envelope(t, "PartialObjectMetadataList", lraw), true)
+	gl, err := decodeMetadataListProtobuf(envelope(t, "PartialObjectMetadataList", lraw), true)
 	if err != nil || len(gl.Items) != 2 || gl.ResourceVersion != "9" || gl.Continue != "c" || gl.Items[1].ManagedFields == nil {
 		t.Fatalf("list %+v, %v", gl, err)
 	}
-	gl, err = DecodePartialObjectMetadataListProtobuf(envelope(t, "PartialObjectMetadataList", lraw), false)
+	gl, err = decodeMetadataListProtobuf(envelope(t, "PartialObjectMetadataList", lraw), false)
 	if err != nil || len(gl.Items) != 2 || gl.ResourceVersion != "9" || gl.Items[0].ManagedFields != nil || gl.Items[1].ManagedFields != nil || gl.Items[1].Labels["app"] != "web" {
 		t.Fatalf("list without managedFields %+v, %v", gl, err)
 	}
-	if got, err := DecodePartialObjectMetadataProtobuf(envelope(t, "PartialObjectMetadata", raw), true); err != nil || len(got.ManagedFields) != 1 {
+	if got, err := decodeMetadataProtobuf(envelope(t, "PartialObjectMetadata", raw), true); err != nil || len(got.ManagedFields) != 1 {
 		t.Fatalf("kept managedFields: %+v, %v", got, err)
 	}
-	if _, err := DecodePartialObjectMetadataProtobuf([]byte("{}"), false); err == nil {
+	if _, err := decodeMetadataProtobuf([]byte("{}"), false); err == nil {
 		t.Fatal("JSON accepted as protobuf")
 	}
 
@@ -67,14 +65,14 @@ func TestProtobufMetadata(t *testing.T) {
 	sraw, _ := st.Marshal()
 	frame("ERROR", envelope(t, "Status", sraw))
 	data := stream.Bytes()
-	decode := func(b []byte) (runtime.Object, error) { return DecodePartialObjectMetadataProtobuf(b, false) }
+	decode := func(b []byte) (runtime.Object, error) { return decodeMetadataProtobuf(b, false) }
 	// Read through the channel, and in the caller's goroutine.
 	for _, pull := range []bool{false, true} {
-		w := rest.NewProtobufWatchDecoder(io.NopCloser(bytes.NewReader(data)), decode)
+		w := newProtobufWatch(io.NopCloser(bytes.NewReader(data)), decode)
 		var evs []watch.Event
 		if pull {
 			for {
-				ev, ok := w.(rest.EventReader).NextEvent()
+				ev, ok := w.(EventReader).NextEvent()
 				if !ok {
 					break
 				}

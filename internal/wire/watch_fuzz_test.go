@@ -1,4 +1,4 @@
-package rest
+package wire
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ const (
 )
 
 // FuzzWatchDecoder feeds arbitrary byte streams, cut into chunks whose sizes
-// come from chunks, to NewWatchDecoder and NewUnstructuredWatchDecoder. With
+// come from chunks, to NewWatchDecoder and newUnstructuredWatch. With
 // hang, the stream stays open after its last byte and the watch is stopped
 // instead. Whatever the bytes:
 //   - the result channel is closed (the stream ends; Stop ends a stream the
@@ -42,14 +42,14 @@ func FuzzWatchDecoder(f *testing.F) {
 		if len(data) > fuzzMaxStream || len(chunks) > fuzzMaxChunks {
 			t.Skip("input larger than the fuzz bounds")
 		}
-		runWatchFuzz(t, data, chunks, hang, func(body io.ReadCloser) WatchInterface {
-			return NewWatchDecoder(body, fuzzDecodeUnstructured)
+		runWatchFuzz(t, data, chunks, hang, func(body io.ReadCloser) watch.Interface {
+			return newBytesWatch(body, fuzzDecodeUnstructured)
 		}, false)
-		runWatchFuzz(t, data, chunks, hang, NewUnstructuredWatchDecoder, true)
-		// A Request's watch, read with NextEvent (the decoding in the
+		runWatchFuzz(t, data, chunks, hang, newUnstructuredWatch, true)
+		// A watch read with NextEvent (the decoding in the
 		// caller's goroutine, as informers read).
-		runWatchFuzz(t, data, chunks, hang, func(body io.ReadCloser) WatchInterface {
-			return pulled(newMapStreamWatcher(body, func() {}, withoutRaw(unstructuredMap), nil))
+		runWatchFuzz(t, data, chunks, hang, func(body io.ReadCloser) watch.Interface {
+			return pulled(NewMapWatch(body, nil, MapOptions{}))
 		}, true)
 	})
 }
@@ -61,7 +61,7 @@ type pulledWatch struct {
 	ch chan watch.Event
 }
 
-func pulled(r EventReader) WatchInterface {
+func pulled(r EventReader) watch.Interface {
 	w := &pulledWatch{EventReader: r, ch: make(chan watch.Event)}
 	go func() {
 		defer close(w.ch)
@@ -80,7 +80,7 @@ func (w *pulledWatch) ResultChan() <-chan watch.Event { return w.ch }
 
 // runWatchFuzz writes data through a pipe in chunks, collects the events
 // and checks them.
-func runWatchFuzz(t *testing.T, data, chunks []byte, hang bool, start func(io.ReadCloser) WatchInterface, unstructuredObjects bool) {
+func runWatchFuzz(t *testing.T, data, chunks []byte, hang bool, start func(io.ReadCloser) watch.Interface, unstructuredObjects bool) {
 	pr, pw := io.Pipe()
 	written := make(chan struct{})
 	go func() {
@@ -161,26 +161,13 @@ func TestWatchDecoderEndsOnReadError(t *testing.T) {
 			&onceReader{b: []byte(`{"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}}{"type":"MOD`)},
 			errReader{errors.New("connection reset by peer")},
 		)
-		var w WatchInterface
+		var w watch.Interface
 		if unstr {
-			w = NewUnstructuredWatchDecoder(io.NopCloser(r))
+			w = newUnstructuredWatch(io.NopCloser(r))
 		} else {
-			w = NewWatchDecoder(io.NopCloser(r), fuzzDecodeUnstructured)
+			w = newBytesWatch(io.NopCloser(r), fuzzDecodeUnstructured)
 		}
-		var evs []watch.Event
-		timeout := time.After(fuzzWatchDeadline)
-	collect:
-		for {
-			select {
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					break collect
-				}
-				evs = append(evs, ev)
-			case <-timeout:
-				t.Fatal("the watch did not end after a read error")
-			}
-		}
+		evs := collect(t, w)
 		if len(evs) == 0 || evs[0].Type != watch.Added {
 			t.Fatalf("unstructured=%v: events %v, want the ADDED event first", unstr, evs)
 		}

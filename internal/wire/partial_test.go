@@ -1,4 +1,4 @@
-package dynamic
+package wire
 
 import (
 	"encoding/json"

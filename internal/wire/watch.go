@@ -1,4 +1,4 @@
-package rest
+package wire
 
 import (
 	"bytes"
@@ -18,14 +18,6 @@ import (
 	"github.com/kdyn/kdyn/internal/fastjson"
 )
 
-// WatchInterface is apimachinery's watch.Interface, returned by watches.
-type WatchInterface = watch.Interface
-
-// ObjectDecoder decodes the JSON of one object, for a watch event or a list
-// item (or its protobuf envelope, for protobuf watches). data is only valid
-// during the call: copy what the object keeps.
-type ObjectDecoder func(data []byte) (runtime.Object, error)
-
 // watchFrame is one JSON watch event as the server sends it.
 type watchFrame struct {
 	Type   watch.EventType `json:"type"`
@@ -33,8 +25,9 @@ type watchFrame struct {
 }
 
 // EventReader is a watch whose events can also be read one at a time in
-// the caller's goroutine. Every watch this package returns implements it:
-// type-assert a WatchInterface to use it.
+// the caller's goroutine. Every watch this package returns implements it,
+// and so does every watch kdyn's rest and dynamic packages return: the
+// informer type-asserts a watch.Interface to use it.
 //
 // NextEvent returns the next event, or false once the stream has ended,
 // after the ERROR event of a frame that did not decode, or once Stop was
@@ -43,17 +36,16 @@ type watchFrame struct {
 // goroutine at a time may call NextEvent; call Stop when done, or read
 // until false, to release the connection.
 //
-// The watches of a Request decode in the goroutine that calls NextEvent,
-// which is cheaper when events come one at a time (no hand-off between
-// goroutines per event): informers read them so. ResultChan, called
-// first, starts a goroutine that decodes ahead into the channel instead,
-// which overlaps decoding with the consumer's work; NextEvent then takes
-// from the channel. After NextEvent, ResultChan returns a channel that is
-// closed when the watch is stopped. The decoders over a body the caller
-// opened (NewWatchDecoder and the like) start decoding into the channel
-// at once.
+// A watch decodes in the goroutine that calls NextEvent, which is cheaper
+// when events come one at a time (no hand-off between goroutines per
+// event): informers read them so. ResultChan, called first, starts a
+// goroutine that decodes ahead into the channel instead, which overlaps
+// decoding with the consumer's work; NextEvent then takes from the
+// channel. After NextEvent, ResultChan returns a channel that is closed
+// when the watch is stopped. ReadAhead starts that goroutine at once, for
+// a body whose reads closing it may not end.
 type EventReader interface {
-	WatchInterface
+	watch.Interface
 	NextEvent() (watch.Event, bool)
 }
 
@@ -82,25 +74,6 @@ type eventPump struct {
 	done, released    chan struct{}
 	stopOnce, relOnce sync.Once
 	start             sync.Once
-	// compressed: the server sent the stream gzip-compressed and the
-	// transport inflates it (Request.CompressedWatch).
-	compressed bool
-	// bulk: the stream came over a bulk connection (Request.Bulk).
-	bulk bool
-}
-
-// Compressed reports whether the server sent the stream gzip-compressed,
-// which a watch asked for with Request.CompressedWatch may be.
-func (p *eventPump) Compressed() bool { return p.compressed }
-
-// Bulk reports whether the stream came over a connection of its own
-// (Request.Bulk, on a Client that has a bulk transport).
-func (p *eventPump) Bulk() bool { return p.bulk }
-
-// noteResponse records how r's watch response came.
-func (p *eventPump) noteResponse(r *Request, resp *http.Response) {
-	p.compressed = resp.Uncompressed
-	p.bulk = r.sentBulk()
 }
 
 func newEventPump(body io.ReadCloser, cancel func()) eventPump {
@@ -217,7 +190,7 @@ type streamWatcher struct {
 	// whole frame decoded once into maps, then the object's map converted)
 	// is set.
 	decode    ObjectDecoder
-	decodeMap RawMapDecoder
+	decodeMap MapDecoder
 	wantRaw   bool // map mode: hand decodeMap each object's text
 	// peek, when set, sees each frame first and may answer the event
 	// itself, skipping the decode.
@@ -226,11 +199,19 @@ type streamWatcher struct {
 }
 
 func newStreamWatcher(body io.ReadCloser, cancel func(), decode ObjectDecoder) *streamWatcher {
+	if cancel == nil {
+		cancel = func() {}
+	}
 	w := &streamWatcher{eventPump: newEventPump(body, cancel), decode: decode}
 	w.fr = &framer{r: body, buf: make([]byte, 64<<10)}
 	w.read = w.readEvent
 	return w
 }
+
+// ObjectDecoder decodes the JSON of one object, for a watch event or a list
+// item (or its protobuf envelope, for protobuf watches). data is only valid
+// during the call: copy what the object keeps.
+type ObjectDecoder func(data []byte) (runtime.Object, error)
 
 // FramePeek looks at a raw watch frame before it is decoded and may return
 // the event for it (typically a stub for an object the caller already
@@ -238,48 +219,61 @@ func newStreamWatcher(body io.ReadCloser, cancel func(), decode ObjectDecoder) *
 type FramePeek func(frame []byte) (watch.Event, bool)
 
 // MapDecoder turns the decoded map of a watch event's object into the
-// event's object.
-type MapDecoder func(obj map[string]any) (runtime.Object, error)
+// event's object. text is the object's JSON as the server sent it (less
+// metadata.managedFields when they are omitted), in a new slice the decoder
+// may keep, when MapOptions.Text asks for it and it could be cut out; nil
+// otherwise.
+type MapDecoder func(obj map[string]any, text []byte) (runtime.Object, error)
 
-// RawMapDecoder is MapDecoder for watches that also keep each object's
-// JSON (Request.WatchMapsRaw): raw is the object's text as the server sent
-// it, less metadata.managedFields when they are omitted, in a new slice the
-// decoder may keep; nil when it could not be cut out (the decoder then
-// has only the map).
-type RawMapDecoder func(obj map[string]any, raw []byte) (runtime.Object, error)
+// MapOptions say how a map-mode watch (NewMapWatch) decodes its frames.
+type MapOptions struct {
+	// Decode turns each object's map into the event's object; nil makes
+	// it an *unstructured.Unstructured.
+	Decode MapDecoder
+	// Text hands Decode each object's text too, for callers that keep
+	// objects as bytes: cutting the text out of the frame costs a copy,
+	// where encoding the decoded object again costs a walk of every value.
+	Text bool
+	// OmitManagedFields leaves metadata.managedFields out of each object:
+	// the field is checked for syntax but not decoded, which saves much of
+	// the decoding of each event for callers that drop it anyway.
+	OmitManagedFields bool
+	// Peek, when set, sees each frame first and may answer it without a
+	// decode.
+	Peek FramePeek
+}
 
 // unstructuredMap is the MapDecoder of *unstructured.Unstructured.
-func unstructuredMap(obj map[string]any) (runtime.Object, error) {
+func unstructuredMap(obj map[string]any, _ []byte) (runtime.Object, error) {
 	return &unstructured.Unstructured{Object: obj}, nil
 }
 
-// newMapStreamWatcher returns a map-mode watcher.
-func newMapStreamWatcher(body io.ReadCloser, cancel func(), conv RawMapDecoder, peek FramePeek) *streamWatcher {
+// NewJSONWatch returns a watch over an open JSON watch stream whose event
+// objects decode decodes from their bytes. cancel, when not nil, is called
+// once the watch lets the stream go (Stop, or the stream's end), with
+// body's Close.
+func NewJSONWatch(body io.ReadCloser, cancel func(), decode ObjectDecoder) EventReader {
+	return newStreamWatcher(body, cancel, decode)
+}
+
+// NewMapWatch returns a watch over an open JSON watch stream that decodes
+// each frame once, straight into maps (see MapOptions). cancel is as for
+// NewJSONWatch.
+func NewMapWatch(body io.ReadCloser, cancel func(), o MapOptions) EventReader {
 	w := newStreamWatcher(body, cancel, nil)
-	w.decodeMap, w.peek = conv, peek
+	w.decodeMap, w.wantRaw, w.omitMF, w.peek = o.Decode, o.Text, o.OmitManagedFields, o.Peek
+	if w.decodeMap == nil {
+		w.decodeMap = unstructuredMap
+	}
 	return w
 }
 
-// NewWatchDecoder starts a watch over an already open watch response body,
-// decoding into its channel at once; Stop closes body. It is exported for
-// callers that open the stream themselves (fault-injection tests, custom
-// transports).
-func NewWatchDecoder(body io.ReadCloser, decode ObjectDecoder) WatchInterface {
-	return readingAhead(newStreamWatcher(body, func() {}, decode))
-}
-
-// readingAhead starts w decoding into its channel, as the decoders over a
-// caller's body do: whether closing that body ends a pending read is up to
-// the caller, so a consumer must be able to stop waiting without it.
-func readingAhead(w WatchInterface) WatchInterface {
+// ReadAhead starts w decoding into its channel at once, for a watch over a
+// body whose pending read closing it may not end (a caller's own stream):
+// a consumer can then stop waiting without it. It returns w.
+func ReadAhead(w watch.Interface) watch.Interface {
 	w.ResultChan()
 	return w
-}
-
-// NewUnstructuredWatchDecoder is NewWatchDecoder for objects decoded as
-// *unstructured.Unstructured in one pass (see Request.WatchUnstructured).
-func NewUnstructuredWatchDecoder(body io.ReadCloser) WatchInterface {
-	return readingAhead(newMapStreamWatcher(body, func() {}, withoutRaw(unstructuredMap), nil))
 }
 
 // readEvent reads and decodes the next frame.
@@ -342,16 +336,10 @@ func checkEventType(t watch.EventType) error {
 	return fmt.Errorf("watch stream sent an event of unknown type %q", t)
 }
 
-// withoutRaw adapts a MapDecoder to a watcher that does not cut out raw
-// object text.
-func withoutRaw(conv MapDecoder) RawMapDecoder {
-	return func(obj map[string]any, _ []byte) (runtime.Object, error) { return conv(obj) }
-}
-
 // mapEvent decodes a whole frame in one pass into maps; the object becomes
 // an *unstructured.Unstructured without a second parse. With wantRaw, conv
 // also gets the object's text.
-func mapEvent(frame []byte, conv RawMapDecoder, omitManagedFields, wantRaw bool) (watch.Event, error) {
+func mapEvent(frame []byte, conv MapDecoder, omitManagedFields, wantRaw bool) (watch.Event, error) {
 	var m map[string]any
 	var objRaw []byte
 	var err error

@@ -1,8 +1,7 @@
-package dynamic
+package wire
 
 import (
 	"bufio"
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,30 +9,23 @@ import (
 	"math"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/kdyn/kdyn/rest"
 )
 
-// StreamMetadataList sends req (a list of one resource; it asks for
-// protobuf and accepts JSON) and calls each for every item, in order, as
-// soon as the item has arrived: decoding overlaps the transfer and the
-// list is never held whole, so memory stays at one item beyond what each
-// keeps. It returns the list's metadata (resourceVersion, continue). An
-// error from each stops the list and is returned as is. Items are
-// *metav1.PartialObjectMetadata without managedFields unless
-// keepManagedFields.
-func StreamMetadataList(ctx context.Context, req *rest.Request, keepManagedFields bool, each func(*metav1.PartialObjectMetadata) error) (metav1.ListMeta, error) {
-	resp, err := req.Accept(AcceptPartialObjectMetadataListProtobuf).StreamResponse(ctx)
-	if err != nil {
-		return metav1.ListMeta{}, err
-	}
-	defer resp.Body.Close()
-	if !rest.IsProtobuf(resp.Header.Get("Content-Type")) {
-		body, err := io.ReadAll(resp.Body)
+// ReadMetadataList reads a metadata-only list answer from body in
+// whichever encoding the server chose (contentType) and calls each for
+// every item, in order, as soon as the item has arrived: decoding overlaps
+// the transfer and a protobuf list is never held whole, so memory stays at
+// one item beyond what each keeps. It returns the list's metadata
+// (resourceVersion, continue). An error from each stops the list and is
+// returned as is. Items are *metav1.PartialObjectMetadata without
+// managedFields unless keepManagedFields.
+func ReadMetadataList(body io.Reader, contentType string, keepManagedFields bool, each func(*metav1.PartialObjectMetadata) error) (metav1.ListMeta, error) {
+	if !IsProtobuf(contentType) {
+		data, err := io.ReadAll(body)
 		if err != nil {
-			return metav1.ListMeta{}, errorf("read metadata list: %w", err)
+			return metav1.ListMeta{}, fmt.Errorf("read metadata list: %w", err)
 		}
-		l, err := decodeMetadataListJSON(body, keepManagedFields)
+		l, err := decodeMetadataListJSON(data, keepManagedFields)
 		if err != nil {
 			return metav1.ListMeta{}, err
 		}
@@ -44,12 +36,12 @@ func StreamMetadataList(ctx context.Context, req *rest.Request, keepManagedField
 		}
 		return l.ListMeta, nil
 	}
-	lm, err := readProtobufMetadataList(bufio.NewReaderSize(resp.Body, 64<<10), keepManagedFields, each)
+	lm, err := readProtobufMetadataList(bufio.NewReaderSize(body, 64<<10), keepManagedFields, each)
 	if se, ok := err.(stopError); ok {
 		return metav1.ListMeta{}, se.err
 	}
 	if err != nil {
-		return metav1.ListMeta{}, errorf("read metadata list: %w", err)
+		return metav1.ListMeta{}, fmt.Errorf("read metadata list: %w", err)
 	}
 	return lm, nil
 }

@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"bytes"
@@ -89,7 +89,7 @@ func TestStreamItemsErrors(t *testing.T) {
 	boom := errors.New("connection reset by peer")
 	n := 0
 	_, err := streamItems(io.MultiReader(strings.NewReader(`{"kind":"ConfigMapList","apiVersion":"v1","items":[{"metadata":{"name":"a"}},{"meta`), iotest.ErrReader(boom)), nil, sharedParse, func(map[string]any, []byte) error { n++; return nil })
-	if !errors.Is(err, boom) || n != 1 || !strings.Contains(err.Error(), "informer: read the list") {
+	if !errors.Is(err, boom) || n != 1 || !strings.Contains(err.Error(), "read the list") {
 		t.Fatalf("read error: %v after %d items", err, n)
 	}
 	_, err = streamItems(strings.NewReader(`{"kind":"ConfigMapList","apiVersion":"v1","items":[{"metadata":{"name":"a"}}`), nil, sharedParse, func(map[string]any, []byte) error { return nil })

@@ -1,4 +1,4 @@
-package dynamic
+package wire
 
 import (
 	"bufio"
@@ -8,13 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/kdyn/kdyn/rest"
 )
 
 // metadataListBody is a protobuf PartialObjectMetadataList of n items in
@@ -48,34 +45,23 @@ func trickle(w http.ResponseWriter, contentType string, body []byte) {
 	}
 }
 
-func streamClient(t *testing.T, h http.HandlerFunc) *rest.Request {
-	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	rc, err := rest.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rc.Get().Version("v1").Namespace("ns").Resource("configmaps")
-}
-
-func TestStreamMetadataList(t *testing.T) {
+func TestListMetadata(t *testing.T) {
 	body := metadataListBody(t, 300)
 	for _, keep := range []bool{false, true} {
 		var accept string
-		req := streamClient(t, func(w http.ResponseWriter, r *http.Request) {
+		ep := testEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
 			accept = r.Header.Get("Accept")
-			trickle(w, rest.ContentTypeProtobuf, body)
+			trickle(w, ContentTypeProtobuf, body)
 		})
 		var got []*metav1.PartialObjectMetadata
-		lm, err := StreamMetadataList(context.Background(), req, keep, func(p *metav1.PartialObjectMetadata) error {
+		lm, err := ep.ListMetadata(context.Background(), metav1.ListOptions{}, keep, func(p *metav1.PartialObjectMetadata) error {
 			got = append(got, p)
 			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasPrefix(accept, rest.ContentTypeProtobuf+";as=PartialObjectMetadataList") {
+		if !strings.HasPrefix(accept, ContentTypeProtobuf+";as=PartialObjectMetadataList") {
 			t.Fatalf("Accept %q", accept)
 		}
 		if lm.ResourceVersion != "77" || lm.Continue != "next" || len(got) != 300 {
@@ -89,29 +75,29 @@ func TestStreamMetadataList(t *testing.T) {
 	}
 }
 
-func TestStreamMetadataListErrors(t *testing.T) {
+func TestListMetadataErrors(t *testing.T) {
 	body := metadataListBody(t, 20)
 	// The stream ends inside an item: an error, after the items before it.
-	req := streamClient(t, func(w http.ResponseWriter, r *http.Request) {
-		trickle(w, rest.ContentTypeProtobuf, body[:len(body)-10])
+	ep := testEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
+		trickle(w, ContentTypeProtobuf, body[:len(body)-10])
 	})
 	n := 0
-	_, err := StreamMetadataList(context.Background(), req, false, func(*metav1.PartialObjectMetadata) error { n++; return nil })
+	_, err := ep.ListMetadata(context.Background(), metav1.ListOptions{}, false, func(*metav1.PartialObjectMetadata) error { n++; return nil })
 	if err == nil || !strings.Contains(err.Error(), "unexpected EOF") || n == 0 || n == 20 {
 		t.Fatalf("truncated: %v after %d items", err, n)
 	}
 	// Not protobuf despite the content type.
-	req = streamClient(t, func(w http.ResponseWriter, r *http.Request) {
-		trickle(w, rest.ContentTypeProtobuf, []byte("{}"))
+	ep = testEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
+		trickle(w, ContentTypeProtobuf, []byte("{}"))
 	})
-	if _, err := StreamMetadataList(context.Background(), req, false, func(*metav1.PartialObjectMetadata) error { return nil }); err == nil || !strings.Contains(err.Error(), "magic") {
+	if _, err := ep.ListMetadata(context.Background(), metav1.ListOptions{}, false, func(*metav1.PartialObjectMetadata) error { return nil }); err == nil || !strings.Contains(err.Error(), "magic") {
 		t.Fatalf("not protobuf: %v", err)
 	}
 	// The caller's error stops the list and comes back as is.
 	stop := errors.New("enough")
-	req = streamClient(t, func(w http.ResponseWriter, r *http.Request) { trickle(w, rest.ContentTypeProtobuf, body) })
+	ep = testEndpoint(t, func(w http.ResponseWriter, r *http.Request) { trickle(w, ContentTypeProtobuf, body) })
 	n = 0
-	if _, err := StreamMetadataList(context.Background(), req, false, func(*metav1.PartialObjectMetadata) error {
+	if _, err := ep.ListMetadata(context.Background(), metav1.ListOptions{}, false, func(*metav1.PartialObjectMetadata) error {
 		if n++; n == 3 {
 			return stop
 		}
@@ -119,25 +105,23 @@ func TestStreamMetadataListErrors(t *testing.T) {
 	}); err != stop || n != 3 {
 		t.Fatalf("stop: %v after %d", err, n)
 	}
-	// A server error is a StatusError.
-	req = streamClient(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusForbidden)
-		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,"message":"no"}`))
-	})
-	if _, err := StreamMetadataList(context.Background(), req, false, func(*metav1.PartialObjectMetadata) error { return nil }); err == nil || !strings.Contains(err.Error(), "no") {
+	// An error of the Opener (rest's StatusError of a 403, say) comes back
+	// as is.
+	forbidden := errors.New("forbidden")
+	ep = Endpoint{Open: func(context.Context, *metav1.ListOptions, http.Header) (*http.Response, error) { return nil, forbidden }}
+	if _, err := ep.ListMetadata(context.Background(), metav1.ListOptions{}, false, func(*metav1.PartialObjectMetadata) error { return nil }); err != forbidden {
 		t.Fatalf("forbidden: %v", err)
 	}
 }
 
-func TestStreamMetadataListJSONFallback(t *testing.T) {
-	req := streamClient(t, func(w http.ResponseWriter, r *http.Request) {
+func TestListMetadataJSONFallback(t *testing.T) {
+	ep := testEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
 		trickle(w, "application/json", []byte(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"5"},"items":[
 			{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"a","managedFields":[{"manager":"m"}]}},
 			{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"b"}}]}`))
 	})
 	var names []string
-	lm, err := StreamMetadataList(context.Background(), req, false, func(p *metav1.PartialObjectMetadata) error {
+	lm, err := ep.ListMetadata(context.Background(), metav1.ListOptions{}, false, func(p *metav1.PartialObjectMetadata) error {
 		if p.ManagedFields != nil {
 			t.Errorf("%s kept managedFields", p.Name)
 		}

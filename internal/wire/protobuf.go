@@ -1,15 +1,15 @@
-package rest
+package wire
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/kdyn/kdyn/internal/pbwire"
 	"io"
 	"strings"
+
+	"github.com/kdyn/kdyn/internal/pbwire"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -35,7 +35,7 @@ func IsProtobuf(contentType string) bool {
 // envelope (a runtime.Unknown) is read in place, not copied.
 func UnwrapProtobuf(data []byte) (raw []byte, tm runtime.TypeMeta, err error) {
 	if !bytes.HasPrefix(data, protobufMagic) {
-		return nil, tm, errors.New("rest: not a Kubernetes protobuf object (no k8s magic prefix)")
+		return nil, tm, errors.New("not a Kubernetes protobuf object (no k8s magic prefix)")
 	}
 	var encoding []byte
 	ok := pbwire.Each(data[len(protobufMagic):], func(num int, v []byte) bool {
@@ -58,10 +58,10 @@ func UnwrapProtobuf(data []byte) (raw []byte, tm runtime.TypeMeta, err error) {
 		return true
 	})
 	if !ok {
-		return nil, tm, errors.New("rest: decode protobuf envelope: malformed runtime.Unknown")
+		return nil, tm, errors.New("decode protobuf envelope: malformed runtime.Unknown")
 	}
 	if len(encoding) != 0 {
-		return nil, tm, fmt.Errorf("rest: protobuf object with content encoding %q is not supported", encoding)
+		return nil, tm, fmt.Errorf("protobuf object with content encoding %q is not supported", encoding)
 	}
 	return raw, tm, nil
 }
@@ -79,34 +79,6 @@ func knownString(b []byte) string {
 	return string(b)
 }
 
-// WatchNegotiated is Watch for a request that accepts both protobuf and
-// JSON (in its Accept header): the response's Content-Type decides which
-// decoder runs. decodeProtobuf receives each event object's protobuf
-// envelope (see UnwrapProtobuf); decodeJSON its JSON.
-func (r *Request) WatchNegotiated(ctx context.Context, decodeProtobuf, decodeJSON ObjectDecoder) (WatchInterface, error) {
-	return r.WatchNegotiatedPeek(ctx, decodeProtobuf, decodeJSON, nil)
-}
-
-// WatchNegotiatedPeek is WatchNegotiated with peekProtobuf looking at each
-// protobuf frame (an encoded metav1.WatchEvent) before it is decoded; if it
-// answers the event, the frame is not decoded (see FramePeek). JSON
-// streams are not peeked.
-func (r *Request) WatchNegotiatedPeek(ctx context.Context, decodeProtobuf, decodeJSON ObjectDecoder, peekProtobuf FramePeek) (WatchInterface, error) {
-	resp, cancel, err := r.openWatch(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if IsProtobuf(resp.Header.Get("Content-Type")) {
-		w := newProtobufWatcher(resp.Body, cancel, decodeProtobuf)
-		w.peek = peekProtobuf
-		w.noteResponse(r, resp)
-		return w, nil
-	}
-	w := newStreamWatcher(resp.Body, cancel, decodeJSON)
-	w.noteResponse(r, resp)
-	return w, nil
-}
-
 // protobufWatcher decodes a protobuf watch stream: frames of a 4-byte
 // big-endian length and a metav1.WatchEvent.
 type protobufWatcher struct {
@@ -121,8 +93,16 @@ type protobufWatcher struct {
 // protobufReadBuffer is the read buffer of protobuf watches.
 const protobufReadBuffer = 64 << 10
 
-func newProtobufWatcher(body io.ReadCloser, cancel func(), decode ObjectDecoder) *protobufWatcher {
-	w := &protobufWatcher{eventPump: newEventPump(body, cancel), decode: decode}
+// NewProtobufWatch returns a watch over an open protobuf watch stream
+// (frames of a 4-byte big-endian length and a metav1.WatchEvent): decode
+// gets each event object's envelope (see UnwrapProtobuf), and peek, when
+// not nil, sees each frame (an encoded metav1.WatchEvent) first and may
+// answer it without a decode. cancel is as for NewJSONWatch.
+func NewProtobufWatch(body io.ReadCloser, cancel func(), decode ObjectDecoder, peek FramePeek) EventReader {
+	if cancel == nil {
+		cancel = func() {}
+	}
+	w := &protobufWatcher{eventPump: newEventPump(body, cancel), decode: decode, peek: peek}
 	// Reading through a large buffer takes whatever has arrived in one
 	// read: a burst of small events (a streaming list) then costs one
 	// HTTP/2 flow-control update per read rather than one per 4 KiB, each
@@ -130,12 +110,6 @@ func newProtobufWatcher(body io.ReadCloser, cancel func(), decode ObjectDecoder)
 	w.br = bufio.NewReaderSize(body, protobufReadBuffer)
 	w.read = w.readEvent
 	return w
-}
-
-// NewProtobufWatchDecoder starts a watch over an open protobuf watch stream
-// (for tests and custom transports), decoding into its channel at once.
-func NewProtobufWatchDecoder(body io.ReadCloser, decode ObjectDecoder) WatchInterface {
-	return readingAhead(newProtobufWatcher(body, func() {}, decode))
 }
 
 // readEvent reads and decodes the next frame. A stream that ends, cleanly
