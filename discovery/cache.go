@@ -11,10 +11,11 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/kdyn/kdyn/internal/fileowner"
 )
 
 // DefaultTTL is how long a disk-cached discovery document is used without
@@ -110,15 +111,10 @@ func checkCacheAncestor(p string, fi os.FileInfo, leaf bool) error {
 }
 
 // fileOwner returns the uid that owns the file at p, described by fi, and
-// false where the platform reports none. Tests replace it to give a
-// directory to another user without being root.
-var fileOwner = func(p string, fi os.FileInfo) (uid int, ok bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return int(st.Uid), true
-}
+// false where the platform reports none. It is a variable so that this
+// package's tests may replace it; tests elsewhere (the CLI's end-to-end
+// ones) give a directory away with fileowner.Fake.
+var fileOwner = fileowner.Of
 
 var unsafeFileChars = regexp.MustCompile(`[^a-zA-Z0-9._-]`)
 
