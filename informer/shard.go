@@ -129,6 +129,11 @@ func (s *Shard) Contains(obj metav1.Object) bool {
 	return s.cur.Load().contains(s.value(obj))
 }
 
+// ContainsValue reports whether the value the shard hashes (a UID, or a
+// namespace, as its Key says) is in the shard's current ranges: for code
+// that holds keys rather than objects, such as a controller's work queue.
+func (s *Shard) ContainsValue(v string) bool { return s.cur.Load().contains(v) }
+
 // value is what the shard hashes of obj.
 func (s *Shard) value(obj metav1.Object) string {
 	if s.key == ShardByNamespace {

@@ -29,8 +29,8 @@ const DefaultVirtualNodes = 128
 // term of the server's shard selector).
 const Partitions = 256
 
-// Member is one member of a ring as the others see it.
-type Member struct {
+// Node is one member of a ring as Assign sees it.
+type Node struct {
 	// Identity names the member; unique within a ring.
 	Identity string
 	// Weight scales the member's share of the hash space; zero means 1.
@@ -56,7 +56,7 @@ type point struct {
 // it from the same members gets the same answer, whatever their order, so
 // the members of a ring agree without a leader. The result maps each
 // identity to its ranges, sorted and merged.
-func Assign(members []Member, virtualNodes int) (map[string][]informer.HashRange, error) {
+func Assign(members []Node, virtualNodes int) (map[string][]informer.HashRange, error) {
 	if virtualNodes <= 0 {
 		virtualNodes = DefaultVirtualNodes
 	}

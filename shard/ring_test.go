@@ -31,10 +31,10 @@ func owner(t *testing.T, a map[string][]informer.HashRange, h uint64) string {
 	return who
 }
 
-func members(ids ...string) []Member {
-	out := make([]Member, len(ids))
+func members(ids ...string) []Node {
+	out := make([]Node, len(ids))
 	for i, id := range ids {
-		out[i] = Member{Identity: id}
+		out[i] = Node{Identity: id}
 	}
 	return out
 }
@@ -81,7 +81,7 @@ func TestAssignBalances(t *testing.T) {
 			}
 		}
 	}
-	a, _ := Assign([]Member{{Identity: "big", Weight: 3}, {Identity: "small", Weight: 1}}, 0)
+	a, _ := Assign([]Node{{Identity: "big", Weight: 3}, {Identity: "small", Weight: 1}}, 0)
 	if share := Size(a["big"]); share < 0.65 || share > 0.85 {
 		t.Errorf("weight 3 of 4 got %.3f of the space", share)
 	}
@@ -110,7 +110,7 @@ func TestAssignMovesLittle(t *testing.T) {
 }
 
 func TestAssignRefusesBadMembers(t *testing.T) {
-	for name, ms := range map[string][]Member{
+	for name, ms := range map[string][]Node{
 		"no identity":     {{Identity: ""}},
 		"twice":           {{Identity: "a"}, {Identity: "a"}},
 		"negative weight": {{Identity: "a", Weight: -1}},
