@@ -54,6 +54,11 @@ type Options[K comparable] struct {
 	// Logger receives a line per failed reconcile and per panic. Nil
 	// means none.
 	Logger *zap.Logger
+	// Owns, when set, says whether this replica owns a key (a sharded
+	// controller: the key's object is in its shard). A key it does not own
+	// is dropped as a worker takes it, without a reconcile; Drain waits
+	// for the reconciles of keys it no longer owns. Nil owns every key.
+	Owns func(key K) bool
 }
 
 // Metrics receives what a controller does, for an exporter: package
@@ -91,6 +96,8 @@ type Controller[K comparable] struct {
 
 	mu  sync.Mutex
 	ran bool
+	// inFlight counts the keys being reconciled (under mu).
+	inFlight map[K]int
 }
 
 // New returns a controller named name (its queue's name and metrics
@@ -111,7 +118,7 @@ func New[K comparable](name string, reconcile ReconcileFunc[K], opts Options[K])
 	if opts.ShutdownGracePeriod <= 0 {
 		opts.ShutdownGracePeriod = 30 * time.Second
 	}
-	c := &Controller[K]{name: name, reconcile: reconcile, opts: opts, metrics: opts.Metrics, log: opts.Logger}
+	c := &Controller[K]{name: name, reconcile: reconcile, opts: opts, metrics: opts.Metrics, log: opts.Logger, inFlight: map[K]int{}}
 	if c.metrics == nil {
 		c.metrics = noMetrics{}
 	}
@@ -187,6 +194,11 @@ func (c *Controller[K]) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
+	if c.opts.Owns != nil && !c.owns(key) {
+		c.queue.Forget(key) // another replica's now
+		return true
+	}
+	defer c.track(key)()
 	start := time.Now()
 	c.metrics.Started(c.name)
 	res, err := c.reconcileOne(ctx, key)
@@ -225,4 +237,49 @@ func (c *Controller[K]) reconcileOne(ctx context.Context, key K) (res Result, er
 		}
 	}()
 	return c.reconcile(ctx, key)
+}
+
+// owns reports whether Options.Owns accepts key.
+func (c *Controller[K]) owns(key K) bool { return c.opts.Owns == nil || c.opts.Owns(key) }
+
+// track records key as in flight until the returned func is called.
+func (c *Controller[K]) track(key K) (done func()) {
+	c.mu.Lock()
+	c.inFlight[key]++
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.inFlight[key]--; c.inFlight[key] == 0 {
+			delete(c.inFlight, key)
+		}
+	}
+}
+
+// Drain waits until no reconcile of a key Options.Owns rejects is running:
+// after a sharded replica's ranges shrink, the keys it gave up are no
+// longer being worked on once Drain returns (keys still queued are dropped
+// as they come up). It returns ctx's error if ctx ends first.
+func (c *Controller[K]) Drain(ctx context.Context) error {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		c.mu.Lock()
+		busy := false
+		for key := range c.inFlight {
+			if !c.owns(key) {
+				busy = true
+				break
+			}
+		}
+		c.mu.Unlock()
+		if !busy {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("controller %s: draining the keys it no longer owns: %w", c.name, ctx.Err())
+		case <-t.C:
+		}
+	}
 }

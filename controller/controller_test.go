@@ -281,3 +281,47 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		t.Error("a second Run was accepted")
 	}
 }
+
+// Keys the replica does not own are dropped unreconciled; Drain waits for
+// the reconciles of keys it gave up.
+func TestOwnsAndDrain(t *testing.T) {
+	var owned atomic.Value
+	owned.Store(map[string]bool{"a": true, "slow": true})
+	started := make(chan string, 10)
+	release := make(chan struct{})
+	c, err := New("sharded", func(ctx context.Context, key string) (Result, error) {
+		started <- key
+		if key == "slow" {
+			<-release
+		}
+		return Result{}, nil
+	}, Options[string]{Workers: 2, Owns: func(k string) bool { return owned.Load().(map[string]bool)[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, c)
+	c.Add("b") // not ours
+	c.Add("a")
+	if got := <-started; got != "a" {
+		t.Fatalf("reconciled %q first; b is not owned", got)
+	}
+	c.Add("slow")
+	<-started
+	owned.Store(map[string]bool{"a": true}) // "slow" left the shard
+	drained := make(chan error, 1)
+	go func() { drained <- c.Drain(t.Context()) }()
+	select {
+	case <-drained:
+		t.Fatal("Drain returned while a key the replica gave up was still being reconciled")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := <-drained; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case k := <-started:
+		t.Fatalf("%q was reconciled", k)
+	default:
+	}
+}

@@ -195,6 +195,20 @@ func (r *reflector[T]) run(ctx context.Context) {
 	defer func() { cancel() }()
 	s := r.sync(false)
 	for {
+		if r.opts.shard != nil && len(r.opts.shard.cur.Load().ranges) == 0 {
+			// A shard of no range: an empty cache, synced, and no request
+			// (an empty selector would ask for every object) until the
+			// ranges change.
+			r.sink.beginSync()
+			r.sink.endSync("")
+			select {
+			case <-ctx.Done():
+				return
+			case <-r.opts.restart:
+			}
+			s = r.sync(false)
+			continue
+		}
 		restarted := false
 		stop := r.onRestart(func() { restarted = true; cancel() })
 		o := r.exec(epoch, s)

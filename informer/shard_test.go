@@ -170,3 +170,30 @@ func TestShardedInformerFollowsItsRanges(t *testing.T) {
 }
 
 var _ metav1.Object = (*unstructured.Unstructured)(nil)
+
+// An informer whose shard has no range is synced and empty and asks the
+// server nothing (an empty selector would ask for every object) until its
+// ranges are set.
+func TestEmptyShardAsksNothing(t *testing.T) {
+	sh, _ := NewShard(ShardByUID)
+	src := newScriptedSource()
+	o := cm("a", "5")
+	o.SetUID("4b1e4c2d-9e3f-1111-2222-333344445555")
+	src.addList("10", "", nil, o)
+	src.addWatch(nil)
+	opts := listWatch
+	opts.Shard = sh
+	inf, _ := startInformer(t, src, opts, nil)
+	waitUntil(t, inf.HasSynced)
+	src.mu.Lock()
+	lists := len(src.listCalls)
+	src.mu.Unlock()
+	if lists != 0 || inf.Store().Len() != 0 {
+		t.Fatalf("an empty shard made %d lists and cached %d objects", lists, inf.Store().Len())
+	}
+	if err := sh.Set(HashRange{From: 0, To: math.MaxUint64}); err != nil {
+		t.Fatal(err)
+	}
+	src.waitCall(t, "list")
+	waitUntil(t, func() bool { _, ok := inf.Store().Get("ns/a"); return ok })
+}
