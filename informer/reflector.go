@@ -189,10 +189,8 @@ func newReflector[T Object](f feed[T], s sink[T], opts reflectorOptions) *reflec
 // ranges changed) cuts the state in progress short — the list, the watch,
 // the backoff — and syncs again.
 func (r *reflector[T]) run(ctx context.Context) {
-	// epoch lives until a restart: a streaming list's watch, opened in one
-	// step, goes on in the next.
-	epoch, cancel := context.WithCancel(ctx)
-	defer func() { cancel() }()
+	ep := newEpoch(ctx)
+	defer ep.end()
 	s := r.sync(false)
 	for {
 		if r.opts.shard != nil && len(r.opts.shard.cur.Load().ranges) == 0 {
@@ -210,8 +208,8 @@ func (r *reflector[T]) run(ctx context.Context) {
 			continue
 		}
 		restarted := false
-		stop := r.onRestart(func() { restarted = true; cancel() })
-		o := r.exec(epoch, s)
+		stop := r.onRestart(func() { restarted = true; ep.end() })
+		o := r.exec(ep.ctx, s)
 		stop()
 		if ctx.Err() != nil || restarted {
 			if o.live != nil {
@@ -221,8 +219,7 @@ func (r *reflector[T]) run(ctx context.Context) {
 				return
 			}
 			r.opts.log.Debug("shard ranges changed; syncing again", zap.String("selector", r.opts.shard.Selector()))
-			cancel()
-			epoch, cancel = context.WithCancel(ctx)
+			ep.renew()
 			s = r.sync(false)
 			continue
 		}
@@ -232,6 +229,30 @@ func (r *reflector[T]) run(ctx context.Context) {
 		s = r.next(s, o)
 	}
 }
+
+// epoch is the context of the reflector's steps until a restart: a
+// streaming list's watch, opened in one step, goes on in the next; a
+// restart cancels it and starts a new one.
+type epoch struct {
+	parent context.Context
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func newEpoch(parent context.Context) *epoch {
+	e := &epoch{parent: parent}
+	e.ctx, e.cancel = context.WithCancel(parent)
+	return e
+}
+
+// renew ends the epoch and starts the next.
+func (e *epoch) renew() {
+	e.cancel()
+	e.ctx, e.cancel = context.WithCancel(e.parent)
+}
+
+// end ends the epoch.
+func (e *epoch) end() { e.cancel() }
 
 // onRestart calls f when a restart is signalled, until the returned stop
 // is called (which waits until f has returned, if it runs).
