@@ -30,6 +30,7 @@ test: controlplane ## Run every test (unit, golden, httptest, real control plane
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 	cd bench && $(GO) test -count=1 ./wire/   # kdyn's requests equal client-go's, verb by verb
 	cd bench && $(GO) test -count=1 -v ./clientgodynamic/   # client-go's own dynamic tests, imports switched to kdyn; lists every test that ran
+	cd bench && $(GO) test -count=1 ./leaderelection/   # a kdyn and a client-go candidate on one Lease: one leader, hand-overs both ways
 
 .PHONY: test-short
 test-short: ## Run unit, golden and httptest tests only (no control plane).
