@@ -31,7 +31,12 @@
 //	if err != nil {
 //		return err
 //	}
-//	http.Handle("/healthz", healthz(e.HealthCheck(20*time.Second)))
+//	hc := e.HealthCheck(20 * time.Second)
+//	http.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+//		if err := hc.Check(r); err != nil {
+//			http.Error(w, err.Error(), http.StatusInternalServerError)
+//		}
+//	})
 //	if err := e.Run(ctx); errors.Is(err, leaderelection.ErrLeadershipLost) {
 //		os.Exit(1) // let the Deployment restart us as a candidate
 //	}
@@ -50,9 +55,10 @@
 // (LeaseDuration in whole seconds), acquireTime and renewTime (MicroTimes:
 // RFC 3339 in UTC with six fractional digits, exactly as client-go writes
 // them) and leaseTransitions, which grows by one each time a candidate
-// takes the Lease from another holder or from nobody. Every write is an
-// update carrying the resourceVersion last read or written, so of two
-// candidates writing at once one gets a Conflict and does not acquire the
+// takes the Lease from another holder or from nobody. Every write but the
+// creation is an update carrying the resourceVersion last read or written,
+// so of two candidates writing at once one gets a Conflict (of two
+// creating it, an AlreadyExists) and does not acquire the
 // Lease in that round. A release writes an empty holderIdentity and
 // leaseDurationSeconds 1, as client-go does, but only if a fresh read
 // still names this candidate. Other spec fields, labels and annotations
