@@ -58,6 +58,10 @@ type InformerOptions struct {
 	// managedFields) and decodes them on each read (see RawJSON): far less
 	// memory, slower reads. Metadata-only informers ignore it.
 	Compact bool
+	// Shard, when set, caches only the objects in the shard's ranges and
+	// follows its changes (see Shard). Informers with different Shards are
+	// distinct.
+	Shard *Shard
 }
 
 type factoryKey struct {
@@ -69,6 +73,7 @@ type factoryKey struct {
 	transform uintptr
 	compact   bool
 	metadata  bool
+	shard     *Shard
 }
 
 // runner is what the factory needs of an *Informer[T], whatever T.
@@ -131,7 +136,7 @@ func (f *Factory) key(gvr schema.GroupVersionResource, o InformerOptions, metada
 	case ns == "":
 		ns = f.opts.Namespace
 	}
-	k := factoryKey{gvr: gvr, ns: ns, labels: o.LabelSelector, fields: o.FieldSelector, keepMF: o.KeepManagedFields, compact: o.Compact, metadata: metadata}
+	k := factoryKey{gvr: gvr, ns: ns, labels: o.LabelSelector, fields: o.FieldSelector, keepMF: o.KeepManagedFields, compact: o.Compact, metadata: metadata, shard: o.Shard}
 	if o.Transform != nil {
 		k.transform = reflect.ValueOf(o.Transform).Pointer()
 	}
@@ -213,6 +218,7 @@ func shared[T Object](f *Factory, k objectKind[T], gvr schema.GroupVersionResour
 		Logger:           f.logger().With(zap.String("gvr", gvr.String())),
 		Metrics:          f.opts.Metrics,
 		Name:             ResourceName(gvr),
+		Shard:            opts.Shard,
 	})
 	e := &factoryEntry{key: key, informer: inf, done: make(chan struct{})}
 	f.entries[key] = e

@@ -60,10 +60,11 @@ const (
 )
 
 type notification[T Object] struct {
-	kind     notificationKind
-	obj, old T
-	initial  bool
-	unknown  bool
+	kind      notificationKind
+	obj, old  T
+	initial   bool
+	unknown   bool
+	shardMove bool
 	// at is when the informer made it (Unix nanoseconds), when it has
 	// Metrics; else 0.
 	at int64
@@ -171,7 +172,7 @@ func (r *Registration[T]) run() {
 		case notifyUpdate:
 			r.h.OnUpdate(n.old, n.obj)
 		case notifyDelete:
-			r.h.OnDelete(Deleted[T]{Obj: n.obj, FinalStateUnknown: n.unknown})
+			r.h.OnDelete(Deleted[T]{Obj: n.obj, FinalStateUnknown: n.unknown, ShardMove: n.shardMove})
 		case notifySynced:
 			r.synced.Store(true)
 		}

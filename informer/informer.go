@@ -55,6 +55,9 @@ type Options[T Object] struct {
 	// Name identifies the informer to Metrics; a Factory sets it to the
 	// resource ("deployments.v1.apps").
 	Name string
+	// Shard, when set, caches only the objects in the shard's ranges and
+	// follows its changes (see Shard). Nil caches every object.
+	Shard *Shard
 
 	clock   clock
 	storage storage[T]
@@ -73,6 +76,8 @@ type Informer[T Object] struct {
 	// set, so notifications carry the time they were made.
 	metrics Metrics
 	timed   bool
+	// shardEcho: 0 not known yet, 1 the server shards, 2 it does not.
+	shardEcho atomic.Int32
 
 	// mu serializes cache changes and handler (un)registration, so every
 	// handler sees every change exactly once, in order.
@@ -235,6 +240,18 @@ func (i *Informer[T]) Run(ctx context.Context) error {
 		i.startHandler(r)
 	}
 	i.mu.Unlock()
+	var restart chan struct{}
+	if sh := i.opts.Shard; sh != nil {
+		restart = make(chan struct{}, 1)
+		unsubscribe := sh.subscribe(func() {
+			i.reshard()
+			select {
+			case restart <- struct{}{}:
+			default: // a restart is pending already
+			}
+		})
+		defer unsubscribe()
+	}
 	ref := newReflector[T](i.feed, i, reflectorOptions{
 		listOptions:          i.opts.ListOptions,
 		pageSize:             i.opts.PageSize,
@@ -246,6 +263,15 @@ func (i *Informer[T]) Run(ctx context.Context) error {
 		clock:                i.opts.clock,
 		metrics:              i.metrics,
 		name:                 i.opts.Name,
+		shard:                i.opts.Shard,
+		restart:              restart,
+		onShardEcho: func(serverSide bool) {
+			if serverSide {
+				i.shardEcho.Store(1)
+			} else {
+				i.shardEcho.Store(2)
+			}
+		},
 	})
 	if i.opts.ResyncPeriod > 0 {
 		i.running.Add(1)
@@ -399,6 +425,11 @@ func (i *Informer[T]) transform(obj T) (T, bool) {
 }
 
 func (i *Informer[T]) upsert(obj T, text []byte, syncing bool) {
+	if i.opts.Shard != nil && !i.opts.Shard.Contains(obj) {
+		// Not in the shard: the server ignored the selector, or the
+		// event was on its way as the ranges changed.
+		return
+	}
 	key := Key(obj)
 	if rv := obj.GetResourceVersion(); rv != "" && i.relisting.Load() && i.known(key, rv) {
 		// Unchanged (a relist of an object we have, or a stub for one the
@@ -471,26 +502,10 @@ func (i *Informer[T]) endSync(rv string) {
 	// Objects not seen in this (re)list are gone: deliver them as deletes
 	// whose final state is unknown.
 	if i.seen != nil {
-		i.store.mu.Lock()
-		var gone []T
-		for _, key := range i.store.data.keys() {
-			if _, ok := i.seen[key]; !ok {
-				if obj, ok := i.store.data.get(key); ok {
-					gone = append(gone, obj)
-				}
-				i.store.removeLocked(key)
-				if i.copies != nil {
-					delete(i.copies, key)
-				}
-			}
-		}
-		i.store.mu.Unlock()
-		if len(gone) > 0 {
-			i.metrics.Cached(i.opts.Name, -len(gone))
-		}
-		for _, obj := range gone {
-			i.notify(notification[T]{kind: notifyDelete, obj: obj, unknown: true})
-		}
+		i.dropLocked(notification[T]{kind: notifyDelete, unknown: true}, func(key string, _ T) bool {
+			_, seen := i.seen[key]
+			return !seen
+		})
 	}
 	i.seen = nil
 	i.syncing = false
@@ -542,4 +557,55 @@ func (i *Informer[T]) CheckMutations() error {
 		i.checkMutation(key)
 	}
 	return i.mutation
+}
+
+// reshard drops the cached objects that left the shard's ranges, each
+// delivered as a delete marked ShardMove. The reflector then syncs again
+// with the new selector, which adds the objects that entered.
+func (i *Informer[T]) reshard() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.dropLocked(notification[T]{kind: notifyDelete, shardMove: true}, func(_ string, obj T) bool {
+		return !i.opts.Shard.Contains(obj)
+	})
+}
+
+// dropLocked removes the cached objects drop picks and delivers each as
+// the delete del (with the object filled in). Called with i.mu held.
+func (i *Informer[T]) dropLocked(del notification[T], drop func(key string, obj T) bool) {
+	i.store.mu.Lock()
+	var dropped []T
+	for _, key := range i.store.data.keys() {
+		obj, ok := i.store.data.get(key)
+		if !ok || !drop(key, obj) {
+			continue
+		}
+		dropped = append(dropped, obj)
+		i.store.removeLocked(key)
+		if i.copies != nil {
+			delete(i.copies, key)
+		}
+	}
+	i.store.mu.Unlock()
+	if len(dropped) > 0 {
+		i.metrics.Cached(i.opts.Name, -len(dropped))
+	}
+	for _, obj := range dropped {
+		del.obj = obj
+		i.notify(del)
+	}
+}
+
+// ServerSharded reports, for an informer with a Shard, whether its server
+// applies the shard selector (true) or ignores it, in which case the
+// informer filters alone (false); known is false until its first sync has
+// told.
+func (i *Informer[T]) ServerSharded() (sharded, known bool) {
+	switch i.shardEcho.Load() {
+	case 1:
+		return true, true
+	case 2:
+		return false, true
+	}
+	return false, false
 }

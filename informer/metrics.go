@@ -27,6 +27,10 @@ type Metrics interface {
 	Cached(name string, delta int)
 	// Synced is called as a sync (a list or a streaming list) completes.
 	Synced(name string, at time.Time)
+	// ShardServed is called once for an informer with a Shard, as its
+	// first sync tells whether the server applied the shard selector
+	// (serverSide) or ignored it (the informer then filters alone).
+	ShardServed(name string, serverSide bool)
 	// Delivered is called as a handler is given an event, with the time
 	// since the informer received it. (A watch event carries no time of
 	// its sending, so its receipt stands for it.)
@@ -42,3 +46,4 @@ func (noMetrics) Event(string, watch.EventType)   {}
 func (noMetrics) Cached(string, int)              {}
 func (noMetrics) Synced(string, time.Time)        {}
 func (noMetrics) Delivered(string, time.Duration) {}
+func (noMetrics) ShardServed(string, bool)        {}

@@ -31,6 +31,9 @@ func (m *recordingMetrics) WatchStarted(name string)             { m.add("watch 
 func (m *recordingMetrics) Event(name string, t watch.EventType) { m.add("event %s %s", name, t) }
 func (m *recordingMetrics) Cached(name string, delta int)        { m.add("cached %s %+d", name, delta) }
 func (m *recordingMetrics) Synced(name string, at time.Time)     { m.add("synced %s", name) }
+func (m *recordingMetrics) ShardServed(name string, serverSide bool) {
+	m.add("shard %s server=%v", name, serverSide)
+}
 func (m *recordingMetrics) Delivered(name string, lag time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -65,7 +68,7 @@ func TestMetricsObserveTheInformer(t *testing.T) {
 	w1.Error(gone())
 	src.waitCall(t, "list")
 	src.waitCall(t, "watch")
-	rec.expect(t, "delete b@6 unknown=true", "delete c@11 unknown=true")
+	rec.expectSet(t, "delete b@6 unknown=true", "delete c@11 unknown=true")
 	want := []string{
 		"list configmaps.v1 relist=false", "cached configmaps.v1 +1", "cached configmaps.v1 +1", "synced configmaps.v1",
 		"watch configmaps.v1", "event configmaps.v1 ADDED", "cached configmaps.v1 +1", "event configmaps.v1 ERROR",

@@ -38,6 +38,7 @@ type Set struct {
 	informerObjects          *prometheus.GaugeVec
 	informerLastSync         *prometheus.GaugeVec
 	informerLag              *prometheus.HistogramVec
+	informerShardServed      *prometheus.GaugeVec
 	leaderStatus             *prometheus.GaugeVec
 	eventsDropped            *prometheus.CounterVec
 	controllerReconciles     *prometheus.CounterVec
@@ -139,6 +140,10 @@ func Register(reg prometheus.Registerer) (*Set, error) {
 			Help:    "Time from an informer's receipt of a change to its delivery to a handler, by resource.",
 			Buckets: lagBuckets,
 		}, []string{"resource"}),
+		informerShardServed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "informer_shard_server_side",
+			Help: "Whether the server applies sharded informers' shard selector (1) or ignores it, so that they filter alone (0), by resource.",
+		}, []string{"resource"}),
 		leaderStatus: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "leader_election_master_status",
 			Help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
@@ -172,7 +177,7 @@ func Register(reg prometheus.Registerer) (*Set, error) {
 	collectors := []prometheus.Collector{
 		s.requests, s.retries, s.requestLatency, s.rateLimiterWait,
 		s.queueAdds, s.queueRetries, s.queueWaited, s.queueWorked, s.queues,
-		s.informerLists, s.informerRelists, s.informerWatches, s.informerEvents, s.informerObjects, s.informerLastSync, s.informerLag,
+		s.informerLists, s.informerRelists, s.informerWatches, s.informerEvents, s.informerObjects, s.informerLastSync, s.informerLag, s.informerShardServed,
 		s.leaderStatus, s.eventsDropped,
 		s.controllerReconciles, s.controllerReconcileTime, s.controllerPanics, s.controllerActiveWorkers, s.controllerMaxWorkers,
 	}
@@ -313,6 +318,14 @@ func (m informerMetrics) Cached(name string, delta int) {
 
 func (m informerMetrics) Synced(name string, at time.Time) {
 	m.s.informerLastSync.WithLabelValues(name).Set(float64(at.UnixNano()) / 1e9)
+}
+
+func (m informerMetrics) ShardServed(name string, serverSide bool) {
+	v := 0.0
+	if serverSide {
+		v = 1
+	}
+	m.s.informerShardServed.WithLabelValues(name).Set(v)
 }
 
 func (m informerMetrics) Delivered(name string, lag time.Duration) {

@@ -9,6 +9,8 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/time/rate"
+
+	"github.com/kdyn/kdyn/internal/ctxsleep"
 )
 
 // Client sends requests to one API server. It is safe for concurrent use
@@ -83,7 +85,7 @@ func NewForConfigAndClient(cfg *Config, hc *http.Client) (*Client, error) {
 		timeout: cfg.Timeout,
 		log:     log,
 		verbose: cfg.LogVerbosity,
-		sleep:   sleepCtx,
+		sleep:   ctxsleep.Sleep,
 
 		compressWatches: cfg.CompressWatches,
 	}
@@ -162,15 +164,4 @@ func (c *Client) wait(ctx context.Context, r *Request) error {
 			zap.Duration("wait", d), zap.String("verb", r.verb), zap.String("path", r.path()))
 	}
 	return nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
