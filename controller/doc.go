@@ -28,6 +28,30 @@
 // them again. Run returns once every worker has exited. A Controller is
 // safe for concurrent use.
 //
+// # Manager
+//
+// A Manager runs a controller process. Caches (an informer.Factory, an
+// informer.ResourceSet) run in every replica from the start; controllers
+// (Add) start once every cache has synced — with leader election
+// (ManagerOptions.LeaderElection), only in the replica that leads, and they
+// stop the moment it stops leading (Run then returns an error wrapping
+// leaderelection.ErrLeadershipLost: exit and let the Deployment restart the
+// replica). A Runnable whose NeedLeaderElection is false (a shard.Member)
+// runs in every replica. One address (ManagerOptions.BindAddress) serves
+// /metrics, /healthz (liveness: the leader-election check and checks of
+// your own) and /readyz (caches synced and, with leader election,
+// leading). On the way out the controllers stop first — letting their
+// reconciles finish — then the caches, then the server.
+//
+//	mgr, _ := controller.NewManager(client, controller.ManagerOptions{
+//		BindAddress:    ":8080",
+//		MetricsHandler: metrics.Handler(registry),
+//		LeaderElection: &leaderelection.Config{Namespace: "kube-system", Name: "gc", Identity: podName},
+//	})
+//	mgr.AddCache(factory)
+//	mgr.Add(ctrl)
+//	return mgr.Run(ctx)
+//
 // # Metrics
 //
 // Options.Metrics receives each reconcile's outcome and duration, panics

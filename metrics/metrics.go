@@ -14,6 +14,7 @@ import (
 	"github.com/kdyn/kdyn/controller"
 	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/informer/workqueue"
+	"github.com/kdyn/kdyn/leaderelection"
 	"github.com/kdyn/kdyn/rest"
 )
 
@@ -362,4 +363,18 @@ func (m controllerMetrics) Panicked(name string) {
 // a mux of your own.
 func Handler(g prometheus.Gatherer) http.Handler {
 	return promhttp.HandlerFor(g, promhttp.HandlerOpts{})
+}
+
+// LeaderElection returns the hook of leaderelection.Config.Metrics:
+// leader_election_master_status{name}, 1 while leading.
+func (s *Set) LeaderElection() leaderelection.Metrics { return leaderMetrics{s} }
+
+type leaderMetrics struct{ s *Set }
+
+func (m leaderMetrics) Leading(name string, leading bool) {
+	v := 0.0
+	if leading {
+		v = 1
+	}
+	m.s.leaderStatus.WithLabelValues(name).Set(v)
 }

@@ -1,0 +1,185 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kdyn/kdyn/dynamic/fake"
+	"github.com/kdyn/kdyn/leaderelection"
+)
+
+// fakeCache syncs when told.
+type fakeCache struct {
+	synced  chan struct{}
+	running atomic.Bool
+	stopped atomic.Bool
+}
+
+func newFakeCache() *fakeCache { return &fakeCache{synced: make(chan struct{})} }
+
+func (c *fakeCache) Run(ctx context.Context) error {
+	c.running.Store(true)
+	<-ctx.Done()
+	c.stopped.Store(true)
+	return nil
+}
+
+func (c *fakeCache) WaitForSync(ctx context.Context) error {
+	select {
+	case <-c.synced:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// runnableFunc adapts a function to Runnable.
+type runnableFunc func(ctx context.Context) error
+
+func (f runnableFunc) Run(ctx context.Context) error { return f(ctx) }
+
+// alwaysRunnable runs in every replica.
+type alwaysRunnable struct{ runnableFunc }
+
+func (alwaysRunnable) NeedLeaderElection() bool { return false }
+
+func get(t *testing.T, base, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(base + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// The manager serves the probes and metrics on one address, runs caches
+// first, controllers once they synced, runnables that need no leader from
+// the start, and stops controllers before caches.
+func TestManagerLifecycleAndProbes(t *testing.T) {
+	m, err := NewManager(nil, ManagerOptions{BindAddress: "127.0.0.1:0",
+		MetricsHandler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "# metrics\n") })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := newFakeCache()
+	m.AddCache(cache)
+	var ctrlStarted, ctrlStopped, alwaysStarted atomic.Bool
+	var cacheRunningAtCtrlStop atomic.Bool
+	m.Add(runnableFunc(func(ctx context.Context) error {
+		ctrlStarted.Store(true)
+		<-ctx.Done()
+		cacheRunningAtCtrlStop.Store(!cache.stopped.Load())
+		ctrlStopped.Store(true)
+		return nil
+	}))
+	m.Add(alwaysRunnable{func(ctx context.Context) error { alwaysStarted.Store(true); <-ctx.Done(); return nil }})
+	m.AddHealthCheck("custom", func(*http.Request) error { return nil })
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	base := "http://" + m.Addr(t.Context()).String()
+	waitFor(t, "the cache to run", cache.running.Load)
+	waitFor(t, "the runnable that needs no leader", alwaysStarted.Load)
+	if code, body := get(t, base, "/readyz"); code != http.StatusInternalServerError || !strings.Contains(body, "caches not synced") {
+		t.Fatalf("/readyz before sync: %d %q", code, body)
+	}
+	if ctrlStarted.Load() {
+		t.Fatal("a controller started before the caches synced")
+	}
+	close(cache.synced)
+	waitFor(t, "the controller to start", ctrlStarted.Load)
+	if code, body := get(t, base, "/readyz"); code != http.StatusOK || body != "ok" {
+		t.Fatalf("/readyz after sync: %d %q", code, body)
+	}
+	if code, body := get(t, base, "/healthz?verbose"); code != http.StatusOK || !strings.Contains(body, "[+]custom ok") {
+		t.Fatalf("/healthz: %d %q", code, body)
+	}
+	if code, body := get(t, base, "/metrics"); code != http.StatusOK || body != "# metrics\n" {
+		t.Fatalf("/metrics: %d %q", code, body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if !ctrlStopped.Load() || !cacheRunningAtCtrlStop.Load() || !cache.stopped.Load() {
+		t.Fatalf("stop order: controller stopped %v (cache still running then: %v), cache stopped %v", ctrlStopped.Load(), cacheRunningAtCtrlStop.Load(), cache.stopped.Load())
+	}
+}
+
+// A failing health check makes /healthz fail, naming it.
+func TestManagerHealthCheckFails(t *testing.T) {
+	m, _ := NewManager(nil, ManagerOptions{BindAddress: "127.0.0.1:0"})
+	m.AddHealthCheck("disk", func(*http.Request) error { return errors.New("full") })
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	base := "http://" + m.Addr(t.Context()).String()
+	if code, body := get(t, base, "/healthz"); code != http.StatusInternalServerError || !strings.Contains(body, "[-]disk failed: full") {
+		t.Fatalf("/healthz: %d %q", code, body)
+	}
+}
+
+// With leader election, of two managers on one Lease only the leader runs
+// its controllers and is ready; cancelling it hands over (it releases).
+func TestManagerLeaderElection(t *testing.T) {
+	client := fake.NewClient()
+	type replica struct {
+		m       *Manager
+		running atomic.Bool
+		cancel  context.CancelFunc
+		done    chan error
+	}
+	start := func(id string) *replica {
+		r := &replica{done: make(chan error, 1)}
+		m, err := NewManager(client, ManagerOptions{BindAddress: "127.0.0.1:0", LeaderElection: &leaderelection.Config{
+			Namespace: "kube-system", Name: "gc", Identity: id, ReleaseOnCancel: true,
+			LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 200 * time.Millisecond,
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newFakeCache()
+		close(c.synced)
+		m.AddCache(c)
+		m.Add(runnableFunc(func(ctx context.Context) error {
+			r.running.Store(true)
+			<-ctx.Done()
+			r.running.Store(false)
+			return nil
+		}))
+		r.m = m
+		ctx, cancel := context.WithCancel(t.Context())
+		r.cancel = cancel
+		go func() { r.done <- m.Run(ctx) }()
+		return r
+	}
+	a, b := start("a"), start("b")
+	var mu sync.Mutex
+	waitFor(t, "a leader", func() bool { mu.Lock(); defer mu.Unlock(); return a.running.Load() != b.running.Load() })
+	leader, standby := a, b
+	if b.running.Load() {
+		leader, standby = b, a
+	}
+	base := "http://" + standby.m.Addr(t.Context()).String()
+	if code, body := get(t, base, "/readyz"); code != http.StatusInternalServerError || !strings.Contains(body, "not leading") {
+		t.Fatalf("standby /readyz: %d %q", code, body)
+	}
+	leader.cancel()
+	if err := <-leader.done; err != nil {
+		t.Fatalf("the leader's Run = %v", err)
+	}
+	waitFor(t, "the standby to take over", standby.running.Load)
+	standby.cancel()
+	<-standby.done
+}
