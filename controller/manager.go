@@ -27,6 +27,12 @@ type Runnable interface {
 	Run(ctx context.Context) error
 }
 
+// RunnableFunc is a function as a Runnable.
+type RunnableFunc func(ctx context.Context) error
+
+// Run calls f.
+func (f RunnableFunc) Run(ctx context.Context) error { return f(ctx) }
+
 // LeaderElectionRunnable is a Runnable that says whether it runs only
 // while the replica leads (controller-runtime's convention): one that
 // returns false runs in every replica from the start, as shard.Member

@@ -41,13 +41,8 @@ func (c *fakeCache) WaitForSync(ctx context.Context) error {
 	}
 }
 
-// runnableFunc adapts a function to Runnable.
-type runnableFunc func(ctx context.Context) error
-
-func (f runnableFunc) Run(ctx context.Context) error { return f(ctx) }
-
 // alwaysRunnable runs in every replica.
-type alwaysRunnable struct{ runnableFunc }
+type alwaysRunnable struct{ RunnableFunc }
 
 func (alwaysRunnable) NeedLeaderElection() bool { return false }
 
@@ -75,7 +70,7 @@ func TestManagerLifecycleAndProbes(t *testing.T) {
 	m.AddCache(cache)
 	var ctrlStarted, ctrlStopped, alwaysStarted atomic.Bool
 	var cacheRunningAtCtrlStop atomic.Bool
-	m.Add(runnableFunc(func(ctx context.Context) error {
+	m.Add(RunnableFunc(func(ctx context.Context) error {
 		ctrlStarted.Store(true)
 		<-ctx.Done()
 		cacheRunningAtCtrlStop.Store(!cache.stopped.Load())
@@ -152,7 +147,7 @@ func TestManagerLeaderElection(t *testing.T) {
 		c := newFakeCache()
 		close(c.synced)
 		m.AddCache(c)
-		m.Add(runnableFunc(func(ctx context.Context) error {
+		m.Add(RunnableFunc(func(ctx context.Context) error {
 			r.running.Store(true)
 			<-ctx.Done()
 			r.running.Store(false)

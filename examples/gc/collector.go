@@ -19,7 +19,6 @@ import (
 	"github.com/kdyn/kdyn/discovery"
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/informer"
-	"github.com/kdyn/kdyn/informer/workqueue"
 )
 
 // errOwnerNotObserved makes the queue retry a dependent, with backoff,
@@ -55,15 +54,24 @@ type mapper interface {
 	RESTMappingWithContext(ctx context.Context, gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error)
 }
 
+// adder is where the collector queues dependents to check: the
+// controller.
+type adder interface {
+	Add(uid types.UID)
+	AddInitial(uid types.UID)
+}
+
 // collector turns the resource set's events into the owner graph and
 // checks dependents from the work queue.
 type collector struct {
 	graph  *graph
 	meta   *dynamic.MetadataClient
 	mapper mapper
-	queue  *workqueue.Queue[types.UID]
+	queue  adder
 	delete bool
 	log    *zap.Logger
+	// shard, when sharded, holds the namespaces this replica checks.
+	shard *informer.Shard
 
 	// outMu serializes lines on out.
 	outMu sync.Mutex
@@ -80,9 +88,9 @@ type collector struct {
 	reported map[types.UID]struct{}
 }
 
-func newCollector(md *dynamic.MetadataClient, m mapper, q *workqueue.Queue[types.UID], del bool, out io.Writer, log *zap.Logger) *collector {
+func newCollector(md *dynamic.MetadataClient, m mapper, del bool, sh *informer.Shard, out io.Writer, log *zap.Logger) *collector {
 	return &collector{
-		graph: newGraph(), meta: md, mapper: m, queue: q, delete: del, out: out, log: log,
+		graph: newGraph(), meta: md, mapper: m, delete: del, shard: sh, out: out, log: log,
 		kinds:    map[schema.GroupVersionResource]schema.GroupVersionKind{},
 		absent:   map[absentKey]struct{}{},
 		reported: map[types.UID]struct{}{},
@@ -127,7 +135,11 @@ func (c *collector) handle(e informer.Event) {
 			c.forgetReported(uid)
 		}
 		if len(owners) > 0 && (added || changed || wasDeleting != (e.Object.GetDeletionTimestamp() != nil)) {
-			c.queue.Add(uid)
+			if e.InInitialList {
+				c.queue.AddInitial(uid) // behind real changes
+			} else {
+				c.queue.Add(uid)
+			}
 		}
 	case watch.Deleted:
 		gone, deps := c.graph.remove(e.GVR, uid)
@@ -139,6 +151,16 @@ func (c *collector) handle(e informer.Event) {
 			c.queue.Add(d)
 		}
 	}
+}
+
+// owns reports whether this replica checks uid: always unsharded; sharded,
+// when its namespace is in the replica's share.
+func (c *collector) owns(uid types.UID) bool {
+	if c.shard == nil {
+		return true
+	}
+	n, ok := c.graph.get(uid)
+	return ok && c.shard.ContainsValue(n.namespace)
 }
 
 // forgetResource drops the objects of a resource that left the set and
@@ -310,7 +332,9 @@ func (c *collector) ownerState(ctx context.Context, dep node, ref metav1.OwnerRe
 		c.addAbsent(key)
 		return ownerAbsent, nil
 	}
-	if c.observed(dep, ref) {
+	if c.observed(dep, ref) || (c.shard != nil && !c.shard.ContainsValue(ns)) {
+		// Cached, or alive in another replica's share (a cluster-scoped
+		// owner, when sharded by namespace).
 		return ownerAlive, nil
 	}
 	return ownerAliveUnobserved, nil

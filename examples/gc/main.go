@@ -6,9 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 	"time"
 
@@ -17,11 +17,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kdyn/kdyn/controller"
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/informer/workqueue"
 	"github.com/kdyn/kdyn/kubeconfig"
+	"github.com/kdyn/kdyn/leaderelection"
+	"github.com/kdyn/kdyn/metrics"
 	"github.com/kdyn/kdyn/restmapper"
+	"github.com/kdyn/kdyn/shard"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // syncTimeout bounds the wait for the first list of every resource.
@@ -36,6 +41,17 @@ type options struct {
 	resync     time.Duration
 	workers    int
 	verbose    bool
+
+	leaderElect     bool
+	leaseNamespace  string
+	identity        string
+	metricsAddress  string
+	shardRing       string
+	shardWeight     int
+	shutdownTimeout time.Duration
+	leaseDuration   time.Duration
+	renewDeadline   time.Duration
+	retryPeriod     time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -49,6 +65,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.resync, "resync", 5*time.Minute, "how often every object with owners is checked again")
 	fs.IntVar(&o.workers, "workers", 2, "number of concurrent checks")
 	fs.BoolVar(&o.verbose, "v", false, "debug logs on stderr")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "run several replicas: only the one holding the Lease \"kdyn-example-gc\" acts")
+	fs.StringVar(&o.leaseNamespace, "lease-namespace", "default", "namespace of the leader-election Lease, or of the shard ring's Leases")
+	fs.StringVar(&o.identity, "identity", "", "this replica's identity in the Lease(s) (default: the host name and a random suffix)")
+	fs.StringVar(&o.metricsAddress, "metrics-bind-address", "", "serve /metrics, /healthz and /readyz on this address (\":8080\"; \"127.0.0.1:0\" picks a port and logs it); empty: none")
+	fs.StringVar(&o.shardRing, "shard-ring", "", "run sharded: every replica with the same ring name takes a share of the namespaces (KEP-5866 sharded list and watch, membership in Leases); incompatible with --leader-elect")
+	fs.IntVar(&o.shardWeight, "shard-weight", 1, "this replica's weight in the shard ring")
+	fs.DurationVar(&o.leaseDuration, "lease-duration", 15*time.Second, "leader-election and shard Lease duration")
+	fs.DurationVar(&o.renewDeadline, "renew-deadline", 10*time.Second, "leader-election and shard renew deadline")
+	fs.DurationVar(&o.retryPeriod, "retry-period", 2*time.Second, "leader-election and shard retry period")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gc [flags]\n\nReports (or, with --delete, deletes) objects whose owners are all gone.\n\nFlags:")
 		fs.PrintDefaults()
@@ -64,6 +89,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.workers < 1 {
 		return o, fmt.Errorf("--workers must be at least 1, got %d", o.workers)
+	}
+	if o.leaderElect && o.shardRing != "" {
+		return o, errors.New("--leader-elect and --shard-ring do not go together: a sharded replica acts on its share")
+	}
+	if o.identity == "" {
+		host, _ := os.Hostname()
+		o.identity = fmt.Sprintf("%s-%06d", host, rand.IntN(1_000_000))
 	}
 	return o, nil
 }
@@ -99,6 +131,13 @@ func newLogger(w io.Writer, verbose bool) *zap.Logger {
 // run is the controller; it returns when ctx is done and every goroutine
 // it started has exited.
 func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
+	log := newLogger(stderr, o.verbose)
+	defer func() { _ = log.Sync() }()
+	reg := prometheus.NewRegistry()
+	m, err := metrics.Register(reg)
+	if err != nil {
+		return err
+	}
 	rules := kubeconfig.NewDefaultLoadingRules()
 	rules.ExplicitPath = o.kubeconfig
 	res, err := kubeconfig.Resolve(rules, kubeconfig.Overrides{Context: o.context})
@@ -107,6 +146,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	cfg := res.Config
 	cfg.UserAgent = "kdyn-example-gc"
+	cfg.Metrics = m.REST()
 	dc, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -115,27 +155,47 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := newLogger(stderr, o.verbose)
-	defer func() { _ = log.Sync() }()
 
-	q := workqueue.New(workqueue.Options[types.UID]{
-		Name: "gc",
+	// With --shard-ring, this replica caches and checks the namespaces
+	// its share of the ring covers (cluster-scoped objects have namespace
+	// "" and go to one member); the share is empty until the member joins.
+	var sh *informer.Shard
+	if o.shardRing != "" {
+		if sh, err = informer.NewShard(informer.ShardByNamespace); err != nil {
+			return err
+		}
+	}
+	c := newCollector(dc.Metadata(), mp, o.delete, sh, stdout, log)
+	check := func(ctx context.Context, uid types.UID) (controller.Result, error) {
+		err := c.process(ctx, uid)
+		if errors.Is(err, errOwnerNotObserved) {
+			log.Debug("retrying: owner not cached yet", zap.String("uid", string(uid)))
+		}
+		return controller.Result{}, err
+	}
+	ctrl, err := controller.New("gc", check, controller.Options[types.UID]{
+		Workers: o.workers,
 		// client-go's default, with a 30 s cap instead of 1000 s: a
 		// dependent waiting for its owner to be cached is retried soon.
 		RateLimiter: workqueue.NewMaxOfRateLimiter[types.UID](
 			workqueue.NewItemExponentialRateLimiter[types.UID](50*time.Millisecond, 30*time.Second),
 			workqueue.NewBucketRateLimiter[types.UID](10, 100),
 		),
+		Metrics:      m.Controller(),
+		QueueMetrics: m.WorkQueue(),
+		Logger:       log,
+		Owns:         c.owns,
 	})
-	c := newCollector(dc.Metadata(), mp, q, o.delete, stdout, log)
+	if err != nil {
+		return err
+	}
+	c.queue = ctrl
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	f := informer.NewFactory(dc, informer.FactoryOptions{Logger: log})
+	f := informer.NewFactory(dc, informer.FactoryOptions{Logger: log, Metrics: m.Informer()})
 	set := informer.NewResourceSet(f, mp, informer.ResourceSetOptions{
 		Keep:     c.keep,
 		Handler:  c.handle,
-		Informer: informer.InformerOptions{Namespace: o.namespace},
+		Informer: informer.InformerOptions{Namespace: o.namespace, Shard: sh},
 		OnDiscoveryError: func(err error) {
 			if ctx.Err() != nil {
 				return // stopping: the refresh was cut short
@@ -144,44 +204,62 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		},
 		Logger: log,
 	})
-	var wg sync.WaitGroup
-	defer func() {
-		cancel()
-		q.ShutDown()
-		wg.Wait()
-	}()
-	wg.Go(func() { _ = f.Run(ctx) })
-	wg.Go(func() {
-		if err := set.Run(ctx); err != nil {
-			log.Error("resource set stopped", zap.Error(err))
-			cancel()
+	mo := controller.ManagerOptions{BindAddress: o.metricsAddress, MetricsHandler: metrics.Handler(reg), Logger: log}
+	if o.leaderElect {
+		mo.LeaderElection = &leaderelection.Config{
+			Namespace: o.leaseNamespace, Name: "kdyn-example-gc", Identity: o.identity, ReleaseOnCancel: true,
+			LeaseDuration: o.leaseDuration, RenewDeadline: o.renewDeadline, RetryPeriod: o.retryPeriod,
+			Logger: log, Metrics: m.LeaderElection(),
 		}
-	})
-
-	syncCtx, syncCancel := context.WithTimeout(ctx, syncTimeout)
-	err = set.WaitForSync(syncCtx)
-	syncCancel()
-	if ctx.Err() != nil {
-		return nil
 	}
+	mgr, err := controller.NewManager(dc, mo)
 	if err != nil {
-		log.Warn("some resources did not sync; checking the others", zap.Error(err))
-	}
-	objects, _ := c.graph.size()
-	c.println(fmt.Sprintf("synced %d resources, %d objects", len(set.Resources()), objects))
-
-	wg.Go(func() { c.follow(ctx, set, o.resync) })
-	return q.Run(ctx, o.workers, func(ctx context.Context, uid types.UID) error {
-		err := c.process(ctx, uid)
-		switch {
-		case err == nil, ctx.Err() != nil:
-		case errors.Is(err, errOwnerNotObserved):
-			log.Debug("retrying: owner not cached yet", zap.String("uid", string(uid)))
-		default:
-			log.Warn("check failed; retrying with backoff", zap.String("uid", string(uid)), zap.Error(err))
-		}
 		return err
-	})
+	}
+	mgr.AddCache(f)
+	mgr.AddCache(tolerant{set, log})
+	mgr.Add(ctrl)
+	mgr.Add(controller.RunnableFunc(func(ctx context.Context) error {
+		objects, _ := c.graph.size()
+		c.println(fmt.Sprintf("synced %d resources, %d objects", len(set.Resources()), objects))
+		c.follow(ctx, set, o.resync)
+		return nil
+	}))
+	if sh != nil {
+		member, err := shard.New(dc, shard.Options{
+			Namespace: o.leaseNamespace, Ring: o.shardRing, Identity: o.identity, Weight: o.shardWeight,
+			LeaseDuration: o.leaseDuration, RenewDeadline: o.renewDeadline, RetryPeriod: o.retryPeriod,
+			Process: shard.Process(sh, ctrl), Logger: log,
+		})
+		if err != nil {
+			return err
+		}
+		mgr.Add(member)
+	}
+	if o.metricsAddress != "" {
+		go func() {
+			if addr := mgr.Addr(ctx); addr != nil {
+				log.Info("serving metrics and probes", zap.String("address", addr.String()))
+			}
+		}()
+	}
+	return mgr.Run(ctx)
+}
+
+// tolerant is the resource set as a cache that reports, rather than fails
+// on, resources it may not list: the check goes on with the others.
+type tolerant struct {
+	*informer.ResourceSet
+	log *zap.Logger
+}
+
+func (t tolerant) WaitForSync(ctx context.Context) error {
+	sctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	if err := t.ResourceSet.WaitForSync(sctx); err != nil && ctx.Err() == nil {
+		t.log.Warn("some resources did not sync; checking the others", zap.Error(err))
+	}
+	return ctx.Err()
 }
 
 // follow forgets the objects of resources that leave the set (their
