@@ -18,9 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	ctrl "github.com/kdyn/kdyn/controller"
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/informer"
-	"github.com/kdyn/kdyn/informer/workqueue"
 )
 
 const (
@@ -57,7 +57,7 @@ type controller struct {
 	client  dynamic.Interface
 	widgets *informer.Informer[*unstructured.Unstructured]
 	cms     *informer.Informer[*unstructured.Unstructured]
-	queue   *workqueue.Queue[string]
+	queue   *ctrl.Controller[string]
 	log     *zap.Logger
 }
 
@@ -67,7 +67,13 @@ type controller struct {
 func (c *controller) handlers() error {
 	enqueue := func(o *unstructured.Unstructured) { c.queue.Add(informer.Key(o)) }
 	if _, err := c.widgets.AddEventHandler(informer.HandlerFuncs[*unstructured.Unstructured]{
-		AddFunc:    func(o *unstructured.Unstructured, _ bool) { enqueue(o) },
+		AddFunc: func(o *unstructured.Unstructured, initial bool) {
+			if initial {
+				c.queue.AddInitial(informer.Key(o)) // behind real changes
+				return
+			}
+			enqueue(o)
+		},
 		UpdateFunc: func(_, o *unstructured.Unstructured) { enqueue(o) },
 		DeleteFunc: func(d informer.Deleted[*unstructured.Unstructured]) { enqueue(d.Obj) },
 	}); err != nil {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,11 +20,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	ctrl "github.com/kdyn/kdyn/controller"
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/informer/workqueue"
 	"github.com/kdyn/kdyn/kubeconfig"
+	"github.com/kdyn/kdyn/leaderelection"
+	"github.com/kdyn/kdyn/metrics"
 	kunstructured "github.com/kdyn/kdyn/unstructured"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // crdManifest is crd.yaml, applied by --install-crd.
@@ -45,6 +50,11 @@ type options struct {
 	workers    int
 	installCRD bool
 	verbose    bool
+
+	leaderElect    bool
+	leaseNamespace string
+	identity       string
+	metricsAddress string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -57,6 +67,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.workers, "workers", 2, "number of Widgets reconciled at once")
 	fs.BoolVar(&o.installCRD, "install-crd", false, "apply the Widget CRD (crd.yaml, built in) and wait until it is established")
 	fs.BoolVar(&o.verbose, "v", false, "debug logs on stderr")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "run several replicas: only the one holding the Lease \"kdyn-example-crd-controller\" reconciles")
+	fs.StringVar(&o.leaseNamespace, "lease-namespace", "default", "namespace of the leader-election Lease")
+	fs.StringVar(&o.identity, "identity", "", "this replica's identity in the Lease (default: the host name and a random suffix)")
+	fs.StringVar(&o.metricsAddress, "metrics-bind-address", "", "serve /metrics, /healthz and /readyz on this address (\":8080\"); empty: none")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: crd-controller [flags]\n\nKeeps a ConfigMap with each Widget's spec.data, and the Widget's Ready status.\n\nFlags:")
 		fs.PrintDefaults()
@@ -69,6 +83,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.workers < 1 {
 		return o, fmt.Errorf("--workers must be at least 1, got %d", o.workers)
+	}
+	if o.identity == "" {
+		host, _ := os.Hostname()
+		o.identity = fmt.Sprintf("%s-%06d", host, rand.IntN(1_000_000))
 	}
 	return o, nil
 }
@@ -110,8 +128,14 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	reg := prometheus.NewRegistry()
+	m, err := metrics.Register(reg)
+	if err != nil {
+		return err
+	}
 	cfg := res.Config
 	cfg.UserAgent = "kdyn-example-crd-controller"
+	cfg.Metrics = m.REST()
 	dc, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -131,57 +155,63 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 		return fmt.Errorf("read the CRD %s: %w", crdName, err)
 	}
 
-	f := informer.NewFactory(dc, informer.FactoryOptions{Namespace: o.namespace, Logger: log})
+	f := informer.NewFactory(dc, informer.FactoryOptions{Namespace: o.namespace, Logger: log, Metrics: m.Informer()})
 	c := &controller{
 		client:  client,
 		widgets: f.ForResource(widgetGVR, informer.InformerOptions{}),
 		// Only the ConfigMaps the controller made: the label selector
 		// keeps the cache small, and the owner label names the Widget.
 		cms: f.ForResource(cmGVR, informer.InformerOptions{LabelSelector: ownerLabel}),
-		queue: workqueue.New(workqueue.Options[string]{
-			Name: "widgets",
-			RateLimiter: workqueue.NewMaxOfRateLimiter[string](
-				workqueue.NewItemExponentialRateLimiter[string](5*time.Millisecond, time.Minute),
-				workqueue.NewBucketRateLimiter[string](10, 100),
-			),
-		}),
 		log: log,
 	}
-	defer c.queue.ShutDown()
+	reconciler, err := ctrl.New("widgets", func(ctx context.Context, key string) (ctrl.Result, error) {
+		return ctrl.Result{}, c.reconcile(ctx, key)
+	}, ctrl.Options[string]{
+		Workers: o.workers,
+		RateLimiter: workqueue.NewMaxOfRateLimiter[string](
+			workqueue.NewItemExponentialRateLimiter[string](5*time.Millisecond, time.Minute),
+			workqueue.NewBucketRateLimiter[string](10, 100),
+		),
+		Metrics:      m.Controller(),
+		QueueMetrics: m.WorkQueue(),
+		Logger:       log,
+	})
+	if err != nil {
+		return err
+	}
+	c.queue = reconciler
 	if err := c.handlers(); err != nil {
 		return err
 	}
-	// The factory runs until ctx ends; the deferred wait returns once
-	// every informer has stopped.
-	ctx, cancel := context.WithCancel(ctx)
-	factoryDone := make(chan struct{})
-	go func() {
-		defer close(factoryDone)
-		_ = f.Run(ctx)
-	}()
-	defer func() {
-		cancel()
-		<-factoryDone
-	}()
-	if err := waitForSync(ctx, f); err != nil {
-		if ctx.Err() != nil {
-			return nil
+	mo := ctrl.ManagerOptions{BindAddress: o.metricsAddress, MetricsHandler: metrics.Handler(reg), Logger: log}
+	if o.leaderElect {
+		mo.LeaderElection = &leaderelection.Config{
+			Namespace: o.leaseNamespace, Name: "kdyn-example-crd-controller", Identity: o.identity,
+			ReleaseOnCancel: true, Logger: log, Metrics: m.LeaderElection(),
 		}
+	}
+	mgr, err := ctrl.NewManager(dc, mo)
+	if err != nil {
 		return err
 	}
-	where := o.namespace
-	if where == "" {
-		where = "all namespaces"
-	}
-	log.Info("caches synced; reconciling", zap.String("namespace", where), zap.Int("widgets", c.widgets.Store().Len()), zap.Int("workers", o.workers))
-	return c.queue.Run(ctx, o.workers, func(ctx context.Context, key string) error {
-		err := c.reconcile(ctx, key)
-		if err != nil && ctx.Err() == nil {
-			log.Warn("reconcile failed; retrying with backoff", zap.String("widget", key), zap.Error(err))
+	mgr.AddCache(notFoundTolerant{f})
+	mgr.Add(ctrl.RunnableFunc(func(ctx context.Context) error {
+		where := o.namespace
+		if where == "" {
+			where = "all namespaces"
 		}
-		return err
-	})
+		log.Info("caches synced; reconciling", zap.String("namespace", where), zap.Int("widgets", c.widgets.Store().Len()), zap.Int("workers", o.workers))
+		return nil
+	}))
+	mgr.Add(reconciler)
+	return mgr.Run(ctx)
 }
+
+// notFoundTolerant is the factory as a cache whose first sync waits out
+// the 404 of a CRD established a moment ago (waitForSync).
+type notFoundTolerant struct{ *informer.Factory }
+
+func (n notFoundTolerant) WaitForSync(ctx context.Context) error { return waitForSync(ctx, n.Factory) }
 
 // waitForSync waits for the informers' first lists. WaitForSync fails at
 // once on a 404, which a CRD established a moment ago can still give while
