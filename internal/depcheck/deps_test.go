@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-var libraryPackages = []string{"rest", "kubeconfig", "discovery", "restmapper", "unstructured", "dynamic", "informer"}
+var libraryPackages = []string{"rest", "kubeconfig", "discovery", "restmapper", "unstructured", "dynamic", "informer", "events"}
 
 func TestLibraryPackagesAvoidClientGoAndTypedAPIs(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
