@@ -3,10 +3,18 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
 GO        ?= go
-# Go 1.26.8 (this machine's) has standard-library vulnerabilities that
-# govulncheck reports as reachable (net/http, crypto/tls, crypto/x509);
-# 1.26.10 fixes them. The go command fetches it from the module proxy once.
-export GOTOOLCHAIN ?= go1.26.10
+# The Go toolchain: the pinned go1.26.10 (1.26.8, this machine's, has
+# standard-library vulnerabilities that govulncheck reports as reachable;
+# the go command fetches 1.26.10 from the module proxy once), unless the
+# environment's GOTOOLCHAIN asks for one at least as new. GOTOOLCHAIN=local
+# or an older release does not lower it. scripts/toolchain.sh decides and
+# prints the choice; `make toolchain` shows it. (Not for `make help`.)
+ifneq ($(filter-out help,$(or $(MAKECMDGOALS),help)),)
+override export GOTOOLCHAIN := $(shell GOTOOLCHAIN='$(GOTOOLCHAIN)' GO='$(GO)' ./scripts/toolchain.sh)
+ifeq ($(GOTOOLCHAIN),)
+$(error scripts/toolchain.sh failed to choose a Go toolchain)
+endif
+endif
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
 LDFLAGS   := -s -w -X github.com/kdyn/kdyn/rest.Version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -16,6 +24,10 @@ TEST_TIMEOUT ?= 40m
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
+.PHONY: toolchain
+toolchain: ## Print the Go toolchain make builds with, and why.
+	$(GO) version
+
 .PHONY: build
 build: ## Build bin/kdyn.
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kdyn ./cmd/kdyn
@@ -24,12 +36,23 @@ build: ## Build bin/kdyn.
 controlplane: ## Build (or find in the cache) the kube-apiserver+etcd test control plane.
 	$(GO) run ./integration/cluster -build-only
 
+# make test's flags (scripts/testflags.sh, which prints a NOTICE for each
+# departure): -race when cgo and a C compiler work here, else none; GOFLAGS
+# without -short, which would skip every control-plane test and still pass.
+# (make passes its command line's variables to recipes, not to $(shell).)
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+testflags = GOTOOLCHAIN='$(GOTOOLCHAIN)' GO='$(GO)' $(foreach v,GOFLAGS CGO_ENABLED CC,$(if $(filter command line,$(origin $(v))),$(v)='$($(v))')) ./scripts/testflags.sh
+RACE := $(shell $(testflags) race)
+test: override export GOFLAGS := $(shell $(testflags) goflags)
+endif
+
 .PHONY: test
-test: controlplane ## Run every test (unit, golden, httptest, real control plane) with -race.
+test: controlplane ## Run every test (unit, golden, httptest, real control plane) with -race (a NOTICE when it cannot).
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
-	cd bench && $(GO) test -count=1 ./wire/   # kdyn's requests equal client-go's, verb by verb
+	$(GO) test $(RACE) -count=1 -timeout $(TEST_TIMEOUT) ./...
+	cd bench && $(GO) test -count=1 ./wire/ ./cli/   # kdyn's requests equal client-go's, verb by verb; clibench's output comparison
 	cd bench && $(GO) test -count=1 -v ./clientgodynamic/   # client-go's own dynamic tests, imports switched to kdyn; lists every test that ran
+	@if [ -z '$(RACE)' ]; then echo "NOTICE: make test ran WITHOUT the race detector (the NOTICE at the start says why)"; fi
 
 .PHONY: test-short
 test-short: ## Run unit, golden and httptest tests only (no control plane).

@@ -11,10 +11,11 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/kdyn/kdyn/internal/fileowner"
 )
 
 // DefaultTTL is how long a disk-cached discovery document is used without
@@ -93,8 +94,8 @@ func checkCacheAncestor(p string, fi os.FileInfo, leaf bool) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory", p)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() && st.Uid != 0 {
-		return fmt.Errorf("cache directory %s is owned by uid %d, not by the current user (uid %d)", p, st.Uid, os.Getuid())
+	if uid, ok := fileOwner(p, fi); ok && uid != os.Getuid() && uid != 0 {
+		return fmt.Errorf("cache directory %s is owned by uid %d, not by the current user (uid %d)", p, uid, os.Getuid())
 	}
 	perm := fi.Mode()
 	switch {
@@ -108,6 +109,12 @@ func checkCacheAncestor(p string, fi os.FileInfo, leaf bool) error {
 	}
 	return nil
 }
+
+// fileOwner returns the uid that owns the file at p, described by fi, and
+// false where the platform reports none. It is a variable so that this
+// package's tests may replace it; tests elsewhere (the CLI's end-to-end
+// ones) give a directory away with fileowner.Fake.
+var fileOwner = fileowner.Of
 
 var unsafeFileChars = regexp.MustCompile(`[^a-zA-Z0-9._-]`)
 

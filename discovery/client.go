@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -332,31 +333,29 @@ func (c *Client) fetchLegacy(ctx context.Context, snap *Snapshot, todo []legacyG
 		err error
 	}
 	results := make([]result, len(todo))
-	sem := make(chan struct{}, c.opts.Parallelism)
-	var wg sync.WaitGroup
+	// Each group-version's failure is its own (recorded in results, never
+	// returned to the group), so one failure stops none of the others.
+	var eg errgroup.Group
+	eg.SetLimit(c.opts.Parallelism)
 	for i, item := range todo {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				results[i].err = ctx.Err()
-				return
+		eg.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				results[i].err = err // cancelled while waiting for a slot
+				return nil
 			}
-			defer func() { <-sem }()
 			g := &snap.Groups[item.group]
 			gv := schema.GroupVersion{Group: g.Name, Version: g.Versions[item.version].Version}
 			d, err := c.fetch(ctx, item.path, rest.ContentTypeJSON, revalidate)
 			if err != nil {
 				results[i].err = err
-				return
+				return nil
 			}
 			results[i].at = d.FetchedAt
 			results[i].res, results[i].err = legacyResources(d.Body, gv)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = eg.Wait() // the functions return nil; the errors are in results
 	oldest := c.opts.now()
 	for i, item := range todo {
 		g := &snap.Groups[item.group]

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -451,6 +453,52 @@ func TestLegacyParallelismBound(t *testing.T) {
 		t.Fatalf("peak in flight = %d, want between 2 and the bound 3", peak)
 	}
 }
+
+// TestLegacyCancelStopsFetching: once the context is cancelled, the legacy
+// group-versions still waiting for a slot are not fetched; each of them is
+// reported as failed with the context's error, beside the one in flight.
+func TestLegacyCancelStopsFetching(t *testing.T) {
+	f := newFakeServer(t, false)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var legacy atomic.Int32
+	cfg := &rest.Config{Host: f.URL, QPS: -1, WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Path != "/api" && r.URL.Path != "/apis" && strings.Count(r.URL.Path, "/") >= 2 && legacy.Add(1) == 1 {
+				cancel() // the first group-version fetch: cancel while the others wait
+			}
+			return rt.RoundTrip(r)
+		})
+	}}
+	rc, err := rest.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(rc, Options{Parallelism: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Snapshot(ctx)
+	if err == nil && (s.Failed == nil || len(s.Failed.Groups) != legacyGroupVersionCount(t)) {
+		t.Fatalf("Snapshot after cancel = %+v, want every legacy group-version failed", s)
+	}
+	if err == nil {
+		for gv, gerr := range s.Failed.Groups {
+			if !errors.Is(gerr, context.Canceled) {
+				t.Errorf("%s failed with %v, want context.Canceled", gv, gerr)
+			}
+		}
+	} else if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Snapshot = %v, want context.Canceled", err)
+	}
+	if n := legacy.Load(); n != 1 {
+		t.Errorf("%d group-version requests were sent after the cancel's, want only the one in flight", n-1)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestRefreshGroupLegacyFetchesOnlyThatGroup(t *testing.T) {
 	f := newFakeServer(t, false)

@@ -3,6 +3,7 @@ package discovery
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -139,62 +140,147 @@ func TestDefaultDocumentBoundAgainstA65MiBAnswer(t *testing.T) {
 }
 
 // TestCacheDirOwnedByAnotherUserIsRefused: a cache directory that another
-// user owns (made with os.Chown; the tests run as root) is not used, even
-// with perfect permissions, and a poisoned document planted in it is not
-// read: discovery asks the server, logs one warning, and writes nothing
-// there. (TestUnsafeCacheDirIsRefused covers a world-writable directory.)
+// user owns is not used, even with perfect permissions, and a poisoned
+// document planted in it is not read: discovery asks the server, logs one
+// warning naming the owner, and writes nothing there.
+// (TestUnsafeCacheDirIsRefused covers a world-writable directory.)
+//
+// The directory is given away in two ways: with a fake owner (fileOwner
+// reports another uid for the directory and what is in it), which runs as
+// any user, and with os.Chown, which only root may do to give a file away
+// and is skipped otherwise.
 func TestCacheDirOwnedByAnotherUserIsRefused(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to give a directory to another user")
-	}
-	dir := filepath.Join(t.TempDir(), "cache")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	f := newFakeServer(t, true)
-	// Plant a poisoned /apis in the cache: a group that the server does
-	// not serve.
-	seed, _ := newTestClient(t, f, Options{CacheDir: dir})
-	if _, err := seed.Snapshot(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	poison := &document{Path: "/apis", ContentType: "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
-		Body: json.RawMessage(`{"kind":"APIGroupDiscoveryList","items":[{"metadata":{"name":"poisoned.example"},"versions":[{"version":"v1","resources":[{"resource":"traps","scope":"Cluster","responseKind":{"kind":"Trap"},"verbs":["get"]}]}]}]}`)}
-	(&docCache{dir: dir, mem: map[string]*document{}, log: zap.NewNop()}).put(poison)
-	before, _ := os.ReadDir(dir)
-	for _, e := range append(before, nil) {
-		p := dir
-		if e != nil {
-			p = filepath.Join(dir, e.Name())
-		}
-		if err := os.Chown(p, 65534, 65534); err != nil {
-			t.Fatal(err)
-		}
-	}
+	other := otherUID()
+	for _, tc := range []struct {
+		name     string
+		giveAway func(t *testing.T, dir string)
+	}{
+		{"fake owner", func(t *testing.T, dir string) { fakeOwners(t, map[string]int{dir: other}) }},
+		{"chown", func(t *testing.T, dir string) {
+			if os.Getuid() != 0 {
+				t.Skip("os.Chown to another user needs root; the fake owner case checks the same rule as any user")
+			}
+			entries, _ := os.ReadDir(dir)
+			for _, e := range append(entries, nil) {
+				p := dir
+				if e != nil {
+					p = filepath.Join(dir, e.Name())
+				}
+				if err := os.Chown(p, other, other); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "cache")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			f := newFakeServer(t, true)
+			// Plant a poisoned /apis in the cache: a group that the server
+			// does not serve.
+			seed, _ := newTestClient(t, f, Options{CacheDir: dir})
+			if _, err := seed.Snapshot(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			poison := &document{Path: "/apis", ContentType: "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+				Body: json.RawMessage(`{"kind":"APIGroupDiscoveryList","items":[{"metadata":{"name":"poisoned.example"},"versions":[{"version":"v1","resources":[{"resource":"traps","scope":"Cluster","responseKind":{"kind":"Trap"},"verbs":["get"]}]}]}]}`)}
+			(&docCache{dir: dir, mem: map[string]*document{}, log: zap.NewNop()}).put(poison)
+			before, _ := os.ReadDir(dir)
+			tc.giveAway(t, dir)
 
-	core, logs := observer.New(zapcore.WarnLevel)
-	c, ct := newTestClient(t, f, Options{CacheDir: dir, Logger: zap.New(core)})
-	s, err := c.Snapshot(context.Background())
-	if err != nil {
-		t.Fatal(err)
+			core, logs := observer.New(zapcore.WarnLevel)
+			c, ct := newTestClient(t, f, Options{CacheDir: dir, Logger: zap.New(core)})
+			s, err := c.Snapshot(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, _ := s.find(metricsGV); g != nil {
+				t.Fatal("the snapshot has a group that failed discovery")
+			}
+			for _, g := range s.Groups {
+				if g.Name == "poisoned.example" {
+					t.Fatal("discovery read the poisoned document from a directory owned by another user")
+				}
+			}
+			if ct.n.Load() != 2 {
+				t.Errorf("discovery made %d requests, want 2: the cache must not answer", ct.n.Load())
+			}
+			warns := logs.FilterMessage("discovery disk cache disabled").All()
+			if want := fmt.Sprintf("owned by uid %d", other); len(warns) != 1 || !strings.Contains(warns[0].ContextMap()["error"].(string), want) {
+				t.Fatalf("warnings = %v, want one saying %q", logs.All(), want)
+			}
+			after, _ := os.ReadDir(dir)
+			if len(after) != len(before) {
+				t.Errorf("discovery wrote into a directory owned by another user: %d files before, %d after", len(before), len(after))
+			}
+		})
 	}
-	if g, _ := s.find(metricsGV); g != nil {
-		t.Fatal("the snapshot has a group that failed discovery")
+}
+
+// TestCacheDirOwnerRule: the cache directory and every directory above it
+// must belong to the current user or to root; the first one that does not
+// is named. Owners are faked, so this runs as any user.
+func TestCacheDirOwnerRule(t *testing.T) {
+	other := otherUID()
+	base := t.TempDir()
+	parent := filepath.Join(base, "parent")
+	leaf := filepath.Join(parent, "cache")
+	for _, tc := range []struct {
+		name   string
+		owners map[string]int
+		want   string // in the error; "" for none
+	}{
+		{"all ours", nil, ""},
+		{"parent root's", map[string]int{parent: 0}, ""},
+		{"cache root's", map[string]int{leaf: 0}, ""},
+		{"cache another user's", map[string]int{leaf: other}, fmt.Sprintf("cache directory %s is owned by uid %d, not by the current user (uid %d)", leaf, other, os.Getuid())},
+		{"parent another user's", map[string]int{parent: other, leaf: os.Getuid()}, fmt.Sprintf("cache directory %s is owned by uid %d", parent, other)},
+		{"base another user's, root's below", map[string]int{base: other, parent: 0}, fmt.Sprintf("cache directory %s is owned by uid %d", base, other)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.RemoveAll(parent)
+			if err := os.MkdirAll(leaf, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			fakeOwners(t, tc.owners)
+			err := prepareCacheDir(leaf)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("prepareCacheDir: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("prepareCacheDir: %v, want an error saying %q", err, tc.want)
+			}
+		})
 	}
-	for _, g := range s.Groups {
-		if g.Name == "poisoned.example" {
-			t.Fatal("discovery read the poisoned document from a directory owned by another user")
+}
+
+// otherUID is a uid that is neither root nor the current user.
+func otherUID() int {
+	if os.Getuid() == 65534 {
+		return 65533
+	}
+	return 65534
+}
+
+// fakeOwners makes fileOwner report the given owner for each directory in
+// owners and for everything below it (the deepest match wins), and the real
+// owner elsewhere, until the test ends. Tests that call it must not run in
+// parallel.
+func fakeOwners(t *testing.T, owners map[string]int) {
+	real := fileOwner
+	t.Cleanup(func() { fileOwner = real })
+	fileOwner = func(p string, fi os.FileInfo) (int, bool) {
+		best, uid := -1, 0
+		for d, u := range owners {
+			if (p == d || strings.HasPrefix(p, d+string(filepath.Separator))) && len(d) > best {
+				best, uid = len(d), u
+			}
 		}
-	}
-	if ct.n.Load() != 2 {
-		t.Errorf("discovery made %d requests, want 2: the cache must not answer", ct.n.Load())
-	}
-	warns := logs.FilterMessage("discovery disk cache disabled").All()
-	if len(warns) != 1 || !strings.Contains(warns[0].ContextMap()["error"].(string), "owned by uid 65534") {
-		t.Fatalf("warnings = %v, want one naming the owner", logs.All())
-	}
-	after, _ := os.ReadDir(dir)
-	if len(after) != len(before) {
-		t.Errorf("discovery wrote into a directory owned by another user: %d files before, %d after", len(before), len(after))
+		if best >= 0 {
+			return uid, true
+		}
+		return real(p, fi)
 	}
 }

@@ -29,6 +29,10 @@ type FactoryOptions struct {
 	DisableStreaming bool
 	// Logger receives debug logs. Nil means none.
 	Logger *zap.Logger
+	// Metrics receives what every informer of the factory does, each
+	// named by its resource ("deployments.v1.apps", "configmaps.v1"); see
+	// Metrics. Nil observes nothing.
+	Metrics Metrics
 }
 
 // InformerOptions select what one informer caches. Informers with equal
@@ -54,6 +58,10 @@ type InformerOptions struct {
 	// managedFields) and decodes them on each read (see RawJSON): far less
 	// memory, slower reads. Metadata-only informers ignore it.
 	Compact bool
+	// Shard, when set, caches only the objects in the shard's ranges and
+	// follows its changes (see Shard). Informers with different Shards are
+	// distinct.
+	Shard *Shard
 }
 
 type factoryKey struct {
@@ -65,6 +73,7 @@ type factoryKey struct {
 	transform uintptr
 	compact   bool
 	metadata  bool
+	shard     *Shard
 }
 
 // runner is what the factory needs of an *Informer[T], whatever T.
@@ -127,7 +136,7 @@ func (f *Factory) key(gvr schema.GroupVersionResource, o InformerOptions, metada
 	case ns == "":
 		ns = f.opts.Namespace
 	}
-	k := factoryKey{gvr: gvr, ns: ns, labels: o.LabelSelector, fields: o.FieldSelector, keepMF: o.KeepManagedFields, compact: o.Compact, metadata: metadata}
+	k := factoryKey{gvr: gvr, ns: ns, labels: o.LabelSelector, fields: o.FieldSelector, keepMF: o.KeepManagedFields, compact: o.Compact, metadata: metadata, shard: o.Shard}
 	if o.Transform != nil {
 		k.transform = reflect.ValueOf(o.Transform).Pointer()
 	}
@@ -207,6 +216,9 @@ func shared[T Object](f *Factory, k objectKind[T], gvr schema.GroupVersionResour
 		ResyncPeriod:     f.opts.ResyncPeriod,
 		DisableStreaming: f.opts.DisableStreaming,
 		Logger:           f.logger().With(zap.String("gvr", gvr.String())),
+		Metrics:          f.opts.Metrics,
+		Name:             ResourceName(gvr),
+		Shard:            opts.Shard,
 	})
 	e := &factoryEntry{key: key, informer: inf, done: make(chan struct{})}
 	f.entries[key] = e
@@ -219,6 +231,16 @@ func shared[T Object](f *Factory, k objectKind[T], gvr schema.GroupVersionResour
 	}
 	e.hold(pin)
 	return inf
+}
+
+// ResourceName is how a Factory names an informer of gvr to Metrics:
+// resource.version.group, as kubectl spells a fully qualified resource
+// ("deployments.v1.apps"; "configmaps.v1" for the core group).
+func ResourceName(gvr schema.GroupVersionResource) string {
+	if gvr.Group == "" {
+		return gvr.Resource + "." + gvr.Version
+	}
+	return gvr.Resource + "." + gvr.Version + "." + gvr.Group
 }
 
 // hold records one more holder of the entry (under the factory's lock).

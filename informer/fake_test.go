@@ -295,6 +295,10 @@ func (r *recorder) OnUpdate(old, obj *unstructured.Unstructured) {
 	r.rec(fmt.Sprintf("update %s %s->%s", obj.GetName(), old.GetResourceVersion(), obj.GetResourceVersion()))
 }
 func (r *recorder) OnDelete(d Deleted[*unstructured.Unstructured]) {
+	if d.ShardMove {
+		r.rec(fmt.Sprintf("delete %s@%s unknown=%v move=true", d.Obj.GetName(), d.Obj.GetResourceVersion(), d.FinalStateUnknown))
+		return
+	}
 	r.rec(fmt.Sprintf("delete %s@%s unknown=%v", d.Obj.GetName(), d.Obj.GetResourceVersion(), d.FinalStateUnknown))
 }
 

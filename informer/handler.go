@@ -3,6 +3,7 @@ package informer
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Handler receives an informer's events. Each registered handler has its own
@@ -59,10 +60,14 @@ const (
 )
 
 type notification[T Object] struct {
-	kind     notificationKind
-	obj, old T
-	initial  bool
-	unknown  bool
+	kind      notificationKind
+	obj, old  T
+	initial   bool
+	unknown   bool
+	shardMove bool
+	// at is when the informer made it (Unix nanoseconds), when it has
+	// Metrics; else 0.
+	at int64
 }
 
 // Registration is a handler's registration with an informer.
@@ -80,6 +85,8 @@ type Registration[T Object] struct {
 	done       chan struct{}
 	remove     func()
 	started    bool
+	// delivered, when set, reports each event's lag (Options.Metrics).
+	delivered func(lag time.Duration)
 }
 
 func newRegistration[T Object](h Handler[T]) *Registration[T] {
@@ -156,13 +163,16 @@ func (r *Registration[T]) run() {
 		}
 		r.delivering = true
 		r.mu.Unlock()
+		if r.delivered != nil && n.at != 0 && n.kind != notifySynced {
+			r.delivered(time.Duration(time.Now().UnixNano() - n.at))
+		}
 		switch n.kind {
 		case notifyAdd:
 			r.h.OnAdd(n.obj, n.initial)
 		case notifyUpdate:
 			r.h.OnUpdate(n.old, n.obj)
 		case notifyDelete:
-			r.h.OnDelete(Deleted[T]{Obj: n.obj, FinalStateUnknown: n.unknown})
+			r.h.OnDelete(Deleted[T]{Obj: n.obj, FinalStateUnknown: n.unknown, ShardMove: n.shardMove})
 		case notifySynced:
 			r.synced.Store(true)
 		}

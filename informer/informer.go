@@ -48,6 +48,16 @@ type Options[T Object] struct {
 	DetectMutations bool
 	// Logger receives debug logs. Nil means none.
 	Logger *zap.Logger
+	// Metrics receives list and watch starts, events, cache size, syncs
+	// and handler lag (see Metrics; package metrics exports them). Nil
+	// observes nothing.
+	Metrics Metrics
+	// Name identifies the informer to Metrics; a Factory sets it to the
+	// resource ("deployments.v1.apps").
+	Name string
+	// Shard, when set, caches only the objects in the shard's ranges and
+	// follows its changes (see Shard). Nil caches every object.
+	Shard *Shard
 
 	clock   clock
 	storage storage[T]
@@ -62,6 +72,12 @@ type Informer[T Object] struct {
 	opts  Options[T]
 	store *Store[T]
 	log   *zap.Logger
+	// metrics is Options.Metrics, or a no-op; timed: Options.Metrics was
+	// set, so notifications carry the time they were made.
+	metrics Metrics
+	timed   bool
+	// shardEcho: 0 not known yet, 1 the server shards, 2 it does not.
+	shardEcho atomic.Int32
 
 	// mu serializes cache changes and handler (un)registration, so every
 	// handler sees every change exactly once, in order.
@@ -98,7 +114,10 @@ func New[T Object](src Source[T], opts Options[T]) *Informer[T] {
 	if st == nil {
 		st = newMapStorage[T]()
 	}
-	inf := &Informer[T]{feed: feedOf(src), opts: opts, store: newStore[T](st), log: log, firstSync: true}
+	inf := &Informer[T]{feed: feedOf(src), opts: opts, store: newStore[T](st), log: log, firstSync: true, metrics: opts.Metrics, timed: opts.Metrics != nil}
+	if inf.metrics == nil {
+		inf.metrics = noMetrics{}
+	}
 	inf.lastSyncRV.Store("")
 	if opts.DetectMutations {
 		inf.copies = map[string]T{}
@@ -153,6 +172,9 @@ func (i *Informer[T]) AddEventHandler(h Handler[T]) (*Registration[T], error) {
 		return nil, errors.New("informer: nil handler")
 	}
 	r := newRegistration[T](h)
+	if i.timed {
+		r.delivered = func(lag time.Duration) { i.metrics.Delivered(i.opts.Name, lag) }
+	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.stopped {
@@ -195,6 +217,9 @@ func (i *Informer[T]) startHandler(r *Registration[T]) {
 }
 
 func (i *Informer[T]) notify(n notification[T]) {
+	if i.timed {
+		n.at = time.Now().UnixNano()
+	}
 	for _, r := range i.handlers {
 		r.enqueue(n)
 	}
@@ -215,6 +240,18 @@ func (i *Informer[T]) Run(ctx context.Context) error {
 		i.startHandler(r)
 	}
 	i.mu.Unlock()
+	var restart chan struct{}
+	if sh := i.opts.Shard; sh != nil {
+		restart = make(chan struct{}, 1)
+		unsubscribe := sh.subscribe(func() {
+			i.reshard()
+			select {
+			case restart <- struct{}{}:
+			default: // a restart is pending already
+			}
+		})
+		defer unsubscribe()
+	}
 	ref := newReflector[T](i.feed, i, reflectorOptions{
 		listOptions:          i.opts.ListOptions,
 		pageSize:             i.opts.PageSize,
@@ -224,6 +261,17 @@ func (i *Informer[T]) Run(ctx context.Context) error {
 		onError:              i.recordError,
 		log:                  i.log,
 		clock:                i.opts.clock,
+		metrics:              i.metrics,
+		name:                 i.opts.Name,
+		shard:                i.opts.Shard,
+		restart:              restart,
+		onShardEcho: func(serverSide bool) {
+			if serverSide {
+				i.shardEcho.Store(1)
+			} else {
+				i.shardEcho.Store(2)
+			}
+		},
 	})
 	if i.opts.ResyncPeriod > 0 {
 		i.running.Add(1)
@@ -377,6 +425,11 @@ func (i *Informer[T]) transform(obj T) (T, bool) {
 }
 
 func (i *Informer[T]) upsert(obj T, text []byte, syncing bool) {
+	if i.opts.Shard != nil && !i.opts.Shard.Contains(obj) {
+		// Not in the shard: the server ignored the selector, or the
+		// event was on its way as the ranges changed.
+		return
+	}
 	key := Key(obj)
 	if rv := obj.GetResourceVersion(); rv != "" && i.relisting.Load() && i.known(key, rv) {
 		// Unchanged (a relist of an object we have, or a stub for one the
@@ -414,6 +467,7 @@ func (i *Informer[T]) upsert(obj T, text []byte, syncing bool) {
 	if existed {
 		i.notify(notification[T]{kind: notifyUpdate, old: old, obj: obj})
 	} else {
+		i.metrics.Cached(i.opts.Name, 1)
 		i.notify(notification[T]{kind: notifyAdd, obj: obj, initial: syncing && i.firstSync})
 	}
 }
@@ -437,6 +491,7 @@ func (i *Informer[T]) remove(obj T) {
 		delete(i.copies, key)
 	}
 	if existed {
+		i.metrics.Cached(i.opts.Name, -1)
 		i.notify(notification[T]{kind: notifyDelete, obj: obj})
 	}
 }
@@ -447,29 +502,17 @@ func (i *Informer[T]) endSync(rv string) {
 	// Objects not seen in this (re)list are gone: deliver them as deletes
 	// whose final state is unknown.
 	if i.seen != nil {
-		i.store.mu.Lock()
-		var gone []T
-		for _, key := range i.store.data.keys() {
-			if _, ok := i.seen[key]; !ok {
-				if obj, ok := i.store.data.get(key); ok {
-					gone = append(gone, obj)
-				}
-				i.store.removeLocked(key)
-				if i.copies != nil {
-					delete(i.copies, key)
-				}
-			}
-		}
-		i.store.mu.Unlock()
-		for _, obj := range gone {
-			i.notify(notification[T]{kind: notifyDelete, obj: obj, unknown: true})
-		}
+		i.dropLocked(notification[T]{kind: notifyDelete, unknown: true}, func(key string, _ T) bool {
+			_, seen := i.seen[key]
+			return !seen
+		})
 	}
 	i.seen = nil
 	i.syncing = false
 	i.relisting.Store(false)
 	i.lastSyncRV.Store(rv)
 	i.permFails.Store(0)
+	i.metrics.Synced(i.opts.Name, time.Now())
 	if i.firstSync {
 		i.firstSync = false
 		i.synced.Store(true)
@@ -514,4 +557,55 @@ func (i *Informer[T]) CheckMutations() error {
 		i.checkMutation(key)
 	}
 	return i.mutation
+}
+
+// reshard drops the cached objects that left the shard's ranges, each
+// delivered as a delete marked ShardMove. The reflector then syncs again
+// with the new selector, which adds the objects that entered.
+func (i *Informer[T]) reshard() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.dropLocked(notification[T]{kind: notifyDelete, shardMove: true}, func(_ string, obj T) bool {
+		return !i.opts.Shard.Contains(obj)
+	})
+}
+
+// dropLocked removes the cached objects drop picks and delivers each as
+// the delete del (with the object filled in). Called with i.mu held.
+func (i *Informer[T]) dropLocked(del notification[T], drop func(key string, obj T) bool) {
+	i.store.mu.Lock()
+	var dropped []T
+	for _, key := range i.store.data.keys() {
+		obj, ok := i.store.data.get(key)
+		if !ok || !drop(key, obj) {
+			continue
+		}
+		dropped = append(dropped, obj)
+		i.store.removeLocked(key)
+		if i.copies != nil {
+			delete(i.copies, key)
+		}
+	}
+	i.store.mu.Unlock()
+	if len(dropped) > 0 {
+		i.metrics.Cached(i.opts.Name, -len(dropped))
+	}
+	for _, obj := range dropped {
+		del.obj = obj
+		i.notify(del)
+	}
+}
+
+// ServerSharded reports, for an informer with a Shard, whether its server
+// applies the shard selector (true) or ignores it, in which case the
+// informer filters alone (false); known is false until its first sync has
+// told.
+func (i *Informer[T]) ServerSharded() (sharded, known bool) {
+	switch i.shardEcho.Load() {
+	case 1:
+		return true, true
+	case 2:
+		return false, true
+	}
+	return false, false
 }

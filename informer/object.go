@@ -21,6 +21,9 @@ type ListPage struct {
 	ResourceVersion string
 	// Continue is the token of the next page, "" on the last page.
 	Continue string
+	// ShardSelector is the shard selector the server says it applied
+	// (ListMeta.shardInfo.selector), "" when none.
+	ShardSelector string
 }
 
 // Source lists and watches one resource for a reflector.
@@ -51,4 +54,7 @@ type Deleted[T Object] struct {
 	// FinalStateUnknown reports that the deletion was inferred from a
 	// relist: Obj may be stale.
 	FinalStateUnknown bool
+	// ShardMove reports that the object was not deleted but left the
+	// informer's Shard (its ranges changed): another shard has it now.
+	ShardMove bool
 }

@@ -130,6 +130,16 @@ type reflectorOptions struct {
 	log                  *zap.Logger
 	clock                clock
 	watchTimeout         func() time.Duration
+	metrics              Metrics // never nil
+	name                 string  // the informer's, for metrics
+	// shard, when set, selects the objects listed and watched (its
+	// current Selector goes in every request); restart is signalled after
+	// each change of its ranges, and makes the reflector sync again with
+	// the new selector.
+	shard   *Shard
+	restart <-chan struct{}
+	// onShardEcho is told once whether the server applied the selector.
+	onShardEcho func(serverSide bool)
 }
 
 // reflector keeps a sink equal to the server: list (or stream) then watch,
@@ -145,6 +155,7 @@ type reflector[T Object] struct {
 	streamingOff    bool
 	loggedFallback  bool
 	watchHealthyFor time.Duration
+	echoKnown       bool // whether the server shards is known (and reported)
 }
 
 func newReflector[T Object](f feed[T], s sink[T], opts reflectorOptions) *reflector[T] {
@@ -163,6 +174,9 @@ func newReflector[T Object](f feed[T], s sink[T], opts reflectorOptions) *reflec
 	if opts.log == nil {
 		opts.log = zap.NewNop()
 	}
+	if opts.metrics == nil {
+		opts.metrics = noMetrics{}
+	}
 	if opts.watchTimeout == nil {
 		opts.watchTimeout = func() time.Duration {
 			return minWatchTimeout + time.Duration(rand.Int64N(int64(maxWatchTimeout-minWatchTimeout)))
@@ -171,22 +185,102 @@ func newReflector[T Object](f feed[T], s sink[T], opts reflectorOptions) *reflec
 	return &reflector[T]{feed: f, sink: s, opts: opts, backoff: newBackoff(opts.clock), watchHealthyFor: backoffReset}
 }
 
-// run steps the state machine until ctx is done.
+// run steps the state machine until ctx is done. A restart (the shard's
+// ranges changed) cuts the state in progress short — the list, the watch,
+// the backoff — and syncs again.
 func (r *reflector[T]) run(ctx context.Context) {
+	// epoch lives until a restart: a streaming list's watch, opened in one
+	// step, goes on in the next.
+	epoch, cancel := context.WithCancel(ctx)
+	defer func() { cancel() }()
 	s := r.sync(false)
 	for {
-		o := r.exec(ctx, s)
-		if ctx.Err() != nil {
+		restarted := false
+		stop := r.onRestart(func() { restarted = true; cancel() })
+		o := r.exec(epoch, s)
+		stop()
+		if ctx.Err() != nil || restarted {
 			if o.live != nil {
 				o.live.Stop()
 			}
-			return
+			if ctx.Err() != nil {
+				return
+			}
+			r.opts.log.Debug("shard ranges changed; syncing again", zap.String("selector", r.opts.shard.Selector()))
+			cancel()
+			epoch, cancel = context.WithCancel(ctx)
+			s = r.sync(false)
+			continue
 		}
 		if o.err != nil && !o.unsupported {
 			r.report(s, o.err)
 		}
 		s = r.next(s, o)
 	}
+}
+
+// onRestart calls f when a restart is signalled, until the returned stop
+// is called (which waits until f has returned, if it runs).
+func (r *reflector[T]) onRestart(f func()) (stop func()) {
+	if r.opts.restart == nil {
+		return func() {}
+	}
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-r.opts.restart:
+			f()
+		case <-quit:
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}
+
+// withShard puts the shard's current selector in opts.
+func (r *reflector[T]) withShard(opts metav1.ListOptions) metav1.ListOptions {
+	if r.opts.shard != nil {
+		opts.ShardSelector = r.opts.shard.Selector()
+	}
+	return opts
+}
+
+// noteShardEcho reports, once, whether the server applied the shard
+// selector: a list's ListMeta.shardInfo echoes it when it did.
+func (r *reflector[T]) noteShardEcho(echo string) {
+	if r.opts.shard == nil || r.echoKnown {
+		return
+	}
+	r.echoKnown = true
+	if echo != "" {
+		r.opts.log.Info("the server shards the list and watch", zap.String("selector", echo))
+	} else {
+		r.opts.log.Info("the server does not shard (no shardInfo echo); filtering on the client", zap.String("selector", r.opts.shard.Selector()))
+	}
+	r.opts.metrics.ShardServed(r.opts.name, echo != "")
+	if r.opts.onShardEcho != nil {
+		r.opts.onShardEcho(echo != "")
+	}
+}
+
+// probeShardEcho lists one object with the shard selector to learn whether
+// the server applies it (a streaming list's bookmark does not say).
+func (r *reflector[T]) probeShardEcho(ctx context.Context) {
+	if r.opts.shard == nil || r.echoKnown {
+		return
+	}
+	opts := r.withShard(r.opts.listOptions)
+	opts.Limit, opts.ResourceVersion = 1, "0"
+	page, err := r.feed.list(ctx, opts, nil, func(T, []byte) error { return nil })
+	if err != nil {
+		r.opts.log.Debug("could not probe whether the server shards; will try again at the next sync", zap.Error(err))
+		return
+	}
+	r.noteShardEcho(page.ShardSelector)
 }
 
 // sync is the state that syncs the cache: a streaming list unless it is
@@ -246,10 +340,19 @@ func (r *reflector[T]) next(s state, o outcome) state {
 func (r *reflector[T]) exec(ctx context.Context, s state) outcome {
 	switch s := s.(type) {
 	case listing:
-		rv, err := r.list(ctx, s.consistent)
+		r.opts.metrics.ListStarted(r.opts.name, s.consistent)
+		rv, echo, err := r.list(ctx, s.consistent)
+		if err == nil {
+			r.noteShardEcho(echo)
+		}
 		return r.failure(outcome{rv: rv}, err)
 	case streaming:
-		return r.stream(ctx)
+		r.opts.metrics.ListStarted(r.opts.name, s.consistent)
+		o := r.stream(ctx)
+		if o.err == nil {
+			r.probeShardEcho(ctx)
+		}
+		return o
 	case watching:
 		return r.watch(ctx, s)
 	case backingOff:
@@ -349,10 +452,10 @@ func (r *reflector[T]) fetchPages(ctx context.Context, opts metav1.ListOptions) 
 }
 
 // list lists every page into the sink and returns the list's
-// resourceVersion.
-func (r *reflector[T]) list(ctx context.Context, consistent bool) (string, error) {
+// resourceVersion and the shard selector its first page echoed.
+func (r *reflector[T]) list(ctx context.Context, consistent bool) (rv, echo string, err error) {
 	for restarts := 0; ; restarts++ {
-		opts := r.opts.listOptions
+		opts := r.withShard(r.opts.listOptions)
 		opts.Limit = r.opts.pageSize
 		opts.ResourceVersion = ""
 		if !consistent && restarts == 0 {
@@ -363,9 +466,9 @@ func (r *reflector[T]) list(ctx context.Context, consistent bool) (string, error
 			// the list is a consistent one, paged.
 			opts.ResourceVersion = "0"
 		}
-		rv, restart, err := r.listOnce(ctx, opts)
+		rv, echo, restart, err := r.listOnce(ctx, opts)
 		if err == nil && !restart {
-			return rv, nil
+			return rv, echo, nil
 		}
 		if restart && restarts < 3 {
 			continue // the continue token expired: a fresh, consistent list
@@ -373,11 +476,11 @@ func (r *reflector[T]) list(ctx context.Context, consistent bool) (string, error
 		if err == nil {
 			err = errors.New("informer: the list's continue token kept expiring")
 		}
-		return "", err
+		return "", "", err
 	}
 }
 
-func (r *reflector[T]) listOnce(ctx context.Context, opts metav1.ListOptions) (rv string, restart bool, err error) {
+func (r *reflector[T]) listOnce(ctx context.Context, opts metav1.ListOptions) (rv, echo string, restart bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.sink.beginSync()
@@ -386,9 +489,9 @@ func (r *reflector[T]) listOnce(ctx context.Context, opts metav1.ListOptions) (r
 		if p.err != nil {
 			r.sink.abortSync()
 			if apierrors.IsResourceExpired(p.err) && p.cont != "" {
-				return "", true, nil
+				return "", "", true, nil
 			}
-			return "", false, p.err
+			return "", "", false, p.err
 		}
 		for i, obj := range p.items {
 			var text []byte
@@ -403,18 +506,18 @@ func (r *reflector[T]) listOnce(ctx context.Context, opts metav1.ListOptions) (r
 			continue
 		}
 		if listRV == "" {
-			listRV = p.page.ResourceVersion
+			listRV, echo = p.page.ResourceVersion, p.page.ShardSelector
 		}
 		if p.page.Continue == "" {
 			r.sink.endSync(listRV)
-			return listRV, false, nil
+			return listRV, echo, false, nil
 		}
 	}
 	r.sink.abortSync()
 	if err := ctx.Err(); err != nil {
-		return "", false, err
+		return "", "", false, err
 	}
-	return "", false, errors.New("informer: the list ended without its last page")
+	return "", "", false, errors.New("informer: the list ended without its last page")
 }
 
 // errStreamingUnsupported says the server will not stream the initial list.
@@ -430,7 +533,7 @@ func refusesStreaming(err error) bool {
 // to the sink until the initial-events-end bookmark. The watch goes on as
 // the outcome's live watch, unless the feed said it is one-shot.
 func (r *reflector[T]) stream(ctx context.Context) outcome {
-	opts := r.opts.listOptions
+	opts := r.withShard(r.opts.listOptions)
 	opts.SendInitialEvents = ptr.To(true)
 	opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
 	opts.AllowWatchBookmarks = true
@@ -496,6 +599,7 @@ func (r *reflector[T]) stream(ctx context.Context) outcome {
 // event carries ("" when none), whether it is the initial-events-end
 // bookmark, and for an ERROR event the server's error.
 func (r *reflector[T]) apply(ev watch.Event, syncing bool) (rv string, end bool, err error) {
+	r.opts.metrics.Event(r.opts.name, ev.Type)
 	if ev.Type == watch.Error {
 		return "", false, statusError(ev.Object)
 	}
@@ -591,10 +695,11 @@ func (r *reflector[T]) watch(ctx context.Context, s watching) outcome {
 	events := 1 // on this watch; a streaming list's watch has had its initial events
 	if w == nil {
 		events = 0
-		opts := r.opts.listOptions
+		opts := r.withShard(r.opts.listOptions)
 		opts.ResourceVersion = s.rv
 		opts.AllowWatchBookmarks = true
 		opts.TimeoutSeconds = ptr.To(int64(r.opts.watchTimeout() / time.Second))
+		r.opts.metrics.WatchStarted(r.opts.name)
 		st, err := r.openWatch(ctx, opts, nil)
 		if err != nil {
 			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {

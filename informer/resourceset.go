@@ -43,6 +43,9 @@ type Event struct {
 	// FinalStateUnknown marks Deleted events inferred from a relist, or
 	// sent because the resource itself left the set (ResourceGone).
 	FinalStateUnknown bool
+	// ShardMove marks Deleted events of objects that left the set's Shard
+	// (ResourceSetOptions.Informer.Shard): another shard has them now.
+	ShardMove bool
 	// ResourceGone marks the Deleted events sent for every cached object of
 	// a resource that left the set (its CRD was deleted, or it no longer
 	// matches Keep), just before its informer is released.
@@ -356,7 +359,7 @@ func startMember[T Object](s *ResourceSet, k objectKind[T], r *discovery.Resourc
 			h(Event{Type: watch.Modified, GVR: gvr, Resource: r, Object: o, Old: old})
 		},
 		DeleteFunc: func(d Deleted[T]) {
-			h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: d.Obj, FinalStateUnknown: d.FinalStateUnknown})
+			h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: d.Obj, FinalStateUnknown: d.FinalStateUnknown, ShardMove: d.ShardMove})
 		},
 	})
 	if err != nil {

@@ -120,7 +120,13 @@ func (s *objectSource) list(ctx context.Context, opts metav1.ListOptions, known 
 			return ListPage{}, err
 		}
 	}
-	return ListPage{ResourceVersion: l.GetResourceVersion(), Continue: l.GetContinue()}, nil
+	return listPage(l), nil
+}
+
+// listPage is the ListPage of a list from a dynamic.ResourceInterface.
+func listPage(l *unstructured.UnstructuredList) ListPage {
+	sel, _, _ := unstructured.NestedString(l.Object, "metadata", "shardInfo", "selector")
+	return ListPage{ResourceVersion: l.GetResourceVersion(), Continue: l.GetContinue(), ShardSelector: sel}
 }
 
 func (s *objectSource) watch(ctx context.Context, opts metav1.ListOptions, known wire.Known) (wire.Stream, error) {
@@ -190,7 +196,7 @@ func (s *metadataSource) list(ctx context.Context, opts metav1.ListOptions, _ wi
 			return ListPage{}, err
 		}
 	}
-	return ListPage{ResourceVersion: l.GetResourceVersion(), Continue: l.GetContinue()}, nil
+	return listPage(l), nil
 }
 
 func (s *metadataSource) watch(ctx context.Context, opts metav1.ListOptions, known wire.Known) (wire.Stream, error) {

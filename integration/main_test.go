@@ -9,4 +9,8 @@ import (
 	"github.com/kdyn/kdyn/integration/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.Options{})) }
+func TestMain(m *testing.M) {
+	code := testenv.Main(m, testenv.Options{})
+	removeKdynBinary()
+	os.Exit(code)
+}

@@ -9,10 +9,13 @@ import (
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,14 +26,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kdyn/kdyn/integration/testenv"
-	"github.com/kdyn/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/kubeconfig"
 	"github.com/kdyn/kdyn/rest"
 )
 
 // Security properties against the real kube-apiserver. TestTLSVerification
 // (foundation_test.go) covers rest.Config directly; these go through
-// kubeconfig files and the kdyn command line.
+// kubeconfig files and the kdyn command line (the built binary).
 
 // otherCA returns a PEM CA certificate that did not sign the server's.
 func otherCA(t *testing.T) []byte {
@@ -141,7 +143,7 @@ func TestTLSVerificationThroughKubeconfig(t *testing.T) {
 		{[]string{"--tls-server-name", "wrong.kdyn.test"}, "wrong.kdyn.test"},
 		{[]string{"--server", strings.Replace(env.Host(), "127.0.0.1", "localhost", 1)}, ""},
 	} {
-		r := kdynMain(append([]string{"--kubeconfig", kc, "--cache-dir", t.TempDir()}, append(tt.args, "version")...)...)
+		r := kdynMain(t, append([]string{"--kubeconfig", kc, "--cache-dir", t.TempDir()}, append(tt.args, "version")...)...)
 		if tt.wantErr == "" && r.code != 0 {
 			t.Errorf("kdyn %v version: exit %d\n%s", tt.args, r.code, r.stderr)
 		}
@@ -156,31 +158,53 @@ type mainResult struct {
 	stdout, stderr string
 }
 
-// kdynMain runs the kdyn command line in this process.
-func kdynMain(args ...string) mainResult {
-	var out, errb lockedBuffer
-	code := cli.Main(args, strings.NewReader(""), &out, &errb)
-	return mainResult{code: code, stdout: out.String(), stderr: errb.String()}
+// kdynBuild is the kdyn binary, built once for the test process.
+var kdynBuild struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
 }
 
-// lockedBuffer is a bytes.Buffer for kdyn's output streams: its logger
-// writes to stderr from several goroutines (discovery fetches /api and
-// /apis at once), with no lock of its own.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+// kdynMain runs the kdyn command line (cmd/kdyn, built on first use) with
+// args and an empty standard input.
+func kdynMain(t *testing.T, args ...string) mainResult {
+	t.Helper()
+	kdynBuild.once.Do(func() {
+		kdynBuild.dir, kdynBuild.err = os.MkdirTemp("", "kdyn-integration-")
+		if kdynBuild.err != nil {
+			return
+		}
+		_, file, _, _ := runtime.Caller(0)
+		kdynBuild.path = filepath.Join(kdynBuild.dir, "kdyn")
+		cmd := exec.Command("go", "build", "-o", kdynBuild.path, "./cmd/kdyn")
+		cmd.Dir = filepath.Join(filepath.Dir(file), "..")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			kdynBuild.err = fmt.Errorf("build kdyn: %v\n%s", err, out)
+		}
+	})
+	if kdynBuild.err != nil {
+		t.Fatal(kdynBuild.err)
+	}
+	cmd := exec.CommandContext(t.Context(), kdynBuild.path, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return mainResult{code: ee.ExitCode(), stdout: out.String(), stderr: errb.String()}
+	case err != nil:
+		t.Fatalf("run kdyn %v: %v", args, err)
+	}
+	return mainResult{stdout: out.String(), stderr: errb.String()}
 }
 
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+// removeKdynBinary removes what kdynMain built.
+func removeKdynBinary() {
+	if kdynBuild.dir != "" {
+		os.RemoveAll(kdynBuild.dir)
+	}
 }
 
 // TestCLINeverPrintsCredentials runs kdyn get secrets at every -v level
@@ -238,7 +262,7 @@ func TestCLINeverPrintsCredentials(t *testing.T) {
 			kc := kubeconfigFile(t, tt.cluster, tt.user)
 			cache := t.TempDir()
 			for v := 0; v <= 10; v++ {
-				r := kdynMain("--kubeconfig", kc, "--cache-dir", cache, "-v", strconv.Itoa(v), "get", "secrets", "-n", ns)
+				r := kdynMain(t, "--kubeconfig", kc, "--cache-dir", cache, "-v", strconv.Itoa(v), "get", "secrets", "-n", ns)
 				if r.code != tt.wantCode || !strings.Contains(r.stderr, tt.wantErr) {
 					t.Fatalf("-v %d: exit %d, want %d with %q:\nstdout:\n%s\nstderr:\n%s", v, r.code, tt.wantCode, tt.wantErr, r.stdout, r.stderr)
 				}

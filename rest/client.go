@@ -9,6 +9,8 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/time/rate"
+
+	"github.com/kdyn/kdyn/internal/ctxsleep"
 )
 
 // Client sends requests to one API server. It is safe for concurrent use
@@ -24,6 +26,7 @@ type Client struct {
 	log      *zap.Logger
 	verbose  int
 	sleep    func(ctx context.Context, d time.Duration) error
+	metrics  Metrics
 	// compressWatches: every watch may come gzip-compressed
 	// (Config.CompressWatches).
 	compressWatches bool
@@ -82,9 +85,13 @@ func NewForConfigAndClient(cfg *Config, hc *http.Client) (*Client, error) {
 		timeout: cfg.Timeout,
 		log:     log,
 		verbose: cfg.LogVerbosity,
-		sleep:   sleepCtx,
+		sleep:   ctxsleep.Sleep,
 
 		compressWatches: cfg.CompressWatches,
+	}
+	c.metrics = cfg.Metrics
+	if c.metrics == nil {
+		c.metrics = noMetrics{}
 	}
 	c.limiter = newLimiter(cfg.QPS, cfg.Burst)
 	c.warnings = cfg.WarningHandler
@@ -150,20 +157,11 @@ func (c *Client) wait(ctx context.Context, r *Request) error {
 	if err := c.limiter.Wait(ctx); err != nil {
 		return err
 	}
-	if d := time.Since(start); d > throttleLogThreshold {
+	d := time.Since(start)
+	c.metrics.RateLimited(r.verb, c.base.Host, d)
+	if d > throttleLogThreshold {
 		c.log.Info("request waited for client-side rate limit",
 			zap.Duration("wait", d), zap.String("verb", r.verb), zap.String("path", r.path()))
 	}
 	return nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -117,6 +117,11 @@ type Config struct {
 	// request and response bodies (secrets redacted); 9 adds an equivalent,
 	// redacted curl command line. Values below 6 log nothing per request.
 	LogVerbosity int
+
+	// Metrics receives every request's outcome, latency, rate-limiter wait
+	// and retries (see Metrics; package metrics exports them to
+	// Prometheus). Nil observes nothing.
+	Metrics Metrics
 }
 
 // ImpersonationConfig makes requests act as another user, through the

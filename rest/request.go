@@ -480,6 +480,7 @@ func (r *Request) send(ctx context.Context, limited bool) (*http.Response, time.
 		start := time.Now()
 		resp, err := r.httpClient(ctx).Do(req)
 		if err != nil {
+			r.c.metrics.RequestDone(r.verb, r.c.base.Host, errorCode, time.Since(start))
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				return nil, start, fmt.Errorf("rest: %s %s: %w", r.verb, r.URL().Redacted(), ctxErr)
 			}
@@ -489,10 +490,12 @@ func (r *Request) send(ctx context.Context, limited bool) (*http.Response, time.
 				if err := r.c.sleep(ctx, d); err != nil {
 					return nil, start, err
 				}
+				r.c.metrics.Retried(r.verb, r.c.base.Host, errorCode)
 				continue
 			}
 			return nil, start, err
 		}
+		r.c.metrics.RequestDone(r.verb, r.c.base.Host, statusCode(resp.StatusCode), time.Since(start))
 		if d, ok := retryAfter(resp); ok && attempt < maxRetries {
 			r.logResponse(resp, start, nil)
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -501,6 +504,7 @@ func (r *Request) send(ctx context.Context, limited bool) (*http.Response, time.
 			if err := r.c.sleep(ctx, d); err != nil {
 				return nil, start, fmt.Errorf("rest: %s %s: waiting %s to retry as the server asked: %w", r.verb, r.path(), d, err)
 			}
+			r.c.metrics.Retried(r.verb, r.c.base.Host, statusCode(resp.StatusCode))
 			continue
 		}
 		r.c.handleWarnings(resp.Header)

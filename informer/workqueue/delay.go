@@ -18,7 +18,7 @@ func (q *Queue[T]) AddAfter(item T, d time.Duration) {
 }
 
 // AddRateLimited adds item after the delay the rate limiter gives for it,
-// recording a failure of item; the retry is counted in [Metrics.Retries].
+// recording a failure of item; the retry is counted in [Stats.Retries].
 func (q *Queue[T]) AddRateLimited(item T) {
 	if q.ShuttingDown() {
 		// Do not count a failure for a retry that will not happen.
@@ -31,6 +31,7 @@ func (q *Queue[T]) AddRateLimited(item T) {
 		return
 	}
 	q.stats.retries++
+	q.metrics.Retried(q.name)
 	q.addAfterLocked(item, d)
 }
 
@@ -40,7 +41,7 @@ func (q *Queue[T]) addAfterLocked(item T, d time.Duration) {
 	}
 	now := q.clock.Now()
 	if d <= 0 {
-		q.addLocked(item, now)
+		q.addLocked(item, now, false)
 		return
 	}
 	readyAt := now.Add(d)
@@ -85,7 +86,7 @@ func (q *Queue[T]) delayLoop() {
 		for len(q.delayed) > 0 && !q.delayed[0].readyAt.After(now) {
 			e := heap.Pop(&q.delayed).(*delayedItem[T])
 			delete(q.delayedIndex, e.item)
-			q.addLocked(e.item, now)
+			q.addLocked(e.item, now, false)
 		}
 		var t timer
 		var fired <-chan time.Time

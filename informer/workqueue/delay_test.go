@@ -89,7 +89,7 @@ func TestAddAfterDeduplicatesKeepingTheEarliestDeadline(t *testing.T) {
 			if got := q.Len(); got != 0 {
 				t.Errorf("Len = %d, want 0: x was added once", got)
 			}
-			if got := q.Metrics().Adds; got != 1 {
+			if got := q.Stats().Adds; got != 1 {
 				t.Errorf("Adds = %d, want 1", got)
 			}
 		})
@@ -163,7 +163,7 @@ func TestAddRateLimitedUsesTheLimiter(t *testing.T) {
 	if got := q.NumRequeues("a"); got != 0 {
 		t.Errorf("NumRequeues after Forget = %d, want 0", got)
 	}
-	if got := q.Metrics().Retries; got != 2 {
+	if got := q.Stats().Retries; got != 2 {
 		t.Errorf("Retries = %d, want 2", got)
 	}
 }

@@ -37,6 +37,11 @@
 //     item re-added during processing enters at Done); delayed items
 //     ([Queue.AddAfter]) enter in deadline order, and an item delayed twice
 //     keeps the earlier deadline.
+//   - Priority: [Queue.AddLowPriority] queues an item behind those of Add
+//     (a controller's initial list, so that real changes overtake it), but
+//     never starves it: while both kinds wait, at least one item in every
+//     [LowPriorityShare] handed out is a low-priority one. An Add of an item
+//     waiting with low priority moves it ahead.
 //   - Backoff: [Queue.AddRateLimited] waits as long as the [RateLimiter] says.
 //     The default, [DefaultRateLimiter], is client-go's: per-item exponential
 //     backoff 5 ms, 10 ms, 20 ms, … capped at 1000 s, and an overall token
@@ -73,7 +78,8 @@
 //
 // The queue reports no errors: adds after shutdown are dropped silently, and
 // Done or Forget of an unknown item does nothing. Run returns an error only
-// for bad arguments. The queue does not log; [Queue.Metrics] returns its
-// figures (depth, adds, retries, in-flight work, latency and work duration)
-// for the caller to export.
+// for bad arguments. The queue does not log; [Queue.Stats] returns its
+// figures (depth, adds, retries, in-flight work, latency and work duration),
+// and [Options.Metrics] receives them as they happen, for an exporter
+// (package metrics exports them to Prometheus under client-go's names).
 package workqueue

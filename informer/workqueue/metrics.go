@@ -2,89 +2,41 @@ package workqueue
 
 import "time"
 
-// Metrics is a snapshot of a queue's figures, taken by [Queue.Metrics].
-// Counters and statistics cover the queue's whole life.
-type Metrics struct {
-	// Name is [Options.Name].
-	Name string
-	// Depth is the number of items waiting for Get (Len).
-	Depth int
-	// Adds counts the items that entered the queue: Add calls, including
-	// those of AddAfter and AddRateLimited once due, that were not merged
-	// into an item already waiting.
-	Adds int64
-	// Retries counts AddRateLimited calls accepted before shutdown.
-	Retries int64
-	// Dropped counts the items Run gave up on after Options.MaxRetries.
-	Dropped int64
-	// Processing is the number of items handed out by Get and not yet Done.
-	Processing int
-	// LongestRunning is how long the oldest item in processing has been in
-	// processing; zero when none is.
-	LongestRunning time.Duration
-	// UnfinishedWork is the sum, over the items in processing, of how long
-	// each has been in processing: work done that Done has not yet reported.
-	UnfinishedWork time.Duration
-	// QueueLatency is the time from Add to Get, over the items handed out.
-	QueueLatency DurationStats
-	// WorkDuration is the time from Get to Done, over the items finished.
-	WorkDuration DurationStats
+// Metrics receives what a queue does, for an exporter: package metrics
+// exports it under client-go's workqueue_* names, labelled with the
+// queue's Options.Name. Options.Metrics nil observes nothing.
+//
+// Added, Retried, Waited and Worked are called with the queue's lock held:
+// they must be cheap, must not call the queue and must be safe for
+// concurrent use. Started and Stopped are called without it.
+type Metrics interface {
+	// Started is called once, by New: stats returns the queue's figures
+	// (Queue.Stats), for gauges read when they are scraped (depth,
+	// unfinished work, the longest-running processor). It may be called
+	// at any time until Stopped.
+	Started(name string, stats func() Stats)
+	// Stopped is called once, when shutdown begins: the exporter lets
+	// the queue's gauges go.
+	Stopped(name string)
+	// Added is called for each item that entered the queue (not merged
+	// into one already waiting).
+	Added(name string)
+	// Retried is called for each AddRateLimited accepted.
+	Retried(name string)
+	// Waited is called as Get hands out an item, with the time since it
+	// was added.
+	Waited(name string, d time.Duration)
+	// Worked is called at Done, with the time since Get handed the item
+	// out.
+	Worked(name string, d time.Duration)
 }
 
-// DurationStats summarises observed durations.
-type DurationStats struct {
-	Count int64         // observations
-	Total time.Duration // their sum
-	Max   time.Duration // the largest
-}
+// noMetrics is the Metrics of a queue without one.
+type noMetrics struct{}
 
-// Mean returns Total/Count, or zero with no observation.
-func (s DurationStats) Mean() time.Duration {
-	if s.Count == 0 {
-		return 0
-	}
-	return s.Total / time.Duration(s.Count)
-}
-
-func (s *DurationStats) observe(d time.Duration) {
-	d = max(d, 0)
-	s.Count++
-	s.Total += d
-	s.Max = max(s.Max, d)
-}
-
-// stats holds the counters a queue keeps; guarded by Queue.mu.
-type stats struct {
-	adds, retries, dropped     int64
-	queueLatency, workDuration DurationStats
-}
-
-// Metrics returns a snapshot of the queue's figures. It costs O(items in
-// processing).
-func (q *Queue[T]) Metrics() Metrics {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	now := q.clock.Now()
-	m := Metrics{
-		Name:         q.name,
-		Depth:        q.queue.len(),
-		Adds:         q.stats.adds,
-		Retries:      q.stats.retries,
-		Dropped:      q.stats.dropped,
-		Processing:   len(q.processing),
-		QueueLatency: q.stats.queueLatency,
-		WorkDuration: q.stats.workDuration,
-	}
-	for _, started := range q.processing {
-		running := max(now.Sub(started), 0)
-		m.UnfinishedWork += running
-		m.LongestRunning = max(m.LongestRunning, running)
-	}
-	return m
-}
-
-func (q *Queue[T]) recordDrop() {
-	q.mu.Lock()
-	q.stats.dropped++
-	q.mu.Unlock()
-}
+func (noMetrics) Started(string, func() Stats) {}
+func (noMetrics) Stopped(string)               {}
+func (noMetrics) Added(string)                 {}
+func (noMetrics) Retried(string)               {}
+func (noMetrics) Waited(string, time.Duration) {}
+func (noMetrics) Worked(string, time.Duration) {}

@@ -1,59 +1,58 @@
 package workqueue
 
 import (
+	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 )
 
-func TestMetrics(t *testing.T) {
+// recordingMetrics keeps what a queue reports.
+type recordingMetrics struct {
+	mu    sync.Mutex
+	got   []string
+	stats func() Stats
+}
+
+func (m *recordingMetrics) add(format string, args ...any) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.got = append(m.got, fmt.Sprintf(format, args...))
+}
+
+func (m *recordingMetrics) Started(name string, stats func() Stats) {
+	m.stats = stats
+	m.add("started %s", name)
+}
+func (m *recordingMetrics) Stopped(name string)                 { m.add("stopped %s", name) }
+func (m *recordingMetrics) Added(name string)                   { m.add("added %s", name) }
+func (m *recordingMetrics) Retried(name string)                 { m.add("retried %s", name) }
+func (m *recordingMetrics) Waited(name string, d time.Duration) { m.add("waited %s %v", name, d) }
+func (m *recordingMetrics) Worked(name string, d time.Duration) { m.add("worked %s %v", name, d) }
+
+// Options.Metrics sees every add, retry, wait and piece of work as it
+// happens, can read the queue's figures, and is told once of the stop.
+func TestMetricsObserveTheQueue(t *testing.T) {
 	const ms = time.Millisecond
-	q, c := newTestQueue(t, Options[string]{Name: "things", RateLimiter: NewItemExponentialRateLimiter[string](0, 0)})
-
+	m := &recordingMetrics{}
+	q, c := newTestQueue(t, Options[string]{Name: "things", Metrics: m, RateLimiter: NewItemExponentialRateLimiter[string](0, 0)})
 	q.Add("a")
-	q.Add("b")
-	q.Add("a") // merged
-	if diff := cmp.Diff(Metrics{Name: "things", Depth: 2, Adds: 2}, q.Metrics()); diff != "" {
-		t.Errorf("after adds (-want +got):\n%s", diff)
-	}
-
+	q.Add("a") // merged: not an add
 	c.Step(10 * ms)
-	mustGet(t, q) // a: 10ms in the queue
+	mustGet(t, q)
+	if s := m.stats(); s.Processing != 1 || s.Name != "things" {
+		t.Fatalf("stats through the exporter: %+v", s)
+	}
 	c.Step(5 * ms)
-	mustGet(t, q) // b: 15ms in the queue
-	c.Step(20 * ms)
-	// a has run 25ms, b 20ms.
-	want := Metrics{
-		Name:           "things",
-		Adds:           2,
-		Processing:     2,
-		LongestRunning: 25 * ms,
-		UnfinishedWork: 45 * ms,
-		QueueLatency:   DurationStats{Count: 2, Total: 25 * ms, Max: 15 * ms},
-	}
-	if diff := cmp.Diff(want, q.Metrics()); diff != "" {
-		t.Errorf("while processing (-want +got):\n%s", diff)
-	}
-	if got := want.QueueLatency.Mean(); got != 12500*time.Microsecond {
-		t.Errorf("QueueLatency.Mean = %v, want 12.5ms", got)
-	}
-
-	q.AddRateLimited("a") // zero delay: re-queued at Done
+	q.AddRateLimited("a") // while processing: queued again at Done
 	q.Done("a")
-	q.Done("b")
-	want = Metrics{
-		Name:         "things",
-		Depth:        1,
-		Adds:         3,
-		Retries:      1,
-		QueueLatency: DurationStats{Count: 2, Total: 25 * ms, Max: 15 * ms},
-		WorkDuration: DurationStats{Count: 2, Total: 45 * ms, Max: 25 * ms},
-	}
-	if diff := cmp.Diff(want, q.Metrics()); diff != "" {
-		t.Errorf("after Done (-want +got):\n%s", diff)
-	}
-	if got := (DurationStats{}).Mean(); got != 0 {
-		t.Errorf("Mean of nothing = %v, want 0", got)
+	q.ShutDown()
+	q.ShutDown()
+	want := []string{"started things", "added things", "waited things 10ms", "retried things", "added things", "worked things 5ms", "stopped things"}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !slices.Equal(m.got, want) {
+		t.Fatalf("reported\n%q\nwant\n%q", m.got, want)
 	}
 }

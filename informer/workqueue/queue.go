@@ -12,8 +12,13 @@ type Options[T comparable] struct {
 	// failure count. Nil means [DefaultRateLimiter].
 	RateLimiter RateLimiter[T]
 
-	// Name identifies the queue in [Metrics]; the queue does not log.
+	// Name identifies the queue in [Stats] and to Metrics; the queue does
+	// not log.
 	Name string
+
+	// Metrics receives what the queue does, for an exporter (package
+	// metrics). Nil observes nothing.
+	Metrics Metrics
 
 	// MaxRetries is used by [Queue.Run]: an item whose handler has failed
 	// MaxRetries+1 times in a row is forgotten and dropped instead of being
@@ -33,6 +38,7 @@ type Queue[T comparable] struct {
 	maxRetries int
 	onDrop     func(T, error)
 	clock      clock
+	metrics    Metrics
 
 	// mu guards every field below it.
 	mu sync.Mutex
@@ -41,11 +47,20 @@ type Queue[T comparable] struct {
 	ready *sync.Cond
 	// waiting counts the Get calls blocked on ready; tests wait on it.
 	waiting int
-	// queue holds the items waiting for Get, in order, each at most once.
-	queue fifo[T]
+	// high and low hold the items waiting for Get, in order: those of Add
+	// and those of AddLowPriority. An entry whose seq is not its item's
+	// dirty seq is stale (a low-priority item promoted by Add) and is
+	// skipped; every waiting item has exactly one live entry.
+	high, low fifo[entry[T]]
+	// queued and queuedLow count the waiting items (live entries), all and
+	// low-priority; highRun counts the high-priority items handed out in a
+	// row while low-priority ones waited.
+	queued, queuedLow, highRun int
+	seq                        uint64
 	// dirty holds every item that needs processing (queued, or re-added while
-	// in processing) with the time it was added.
-	dirty map[T]time.Time
+	// in processing): when it was added, its priority, and the seq of its
+	// live entry (0 while it is in processing: Done queues it).
+	dirty map[T]dirtyEntry
 	// processing holds the items handed out by Get and not yet Done, with the
 	// time Get handed them out.
 	processing map[T]time.Time
@@ -90,13 +105,18 @@ func newQueue[T comparable](opts Options[T], c clock) *Queue[T] {
 	if limiter == nil {
 		limiter = defaultRateLimiter[T](c)
 	}
+	m := opts.Metrics
+	if m == nil {
+		m = noMetrics{}
+	}
 	q := &Queue[T]{
+		metrics:      m,
 		name:         opts.Name,
 		limiter:      limiter,
 		maxRetries:   opts.MaxRetries,
 		onDrop:       opts.OnDrop,
 		clock:        c,
-		dirty:        map[T]time.Time{},
+		dirty:        map[T]dirtyEntry{},
 		processing:   map[T]time.Time{},
 		delayedIndex: map[T]*delayedItem[T]{},
 		stop:         make(chan struct{}),
@@ -104,34 +124,124 @@ func newQueue[T comparable](opts Options[T], c clock) *Queue[T] {
 		drained:      make(chan struct{}),
 	}
 	q.ready = sync.NewCond(&q.mu)
+	m.Started(q.name, q.Stats)
 	return q
 }
 
 // Add queues item unless it is already waiting: an item added many times
 // before a worker gets it is handed out once. An item added while a worker
-// is processing it is queued again when that worker calls Done. After
-// shutdown has begun Add does nothing.
+// is processing it is queued again when that worker calls Done. An item
+// waiting with low priority (AddLowPriority) is moved ahead, to the end of
+// the items added with Add. After shutdown has begun Add does nothing.
 func (q *Queue[T]) Add(item T) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.addLocked(item, q.clock.Now())
+	q.addLocked(item, q.clock.Now(), false)
 }
 
-func (q *Queue[T]) addLocked(item T, now time.Time) {
+// AddLowPriority is Add behind the items of Add: while both wait, Get hands
+// out those of Add first, but at least one in every LowPriorityShare items
+// it hands out is a low-priority one, so they progress under any load.
+// Controllers add the objects of an informer's initial list so: real
+// changes then overtake the initial reconcile of every object. An item
+// already waiting keeps its priority, and an Add of it later moves it
+// ahead.
+func (q *Queue[T]) AddLowPriority(item T) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.addLocked(item, q.clock.Now(), true)
+}
+
+// LowPriorityShare is the guaranteed share of AddLowPriority items: while
+// both kinds wait, at least one in every LowPriorityShare items Get hands
+// out is a low-priority one.
+const LowPriorityShare = 8
+
+// entry is an item in one of the two fifos.
+type entry[T comparable] struct {
+	item T
+	seq  uint64
+}
+
+// dirtyEntry is what the queue knows of an item that needs processing.
+type dirtyEntry struct {
+	added time.Time
+	seq   uint64 // of its live entry; 0 while in processing
+	low   bool
+}
+
+func (q *Queue[T]) addLocked(item T, now time.Time, low bool) {
 	if q.shuttingDown {
 		return
 	}
-	if _, ok := q.dirty[item]; ok {
+	if e, ok := q.dirty[item]; ok {
+		if e.low && !low {
+			// Promote: queue it among the items of Add; its low entry
+			// goes stale.
+			e.low = false
+			if e.seq != 0 {
+				q.queuedLow--
+				q.queued--
+				q.enqueueLocked(item, &e)
+				q.dropStaleLocked()
+			}
+			q.dirty[item] = e
+		}
 		return
 	}
 	q.stats.adds++
-	q.dirty[item] = now
+	q.metrics.Added(q.name)
+	e := dirtyEntry{added: now, low: low}
 	if _, ok := q.processing[item]; ok {
 		q.requeue++
+		q.dirty[item] = e
 		return
 	}
-	q.queue.push(item)
+	q.enqueueLocked(item, &e)
+	q.dirty[item] = e
+}
+
+// enqueueLocked gives item a live entry in the fifo of its priority.
+func (q *Queue[T]) enqueueLocked(item T, e *dirtyEntry) {
+	q.seq++
+	e.seq = q.seq
+	if e.low {
+		q.low.push(entry[T]{item, e.seq})
+		q.queuedLow++
+	} else {
+		q.high.push(entry[T]{item, e.seq})
+	}
+	q.queued++
 	q.ready.Signal()
+}
+
+// popLocked removes and returns the next item to hand out; one must be
+// waiting.
+func (q *Queue[T]) popLocked() T {
+	if q.queued > q.queuedLow && (q.queuedLow == 0 || q.highRun < LowPriorityShare-1) {
+		if q.queuedLow > 0 {
+			q.highRun++
+		}
+		q.queued--
+		return q.high.pop().item // high entries are never stale
+	}
+	q.highRun = 0
+	for {
+		en := q.low.pop()
+		if e, ok := q.dirty[en.item]; ok && e.seq == en.seq {
+			q.queued--
+			q.queuedLow--
+			q.dropStaleLocked()
+			return en.item
+		}
+	}
+}
+
+// dropStaleLocked lets the low fifo go once it holds only stale entries.
+func (q *Queue[T]) dropStaleLocked() {
+	if q.queuedLow == 0 {
+		q.low.clear()
+	}
 }
 
 // Get blocks until an item is queued and hands it to the caller, who must
@@ -147,7 +257,7 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 		if q.shuttingDown && q.immediate {
 			return item, true
 		}
-		if q.queue.len() > 0 {
+		if q.queued > 0 {
 			break
 		}
 		if q.shuttingDown && q.requeue == 0 {
@@ -157,17 +267,19 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 		q.ready.Wait()
 		q.waiting--
 	}
-	item = q.queue.pop()
+	item = q.popLocked()
 	now := q.clock.Now()
-	q.stats.queueLatency.observe(now.Sub(q.dirty[item]))
+	waited := now.Sub(q.dirty[item].added)
+	q.stats.queueLatency.observe(waited)
+	q.metrics.Waited(q.name, waited)
 	delete(q.dirty, item)
 	q.processing[item] = now
 	return item, false
 }
 
 // Done marks item, handed out by Get, as finished. If it was added again
-// meanwhile it is queued now. Done with an item not in processing does
-// nothing.
+// meanwhile it is queued now, with the priority of that add. Done with an
+// item not in processing does nothing.
 func (q *Queue[T]) Done(item T) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -176,11 +288,13 @@ func (q *Queue[T]) Done(item T) {
 		return
 	}
 	delete(q.processing, item)
-	q.stats.workDuration.observe(q.clock.Now().Sub(started))
-	if _, ok := q.dirty[item]; ok {
+	worked := q.clock.Now().Sub(started)
+	q.stats.workDuration.observe(worked)
+	q.metrics.Worked(q.name, worked)
+	if e, ok := q.dirty[item]; ok {
 		q.requeue--
-		q.queue.push(item)
-		q.ready.Signal()
+		q.enqueueLocked(item, &e)
+		q.dirty[item] = e
 	}
 	if q.shuttingDown {
 		// A draining Get may be waiting for this item's fate.
@@ -202,7 +316,7 @@ func (q *Queue[T]) NumRequeues(item T) int { return q.limiter.NumRequeues(item) 
 func (q *Queue[T]) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.queue.len()
+	return q.queued
 }
 
 // ShutDown stops the queue at once: later adds are dropped, the queued and
@@ -213,14 +327,17 @@ func (q *Queue[T]) Len() int {
 // ShutDownWithDrain, which it turns into an immediate shutdown.
 func (q *Queue[T]) ShutDown() {
 	q.mu.Lock()
-	q.beginShutdownLocked()
+	stopping := q.beginShutdownLocked()
 	q.immediate = true
-	q.queue.clear()
+	q.high.clear()
+	q.low.clear()
+	q.queued, q.queuedLow = 0, 0
 	clear(q.dirty)
 	q.requeue = 0
 	q.ready.Broadcast()
 	q.checkDrainedLocked()
 	q.mu.Unlock()
+	q.stopped(stopping)
 	q.delayWG.Wait()
 }
 
@@ -235,25 +352,38 @@ func (q *Queue[T]) ShutDown() {
 // queue, so it then waits only for the items in processing.
 func (q *Queue[T]) ShutDownWithDrain() {
 	q.mu.Lock()
-	q.beginShutdownLocked()
+	stopping := q.beginShutdownLocked()
 	q.ready.Broadcast()
 	q.checkDrainedLocked()
 	q.mu.Unlock()
+	q.stopped(stopping)
 	q.delayWG.Wait()
 	<-q.drained
 }
 
-func (q *Queue[T]) beginShutdownLocked() {
-	if !q.shuttingDown {
+// beginShutdownLocked starts the shutdown; it reports whether this call
+// began it.
+func (q *Queue[T]) beginShutdownLocked() bool {
+	began := !q.shuttingDown
+	if began {
 		q.shuttingDown = true
 		close(q.stop)
 	}
 	q.delayed = nil
 	clear(q.delayedIndex)
+	return began
+}
+
+// stopped tells Metrics, once, that the queue stopped (called by the
+// shutdown that began it, without the lock).
+func (q *Queue[T]) stopped(began bool) {
+	if began {
+		q.metrics.Stopped(q.name)
+	}
 }
 
 func (q *Queue[T]) checkDrainedLocked() {
-	if q.shuttingDown && !q.drainedDone && len(q.processing) == 0 && q.queue.len() == 0 {
+	if q.shuttingDown && !q.drainedDone && len(q.processing) == 0 && q.queued == 0 {
 		q.drainedDone = true
 		close(q.drained)
 	}

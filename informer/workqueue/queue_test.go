@@ -32,7 +32,7 @@ func TestAddDeduplicates(t *testing.T) {
 	if diff := cmp.Diff([]string{"a", "b", "c"}, getAll(t, q)); diff != "" {
 		t.Errorf("items handed out (-want +got):\n%s", diff)
 	}
-	if got := q.Metrics().Adds; got != 3 {
+	if got := q.Stats().Adds; got != 3 {
 		t.Errorf("Adds = %d, want 3 (duplicates are merged)", got)
 	}
 }
@@ -82,7 +82,7 @@ func TestDoneOfUnknownItemDoesNothing(t *testing.T) {
 	if got := q.Len(); got != 1 {
 		t.Fatalf("Len = %d, want 1", got)
 	}
-	if m := q.Metrics(); m.Processing != 0 || m.WorkDuration.Count != 0 {
+	if m := q.Stats(); m.Processing != 0 || m.WorkDuration.Count != 0 {
 		t.Errorf("Processing = %d, WorkDuration.Count = %d, want 0, 0", m.Processing, m.WorkDuration.Count)
 	}
 }
@@ -147,7 +147,7 @@ func TestNeverTwoWorkersOnOneItem(t *testing.T) {
 	case <-drained:
 	case <-time.After(liveness):
 		q.ShutDown()
-		t.Fatalf("drain did not finish; metrics %+v", q.Metrics())
+		t.Fatalf("drain did not finish; metrics %+v", q.Stats())
 	}
 
 	if n := overlaps.Load(); n != 0 {
@@ -161,7 +161,7 @@ func TestNeverTwoWorkersOnOneItem(t *testing.T) {
 		}
 		total += n
 	}
-	m := q.Metrics()
+	m := q.Stats()
 	if m.Depth != 0 || m.Processing != 0 {
 		t.Errorf("after drain Depth = %d, Processing = %d, want 0, 0", m.Depth, m.Processing)
 	}
@@ -216,7 +216,7 @@ func TestShutDown(t *testing.T) {
 		if got := q.NumRequeues("d"); got != 0 {
 			t.Errorf("NumRequeues(d) = %d, want 0: a dropped retry is not a failure", got)
 		}
-		m := q.Metrics()
+		m := q.Stats()
 		if m.Adds != 0 || m.Retries != 0 {
 			t.Errorf("Adds = %d, Retries = %d, want 0, 0", m.Adds, m.Retries)
 		}
@@ -235,7 +235,7 @@ func TestShutDown(t *testing.T) {
 		q.Add("a") // would be queued again at Done
 		q.ShutDown()
 		q.Done("a")
-		m := q.Metrics()
+		m := q.Stats()
 		if m.Depth != 0 || m.Processing != 0 {
 			t.Errorf("Depth = %d, Processing = %d, want 0, 0", m.Depth, m.Processing)
 		}

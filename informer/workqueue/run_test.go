@@ -61,7 +61,7 @@ func TestRunRetriesFailuresAndForgetsSuccesses(t *testing.T) {
 	if got := q.NumRequeues("flaky"); got != 0 {
 		t.Errorf("NumRequeues(flaky) after success = %d, want 0 (forgotten)", got)
 	}
-	if m := q.Metrics(); m.Retries != 2 || m.Processing != 0 {
+	if m := q.Stats(); m.Retries != 2 || m.Processing != 0 {
 		t.Errorf("Retries = %d, Processing = %d; want 2, 0", m.Retries, m.Processing)
 	}
 	if !q.ShuttingDown() {
@@ -111,7 +111,7 @@ func TestRunDropsAfterMaxRetries(t *testing.T) {
 	if got := q.NumRequeues("x"); got != 0 {
 		t.Errorf("NumRequeues after the drop = %d, want 0", got)
 	}
-	if m := q.Metrics(); m.Dropped != 1 || m.Retries != 2 {
+	if m := q.Stats(); m.Dropped != 1 || m.Retries != 2 {
 		t.Errorf("Dropped = %d, Retries = %d; want 1, 2", m.Dropped, m.Retries)
 	}
 }
@@ -147,7 +147,7 @@ func TestRunDrainsWhenTheContextIsDone(t *testing.T) {
 	if diff := cmp.Diff([]string{"a", "b"}, seen); diff != "" {
 		t.Errorf("processed (-want +got):\n%s", diff)
 	}
-	if m := q.Metrics(); m.Depth != 0 || m.Processing != 0 || m.Retries != 0 {
+	if m := q.Stats(); m.Depth != 0 || m.Processing != 0 || m.Retries != 0 {
 		t.Errorf("Depth = %d, Processing = %d, Retries = %d; want 0, 0, 0", m.Depth, m.Processing, m.Retries)
 	}
 }

@@ -52,10 +52,14 @@ var binaryMemo struct {
 // Otherwise the binary is cached at <cache>/<hash>/controlplane, where
 // <cache> is $KDYN_CONTROLPLANE_CACHE or os.UserCacheDir()/kdyn/controlplane
 // and <hash> is the SHA-256 of the control-plane module's go.mod, go.sum and
-// main.go (and the build's -ldflags). A missing binary is built with the go
-// command found in PATH, under an exclusive file lock, so concurrent test
-// processes build it once; a cold build takes several minutes. The build's
-// output is part of the error when it fails.
+// main.go, the build's -ldflags, and the Go release that builds it: `go env
+// GOVERSION` of the go command found in PATH, run where it builds, so that
+// it follows GOTOOLCHAIN and the module's go line (without a go command,
+// the release that built the running program). A new toolchain, with its
+// standard-library fixes, therefore builds a new binary. A missing binary
+// is built with that go command, under an exclusive file lock, so
+// concurrent test processes build it once; a cold build takes several
+// minutes. The build's output is part of the error when it fails.
 func Binary(ctx context.Context) (string, error) {
 	if p := os.Getenv(EnvBinary); p != "" {
 		if _, err := os.Stat(p); err != nil {
@@ -83,7 +87,14 @@ func ensureBinary(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	hash, err := sourceHash(modDir)
+	goTool, lookErr := exec.LookPath("go")
+	goVersion := runtime.Version() // finds a binary that this release built; building needs goTool
+	if lookErr == nil {
+		if goVersion, err = toolchainVersion(ctx, goTool, modDir); err != nil {
+			return "", err
+		}
+	}
+	hash, err := sourceHash(modDir, goVersion)
 	if err != nil {
 		return "", err
 	}
@@ -121,15 +132,14 @@ func ensureBinary(ctx context.Context) (string, error) {
 	tmp.Close()
 	defer os.Remove(tmp.Name()) // no-op after the rename
 
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("building %s needs the go command: %w (or set $%s)", modDir, err, EnvBinary)
+	if lookErr != nil {
+		return "", fmt.Errorf("building %s needs the go command: %w (or set $%s)", modDir, lookErr, EnvBinary)
 	}
-	fmt.Fprintln(os.Stderr, "testenv: building the control plane (first time, several minutes)…")
+	fmt.Fprintf(os.Stderr, "testenv: building the control plane with %s (first time, several minutes)…\n", goVersion)
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, goTool, "build", "-ldflags", buildLDFlags, "-o", tmp.Name(), ".")
 	cmd.Dir = modDir
-	cmd.Env = append(os.Environ(), "GOWORK=off")
+	cmd.Env = buildEnv()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -191,7 +201,32 @@ func modulePath(gomod string) string {
 	return ""
 }
 
-func sourceHash(modDir string) (string, error) {
+// buildEnv is the environment of the go commands that build the control
+// plane: the module builds on its own, outside any workspace.
+func buildEnv() []string { return append(os.Environ(), "GOWORK=off") }
+
+// toolchainVersion returns the Go release that goTool builds modDir with
+// (go env GOVERSION there, with the build's environment), such as
+// "go1.26.10".
+func toolchainVersion(ctx context.Context, goTool, modDir string) (string, error) {
+	cmd := exec.CommandContext(ctx, goTool, "env", "GOVERSION")
+	cmd.Dir = modDir
+	cmd.Env = buildEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	v := strings.TrimSpace(string(out))
+	if err == nil && v == "" {
+		err = errors.New("empty answer")
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s env GOVERSION in %s: %w\n%s", goTool, modDir, err, lastBytes(stderr.Bytes(), 4<<10))
+	}
+	return v, nil
+}
+
+// sourceHash is the cache key of the binary built from modDir by goVersion.
+func sourceHash(modDir, goVersion string) (string, error) {
 	h := sha256.New()
 	for _, name := range keyFiles {
 		data, err := os.ReadFile(filepath.Join(modDir, name))
@@ -202,6 +237,7 @@ func sourceHash(modDir string) (string, error) {
 		h.Write(data)
 	}
 	fmt.Fprintf(h, "ldflags %s\n", buildLDFlags)
+	fmt.Fprintf(h, "go %s\n", goVersion)
 	return hex.EncodeToString(h.Sum(nil))[:32], nil
 }
 

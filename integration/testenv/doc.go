@@ -29,10 +29,11 @@
 //
 // # The binary
 //
-// Binary builds integration/controlplane once per source version into a
-// user cache directory ($KDYN_CONTROLPLANE_CACHE overrides it,
-// $KDYN_CONTROLPLANE_BIN names a prebuilt binary). The first build takes
-// several minutes; later ones reuse the cached binary.
+// Binary builds integration/controlplane once per source version and Go
+// release (go env GOVERSION of the go command in PATH) into a user cache
+// directory ($KDYN_CONTROLPLANE_CACHE overrides it, $KDYN_CONTROLPLANE_BIN
+// names a prebuilt binary). The first build takes several minutes; later
+// ones reuse the cached binary.
 // "go run ./integration/cluster -build-only" prebuilds it, and
 // "go run ./integration/cluster" runs a control plane by hand.
 //

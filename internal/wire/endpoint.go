@@ -45,6 +45,10 @@ type ListPage struct {
 	ResourceVersion string
 	// Continue is the token of the next page, "" on the last page.
 	Continue string
+	// ShardSelector is the shard selector the server says it applied
+	// (ListMeta.shardInfo.selector): "" when the request had none, or the
+	// server does not shard.
+	ShardSelector string
 }
 
 // Known reports whether the caller holds the object with cache key key
@@ -160,7 +164,11 @@ func (e Endpoint) ListMetadata(ctx context.Context, opts metav1.ListOptions, kee
 	if err != nil {
 		return ListPage{}, err
 	}
-	return ListPage{ResourceVersion: lm.ResourceVersion, Continue: lm.Continue}, nil
+	page := ListPage{ResourceVersion: lm.ResourceVersion, Continue: lm.Continue}
+	if lm.ShardInfo != nil {
+		page.ShardSelector = lm.ShardInfo.Selector
+	}
+	return page, nil
 }
 
 // WatchMetadata opens a metadata-only watch (opts.Watch is set for the

@@ -87,8 +87,8 @@ func streamItems(body io.Reader, known func(key, rv string) bool, parse func([]b
 		}
 	}
 	md, _ := s.Field("metadata")
-	r := gjson.GetManyBytes(md, "resourceVersion", "continue")
-	return ListPage{ResourceVersion: r[0].String(), Continue: r[1].String()}, nil
+	r := gjson.GetManyBytes(md, "resourceVersion", "continue", "shardInfo.selector")
+	return ListPage{ResourceVersion: r[0].String(), Continue: r[1].String(), ShardSelector: r[2].String()}, nil
 }
 
 // rawKey appends the cache key (namespace/name) of an object's raw

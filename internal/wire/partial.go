@@ -145,6 +145,10 @@ func decodeMetadataListJSON(body []byte, keepManagedFields bool) (*metav1.Partia
 		if n, ok := md["remainingItemCount"].(int64); ok {
 			l.RemainingItemCount = &n
 		}
+		if si, ok := md["shardInfo"].(map[string]any); ok {
+			sel, _ := si["selector"].(string)
+			l.ShardInfo = &metav1.ShardInfo{Selector: sel}
+		}
 	}
 	return l, nil
 }

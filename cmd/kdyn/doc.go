@@ -1,0 +1,32 @@
+// Command kdyn is a kubectl-compatible command-line tool for any Kubernetes
+// resource, built on the kdyn library: the same kubeconfig, global flags,
+// resource names and output formats as kubectl, plus jsonl and gjson
+// output, ownership trees, every-resource listing, neat manifests and a
+// built-in diff. Run "kdyn --help" for the commands.
+//
+// # Layout
+//
+// main only calls root.Main. The commands live under internal/, one
+// package per family over one package of shared plumbing:
+//
+//	root        Main, the command tree, shell completion
+//	get         get, get -w
+//	apply       apply, create, replace, diff
+//	delete      delete
+//	edit        edit, patch, label, annotate
+//	wait        wait
+//	explain     explain
+//	tree        tree
+//	config      config view, get-contexts, current-context, use-context
+//	serverinfo  api-resources, api-versions, version
+//	cli         the shared plumbing: factory (kubeconfig → clients,
+//	            mapper, disk-cached discovery), global flags, -o and
+//	            --dry-run, errors and exit codes, manifest reading
+//	printers    table, name, json, yaml, jsonl, jsonpath, gjson,
+//	            custom-columns and diff output
+//	clitest     helpers for the packages' tests
+//
+// Families import cli and printers, never each other, except apply's
+// replace --force, which deletes as delete does. Nothing in the library
+// imports these packages (internal/depcheck checks it).
+package main

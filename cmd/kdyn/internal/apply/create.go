@@ -1,0 +1,104 @@
+package apply
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+)
+
+type createOptions struct {
+	manifests    cli.ManifestFlags
+	fieldManager string
+	dryRun       *cli.DryRunFlag
+	output       string
+	saveConfig   bool
+	failFast     bool
+	timeout      time.Duration
+}
+
+// NewCreateCommand returns "kdyn create -f": create the objects of
+// manifests; one that exists is an error.
+func NewCreateCommand(f *cli.Factory) *cobra.Command {
+	o := &createOptions{}
+	cmd := &cobra.Command{
+		Use:   "create -f FILENAME",
+		Short: "Create resources from files or stdin",
+		Long: `Create the objects of manifest files (YAML or JSON). An object that already
+exists is an error (AlreadyExists); use apply to create or update.
+
+Namespaces and CustomResourceDefinitions are created first, and objects of
+a CRD created in the same run wait for it to be Established. A failed
+document is reported with its file and document, and the others are still
+created (unless --fail-fast).`,
+		Example: `  # Create the objects of a file
+  kdyn create -f app.yaml
+
+  # Create from stdin and print the stored objects' names
+  cat app.yaml | kdyn create -f - -o name
+
+  # Check with the server without storing anything
+  kdyn create -f app.yaml --dry-run=server`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runCreate(cmd.Context(), f, o) },
+	}
+	o.manifests.AddFlags(cmd, "with the objects to create")
+	fl := cmd.Flags()
+	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The name of the manager recorded for the created fields.")
+	o.dryRun = cli.AddDryRunFlag(cmd, true)
+	fl.StringVarP(&o.output, "output", "o", "", "Print the created objects instead of a summary: name, json, yaml (or any object output of get).")
+	fl.BoolVar(&o.saveConfig, "save-config", false, "Record the configuration in the last-applied-configuration annotation, for a later client-side apply.")
+	fl.BoolVar(&o.failFast, "fail-fast", false, "Stop at the first document that fails.")
+	fl.DurationVar(&o.timeout, "timeout", 60*time.Second, "How long to wait for a CustomResourceDefinition created in this run to be Established.")
+	return cmd
+}
+
+func runCreate(ctx context.Context, f *cli.Factory, o *createOptions) error {
+	dry, err := o.dryRun.Mode()
+	if err != nil {
+		return err
+	}
+	out, quiet, err := cli.WriteOutput(o.output)
+	if err != nil {
+		return err
+	}
+	entries, err := cli.ReadEntries(f, &o.manifests, "create")
+	if err != nil {
+		return err
+	}
+	r, err := cli.NewManifestRun(f, cli.ManifestOptions{
+		Action: "creating", FieldManager: o.fieldManager, DryRun: dry,
+		FailFast: o.failFast, TrackCRDs: true, CRDTimeout: o.timeout,
+	})
+	if err != nil {
+		return err
+	}
+	results := r.Each(ctx, cli.ApplyOrder(entries), func(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
+		obj := cli.StripServerFields(t.Obj)
+		var err error
+		if o.saveConfig {
+			if obj, err = withLastApplied(t.Obj); err != nil {
+				return nil, err
+			}
+		}
+		res := obj
+		if dry != cli.DryRunClient {
+			if res, err = t.Resource.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+				return nil, err
+			}
+		}
+		// The server may have generated the name (metadata.generateName).
+		cli.Summary(f, quiet, cli.TargetName(res), "created"+dry.Suffix())
+		return res, nil
+	})
+	if quiet {
+		if err := cli.PrintResults(f, out, results, len(entries) == 1); err != nil {
+			return err
+		}
+	}
+	return r.Finish()
+}

@@ -1,0 +1,246 @@
+package apply
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/printers"
+	kunstructured "github.com/kdyn/kdyn/unstructured"
+)
+
+// Exit codes of diff, kubectl's whatever --exit-codes says: 0 no
+// differences, 1 differences, more than 1 an error.
+const (
+	diffExitChanged = 1
+	diffExitError   = 2
+)
+
+type diffOptions struct {
+	manifests    cli.ManifestFlags
+	fieldManager string
+	selector     string
+}
+
+// NewDiffCommand returns "kdyn diff -f": a unified diff of the live objects
+// against what a forced server-side apply would make of them.
+func NewDiffCommand(f *cli.Factory) *cobra.Command {
+	o := &diffOptions{}
+	cmd := &cobra.Command{
+		Use:   "diff -f FILENAME",
+		Short: "Diff the live version against what would be applied",
+		Long: `Show, as a unified diff, how applying the manifests would change the live
+objects. For each object the server runs a server-side apply in dry-run mode
+(forcing conflicts, as field manager --field-manager) and kdyn compares its
+answer with the live object (an object that does not exist yet is compared
+with nothing). Both sides leave out status and the metadata the server
+maintains (managedFields, resourceVersion, generation, uid,
+creationTimestamp). The values of Secrets are masked: "***" where they are
+equal, "*** (before)" and "*** (after)" where they differ.
+
+kdyn computes the diff itself; no diff program is needed.
+
+Exit status (as kubectl's, with or without --exit-codes):
+  0  no differences
+  1  differences
+  >1 kdyn failed (with --exit-codes, the code names the failure)`,
+		Example: `  # What would applying this file change?
+  kdyn diff -f app.yaml
+
+  # A whole directory tree, from a CI job that fails on drift
+  kdyn diff -f ./manifests -R || echo "drift or error: $?"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runDiff(cmd.Context(), f, o) },
+	}
+	o.manifests.AddFlags(cmd, "with the objects to compare")
+	fl := cmd.Flags()
+	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The field manager of the dry-run apply.")
+	fl.StringVarP(&o.selector, "selector", "l", "", "Compare only the objects whose labels match this selector.")
+	return cmd
+}
+
+func runDiff(ctx context.Context, f *cli.Factory, o *diffOptions) error {
+	code, err := diffManifests(ctx, f, o)
+	if err != nil {
+		cli.PrintError(f.Streams.ErrOut, err)
+		return &cli.ExitError{Code: diffErrorCode(f, err), Silent: true}
+	}
+	if code != cli.ExitOK {
+		return &cli.ExitError{Code: code, Silent: true}
+	}
+	return nil
+}
+
+// diffErrorCode is 2, or with --exit-codes the code that names err when it
+// is above 1.
+func diffErrorCode(f *cli.Factory, err error) int {
+	if c := cli.FailureCode(f, err); c > diffExitChanged {
+		return c
+	}
+	return diffExitError
+}
+
+func diffManifests(ctx context.Context, f *cli.Factory, o *diffOptions) (int, error) {
+	entries, err := cli.ReadEntries(f, &o.manifests, "diff")
+	if err != nil {
+		return 0, err
+	}
+	if entries, err = cli.FilterManifests(entries, o.selector); err != nil {
+		return 0, err
+	}
+	r, err := cli.NewManifestRun(f, cli.ManifestOptions{Action: "diffing", FieldManager: o.fieldManager, DryRun: cli.DryRunServer})
+	if err != nil {
+		return 0, err
+	}
+	changed := false
+	r.Each(ctx, entries, func(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
+		live, merged, err := diffSides(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		c, err := writeObjectDiff(f, t, live, merged)
+		changed = changed || c
+		return nil, err
+	})
+	switch {
+	case r.Failures > 0:
+		return diffErrorCode(f, r.FirstErr), nil
+	case changed:
+		return diffExitChanged, nil
+	}
+	return cli.ExitOK, nil
+}
+
+// diffSides returns the live object (nil when it does not exist) and what
+// a forced server-side apply would make of it (the run's client sends it as
+// a server dry run under --field-manager).
+func diffSides(ctx context.Context, t *cli.ManifestTarget) (live, merged *unstructured.Unstructured, err error) {
+	name := t.Obj.GetName()
+	if name == "" {
+		return nil, nil, errors.New("the object has no metadata.name")
+	}
+	live, err = t.Resource.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		live, err = nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	merged, err = t.Resource.Apply(ctx, name, cli.StripServerFields(t.Obj), metav1.ApplyOptions{Force: true})
+	return live, merged, err
+}
+
+// writeObjectDiff prints the diff of one object and reports whether there
+// was one.
+func writeObjectDiff(f *cli.Factory, t *cli.ManifestTarget, live, merged *unstructured.Unstructured) (bool, error) {
+	from, to, err := diffTexts(live, merged)
+	if err != nil {
+		return false, err
+	}
+	if bytes.Equal(from, to) {
+		return false, nil
+	}
+	file := diffFileName(t.Obj)
+	fromName, toName := "live/"+file, "merged/"+file
+	fmt.Fprintf(f.Streams.Out, "diff -u -N %s %s\n", fromName, toName)
+	return printers.UnifiedDiff(f.Streams.Out, fromName, toName, from, to, printers.DefaultDiffContext)
+}
+
+// diffTexts renders both sides as YAML for comparison: neat, without
+// status, with Secret values masked.
+func diffTexts(live, merged *unstructured.Unstructured) (from, to []byte, err error) {
+	var l, m *unstructured.Unstructured
+	if live != nil {
+		l = kunstructured.Neat(live, kunstructured.NeatOptions{})
+	}
+	if merged != nil {
+		m = kunstructured.Neat(merged, kunstructured.NeatOptions{})
+	}
+	maskSecrets(l, m)
+	if from, err = objectYAML(l); err != nil {
+		return nil, nil, err
+	}
+	to, err = objectYAML(m)
+	return from, to, err
+}
+
+func objectYAML(obj *unstructured.Unstructured) ([]byte, error) {
+	if obj == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(obj.Object)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.JSONToYAML(raw)
+}
+
+// diffFileName names an object the way kubectl diff names its files:
+// "apps.v1.Deployment.prod.web", "v1.Namespace.prod".
+func diffFileName(obj *unstructured.Unstructured) string {
+	gvk := obj.GroupVersionKind()
+	parts := []string{}
+	if gvk.Group != "" {
+		parts = append(parts, gvk.Group)
+	}
+	parts = append(parts, gvk.Version, gvk.Kind)
+	if ns := obj.GetNamespace(); ns != "" {
+		parts = append(parts, ns)
+	}
+	parts = append(parts, obj.GetName())
+	return strings.Join(parts, ".")
+}
+
+// maskSecrets replaces the values of a Secret's data and stringData on
+// both sides (either may be nil) so that none is printed but a change
+// still shows: equal values become "***", differing ones "*** (before)"
+// and "*** (after)".
+func maskSecrets(live, merged *unstructured.Unstructured) {
+	isSecret := func(u *unstructured.Unstructured) bool {
+		return u != nil && u.GroupVersionKind().Group == "" && u.GetKind() == "Secret"
+	}
+	if !isSecret(live) && !isSecret(merged) {
+		return
+	}
+	for _, field := range []string{"data", "stringData"} {
+		var from, to map[string]any
+		if live != nil {
+			from, _ = live.Object[field].(map[string]any)
+		}
+		if merged != nil {
+			to, _ = merged.Object[field].(map[string]any)
+		}
+		for k, fv := range from {
+			tv, ok := to[k]
+			if ok && !jsonValueEqual(fv, tv) {
+				from[k], to[k] = "*** (before)", "*** (after)"
+				continue
+			}
+			from[k] = "***"
+			if ok {
+				to[k] = "***"
+			}
+		}
+		for k := range to {
+			if _, ok := from[k]; !ok {
+				to[k] = "***"
+			}
+		}
+	}
+}
+
+func jsonValueEqual(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}

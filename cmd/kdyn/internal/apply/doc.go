@@ -1,0 +1,22 @@
+// Package apply holds the commands that send manifests to the server:
+// apply (server-side apply by default; client-side apply with its
+// last-applied-configuration annotation and a three-way merge patch),
+// create, replace (PUT, or with --force delete and create) and diff (a
+// forced server-side apply in dry-run mode, compared with the live
+// object as YAML, Secrets masked).
+//
+// All four read -f through cli.ManifestRun: Namespaces and CRDs first, an
+// object of a CRD written in the same run waiting (up to --timeout) for it
+// to be Established, each failure reported with its file and document and
+// the other documents still sent (unless --fail-fast). Writes go through
+// the factory's write client, so --field-manager and --dry-run=server are
+// set by the library's decorators; --dry-run=client sends no write.
+// Requests per object: one for apply and create; two for client-side apply
+// (a GET, then a create or a patch) and for diff (a GET and the dry-run
+// apply); one for replace, two when the manifest has no resourceVersion (a
+// GET for the live one first). A CRD of the run adds a GET every 200 ms
+// while it is not yet Established.
+//
+// replace --force deletes and waits as delete does; it is the one place
+// where a family uses another (package delete).
+package apply

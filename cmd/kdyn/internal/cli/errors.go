@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"syscall"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Exit codes with --exit-codes. Without it every failure exits 1, as
+// kubectl does.
+const (
+	ExitOK          = 0
+	ExitGeneric     = 1
+	ExitUsage       = 2
+	ExitNotFound    = 3
+	ExitConflict    = 4
+	ExitForbidden   = 5
+	ExitInvalid     = 6
+	ExitTimeout     = 7
+	ExitUnreachable = 8
+)
+
+// ExitCodesHelp is the text of 'kdyn help exit-codes'.
+const ExitCodesHelp = `With --exit-codes, kdyn exits with a code that names the failure, for
+scripts (without it, every failure exits 1, as kubectl does):
+
+  0  success
+  1  any other error
+  2  usage error (bad flags or arguments)
+  3  not found (object or resource type; also --fail-if-empty on an empty result)
+  4  conflict (a stale resourceVersion, an object that already exists, an apply conflict)
+  5  forbidden or unauthorized
+  6  invalid (the server rejected the object)
+  7  timeout (a server timeout, --request-timeout, or wait --timeout)
+  8  unreachable (the server could not be reached)
+`
+
+// UsageError marks a mistake in flags or arguments (exit code 2 with
+// --exit-codes).
+type UsageError struct {
+	Msg string // the message, as printed after "error: "
+}
+
+// Error returns the message.
+func (e *UsageError) Error() string { return e.Msg }
+
+// Usagef returns a *UsageError with a formatted message.
+func Usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
+
+// ErrEmpty is returned by --fail-if-empty.
+var ErrEmpty = errors.New("no resources found")
+
+// ErrTimeout marks a wait that ran out of time.
+var ErrTimeout = errors.New("timed out")
+
+// ExitCode is the process exit code for err: 0 for nil, otherwise 1, or
+// with typed (--exit-codes) the code that names the failure (see
+// ExitCodesHelp). An *ExitError's own code wins.
+func ExitCode(err error, typed bool) int {
+	if err == nil {
+		return ExitOK
+	}
+	if !typed {
+		return ExitGeneric
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) && ee.Code != 0 {
+		return ee.Code
+	}
+	var ue *UsageError
+	switch {
+	case errors.As(err, &ue):
+		return ExitUsage
+	case apierrors.IsNotFound(err), meta.IsNoMatchError(err), errors.Is(err, ErrEmpty):
+		return ExitNotFound
+	case apierrors.IsConflict(err), apierrors.IsAlreadyExists(err):
+		return ExitConflict
+	case apierrors.IsForbidden(err), apierrors.IsUnauthorized(err):
+		return ExitForbidden
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
+		return ExitInvalid
+	case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err), errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrTimeout):
+		return ExitTimeout
+	case isUnreachable(err):
+		return ExitUnreachable
+	}
+	return ExitGeneric
+}
+
+func isUnreachable(err error) bool {
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	var urlErr *url.Error
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &dnsErr) || errors.As(err, &opErr) ||
+		(errors.As(err, &urlErr) && !errors.Is(err, context.Canceled))
+}
+
+// PrintError writes err the way kubectl words it.
+func PrintError(w io.Writer, err error) {
+	fmt.Fprintln(w, ErrorMessage(err))
+}
+
+// ErrorMessage words err as kubectl does: "Error from server (Reason):
+// message" for a server's Status, "The X is invalid: ..." for an invalid
+// object, otherwise "error: " and the message without the library
+// package's prefix.
+func ErrorMessage(err error) string {
+	var ee *ExitError
+	if errors.As(err, &ee) && ee.Err != nil {
+		err = ee.Err
+	}
+	var se apierrors.APIStatus
+	if errors.As(err, &se) {
+		st := se.Status()
+		if st.Reason == metav1.StatusReasonInvalid && st.Message != "" {
+			// kubectl's wording: `The ConfigMap "x" is invalid: ...` when the
+			// server names the object, else `The request is invalid: ...`.
+			msg := st.Message
+			switch {
+			case strings.HasPrefix(msg, "The "):
+				return msg
+			case msg[0] >= 'A' && msg[0] <= 'Z':
+				return "The " + msg
+			}
+			return "The request is invalid: " + msg
+		}
+		reason := string(st.Reason)
+		if reason == "" {
+			reason = "Unknown"
+		}
+		return fmt.Sprintf("Error from server (%s): %s", reason, st.Message)
+	}
+	msg := err.Error()
+	for _, p := range []string{"restmapper: ", "dynamic: ", "discovery: ", "rest: ", "kubeconfig: "} {
+		msg = strings.TrimPrefix(msg, p)
+	}
+	return "error: " + msg
+}
+
+// ExitError carries an exit code; silent ones print nothing more (the
+// command already reported).
+type ExitError struct {
+	Code   int   // the exit code; 0 lets ExitCode classify Err
+	Silent bool  // the command already printed what went wrong
+	Err    error // the failure, when there is one to classify or print
+}
+
+// Error returns Err's message, or names the code.
+func (e *ExitError) Error() string {
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("exit code %d", e.Code)
+}
+
+// Unwrap returns Err.
+func (e *ExitError) Unwrap() error { return e.Err }

@@ -1,0 +1,376 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/kdyn/kdyn/discovery"
+	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/kubeconfig"
+	"github.com/kdyn/kdyn/rest"
+	"github.com/kdyn/kdyn/restmapper"
+)
+
+// IOStreams are the command's standard streams.
+type IOStreams struct {
+	In     io.Reader // standard input: manifests (-f -), patches, editors
+	Out    io.Writer // standard output: what the command prints
+	ErrOut io.Writer // standard error: errors, warnings, -v logs
+}
+
+// GlobalFlags are kubectl's global flags, registered by AddFlags; each
+// field holds the flag named beside it.
+type GlobalFlags struct {
+	Kubeconfig            string   // --kubeconfig
+	Context               string   // --context
+	Cluster               string   // --cluster
+	User                  string   // --user
+	Namespace             string   // -n, --namespace
+	Server                string   // -s, --server
+	Token                 string   // --token
+	CertificateAuthority  string   // --certificate-authority
+	ClientCertificate     string   // --client-certificate
+	ClientKey             string   // --client-key
+	InsecureSkipTLSVerify bool     // --insecure-skip-tls-verify
+	TLSServerName         string   // --tls-server-name
+	As                    string   // --as
+	AsGroups              []string // --as-group
+	AsUID                 string   // --as-uid
+	RequestTimeout        string   // --request-timeout
+	CacheDir              string   // --cache-dir
+	Verbosity             int      // -v
+	QPS                   float32  // --qps
+	Burst                 int      // --burst
+	RefreshDiscovery      bool     // --refresh-discovery
+	ExitCodes             bool     // --exit-codes
+	DisableCompression    bool     // --disable-compression
+	// InsecureSet reports whether --insecure-skip-tls-verify was given,
+	// so that an explicit false overrides the kubeconfig; the root command
+	// sets it before any command runs.
+	InsecureSet bool
+}
+
+// AddFlags registers the global flags on pf (the root command's persistent
+// flags).
+func (fl *GlobalFlags) AddFlags(pf *pflag.FlagSet) {
+	pf.StringVar(&fl.Kubeconfig, "kubeconfig", "", "Path to the kubeconfig file to use (only that file).")
+	pf.StringVar(&fl.Context, "context", "", "The kubeconfig context to use.")
+	pf.StringVar(&fl.Cluster, "cluster", "", "The kubeconfig cluster to use.")
+	pf.StringVar(&fl.User, "user", "", "The kubeconfig user to use.")
+	pf.StringVarP(&fl.Namespace, "namespace", "n", "", "The namespace scope for this request.")
+	pf.StringVarP(&fl.Server, "server", "s", "", "The address and port of the Kubernetes API server.")
+	pf.StringVar(&fl.Token, "token", "", "Bearer token for authentication to the API server.")
+	pf.StringVar(&fl.CertificateAuthority, "certificate-authority", "", "Path to a cert file for the certificate authority.")
+	pf.StringVar(&fl.ClientCertificate, "client-certificate", "", "Path to a client certificate file for TLS.")
+	pf.StringVar(&fl.ClientKey, "client-key", "", "Path to a client key file for TLS.")
+	pf.BoolVar(&fl.InsecureSkipTLSVerify, "insecure-skip-tls-verify", false, "Do not check the server's certificate (insecure).")
+	pf.StringVar(&fl.TLSServerName, "tls-server-name", "", "Server name to use for server certificate validation.")
+	pf.StringVar(&fl.As, "as", "", "Username to impersonate for the operation.")
+	pf.StringArrayVar(&fl.AsGroups, "as-group", nil, "Group to impersonate for the operation (repeatable).")
+	pf.StringVar(&fl.AsUID, "as-uid", "", "UID to impersonate for the operation.")
+	pf.StringVar(&fl.RequestTimeout, "request-timeout", "0", "How long to wait for a single request (e.g. 30s, 2m; 0 = no limit).")
+	pf.StringVar(&fl.CacheDir, "cache-dir", "", "Cache directory (default ~/.kube/cache/kdyn).")
+	pf.IntVarP(&fl.Verbosity, "v", "v", 0, "Log level: 6 URLs and status, 8 bodies, 9 a curl command line (secrets redacted).")
+	pf.Float32Var(&fl.QPS, "qps", 0, "Client-side request rate limit (default 50; negative disables).")
+	pf.IntVar(&fl.Burst, "burst", 0, "Client-side request burst (default 100).")
+	pf.BoolVar(&fl.RefreshDiscovery, "refresh-discovery", false, "Ask the server again what it serves, ignoring the discovery cache.")
+	pf.BoolVar(&fl.DisableCompression, "disable-compression", false, "Do not ask the server to compress responses (faster on fast networks).")
+	pf.BoolVar(&fl.ExitCodes, "exit-codes", false, "Exit with a code that names the failure (see 'kdyn help exit-codes').")
+}
+
+// Factory builds, once each and on first use, what commands need:
+// kubeconfig → rest.Config → disk-cached discovery → mapper → clients.
+// One Factory serves one command line. Its getters are not safe for
+// concurrent first use (commands call them before they start goroutines);
+// the clients they return are safe for concurrent use.
+type Factory struct {
+	Flags   *GlobalFlags // the global flags, as parsed
+	Streams IOStreams    // the command's streams
+
+	once     sync.Once
+	err      error
+	result   *kubeconfig.Result
+	cfg      *rest.Config
+	log      *zap.Logger
+	rc       *rest.Client
+	dc       *discovery.Client
+	mapper   *restmapper.Mapper
+	client   *dynamic.DynamicClient
+	warnOnce sync.Map
+	stale    *staleDiscovery
+}
+
+// NewFactory returns a Factory over flags, which the command line fills in
+// before any getter is called. Nothing is loaded until then.
+func NewFactory(flags *GlobalFlags, streams IOStreams) *Factory {
+	return &Factory{Flags: flags, Streams: streams}
+}
+
+// Logger returns the logger for -v: debug-level request logs at 6 and
+// above, otherwise warnings only. Logs go to stderr.
+func (f *Factory) Logger() *zap.Logger {
+	if f.log != nil {
+		return f.log
+	}
+	level := zapcore.WarnLevel
+	if f.Flags.Verbosity >= 6 {
+		level = zapcore.DebugLevel
+	} else if f.Flags.Verbosity > 0 {
+		level = zapcore.InfoLevel
+	}
+	enc := zap.NewDevelopmentEncoderConfig()
+	enc.TimeKey = ""
+	enc.CallerKey = ""
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(zapcore.AddSync(f.Streams.ErrOut)), level)
+	f.log = zap.New(core)
+	return f.log
+}
+
+func parseRequestTimeout(s string) (time.Duration, error) {
+	if s == "" || s == "0" {
+		return 0, nil
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("invalid --request-timeout %q: use a duration such as 30s or 2m, or a number of seconds", s)
+	}
+	return d, nil
+}
+
+func (f *Factory) overrides() (kubeconfig.Overrides, error) {
+	fl := f.Flags
+	timeout, err := parseRequestTimeout(fl.RequestTimeout)
+	if err != nil {
+		return kubeconfig.Overrides{}, err
+	}
+	o := kubeconfig.Overrides{
+		Context: fl.Context, Cluster: fl.Cluster, User: fl.User, Namespace: fl.Namespace,
+		Server: fl.Server, TLSServerName: fl.TLSServerName, CertificateAuthority: fl.CertificateAuthority,
+		Token: fl.Token, ClientCertificate: fl.ClientCertificate, ClientKey: fl.ClientKey,
+		Impersonate: fl.As, ImpersonateUID: fl.AsUID, ImpersonateGroups: fl.AsGroups,
+		Timeout: timeout,
+	}
+	if fl.InsecureSet {
+		v := fl.InsecureSkipTLSVerify
+		o.InsecureSkipTLSVerify = &v
+	}
+	return o, nil
+}
+
+// LoadingRules are kubectl's kubeconfig loading rules, narrowed to the one
+// file --kubeconfig names.
+func (f *Factory) LoadingRules() *kubeconfig.LoadingRules {
+	rules := kubeconfig.NewDefaultLoadingRules()
+	if f.Flags.Kubeconfig != "" {
+		rules.ExplicitPath = f.Flags.Kubeconfig
+	}
+	return rules
+}
+
+func (f *Factory) init() error {
+	f.once.Do(func() {
+		o, err := f.overrides()
+		if err != nil {
+			f.err = err
+			return
+		}
+		res, err := kubeconfig.Resolve(f.LoadingRules(), o)
+		if err != nil {
+			f.err = err
+			return
+		}
+		f.result = res
+		cfg := res.Config
+		cfg.Logger = f.Logger()
+		cfg.LogVerbosity = f.Flags.Verbosity
+		if f.Flags.QPS != 0 {
+			cfg.QPS = f.Flags.QPS
+		}
+		if f.Flags.Burst != 0 {
+			cfg.Burst = f.Flags.Burst
+		}
+		cfg.DisableCompression = cfg.DisableCompression || f.Flags.DisableCompression
+		f.stale = &staleDiscovery{onHit: func() {
+			if f.dc != nil {
+				f.dc.MarkStale()
+			}
+		}}
+		userWrap := cfg.WrapTransport
+		cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+			if userWrap != nil {
+				rt = userWrap(rt)
+			}
+			f.stale.next = rt
+			return f.stale
+		}
+		cfg.WarningHandler = rest.NewDeduplicatingWarningHandler(rest.WarningHandlerFunc(func(_ int, _ string, text string) {
+			fmt.Fprintf(f.Streams.ErrOut, "Warning: %s\n", text)
+		}))
+		f.cfg = cfg
+		rc, err := rest.NewForConfig(cfg)
+		if err != nil {
+			f.err = err
+			return
+		}
+		f.rc = rc
+		f.client = dynamic.New(rc)
+	})
+	return f.err
+}
+
+// RESTConfig returns the resolved *rest.Config.
+func (f *Factory) RESTConfig() (*rest.Config, error) {
+	if err := f.init(); err != nil {
+		return nil, err
+	}
+	return f.cfg, nil
+}
+
+// Namespace returns the namespace to use and whether it was given with -n.
+func (f *Factory) Namespace() (string, bool, error) {
+	if err := f.init(); err != nil {
+		return "", false, err
+	}
+	return f.result.Namespace, f.Flags.Namespace != "", nil
+}
+
+// RESTClient returns the client for the resolved configuration, with the
+// CLI's logger, warning printer and stale-discovery detector in its
+// transport. Every other client shares its connections.
+func (f *Factory) RESTClient() (*rest.Client, error) {
+	if err := f.init(); err != nil {
+		return nil, err
+	}
+	return f.rc, nil
+}
+
+// DynamicClient returns the dynamic client over RESTClient, for reads
+// (writes go through WriteClient).
+func (f *Factory) DynamicClient() (*dynamic.DynamicClient, error) {
+	if err := f.init(); err != nil {
+		return nil, err
+	}
+	return f.client, nil
+}
+
+// WriteClient returns the dynamic client for a command's writes: every
+// Create, Update, Patch and Apply records manager as its field manager
+// (dynamic.WithFieldManager; "" records none), and with DryRunServer every
+// write is sent with dryRun=All (dynamic.WithDryRun). Reads are unchanged,
+// and the connections are the factory client's.
+func (f *Factory) WriteClient(manager string, dry DryRunMode) (dynamic.Interface, error) {
+	c, err := f.DynamicClient()
+	if err != nil {
+		return nil, err
+	}
+	var wc dynamic.Interface = c
+	if manager != "" {
+		wc = dynamic.WithFieldManager(wc, manager)
+	}
+	if dry == DryRunServer {
+		wc = dynamic.WithDryRun(wc)
+	}
+	return wc, nil
+}
+
+// CacheDir returns the kdyn cache root (--cache-dir, default
+// ~/.kube/cache/kdyn).
+func (f *Factory) CacheDir() string {
+	if f.Flags.CacheDir != "" {
+		return f.Flags.CacheDir
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".kube", "cache", "kdyn")
+}
+
+// Discovery returns the disk-cached discovery client.
+func (f *Factory) Discovery() (*discovery.Client, error) {
+	if err := f.init(); err != nil {
+		return nil, err
+	}
+	if f.dc != nil {
+		return f.dc, nil
+	}
+	dir := ""
+	if root := f.CacheDir(); root != "" {
+		dir = filepath.Join(root, "discovery", discovery.HostDirName(f.rc.Base().Host+strings.TrimSuffix(f.rc.Base().Path, "/")))
+	}
+	dc, err := discovery.New(f.rc, discovery.Options{CacheDir: dir, Logger: f.Logger()})
+	if err != nil {
+		return nil, err
+	}
+	if f.Flags.RefreshDiscovery {
+		dc.Invalidate()
+	}
+	f.dc = dc
+	return dc, nil
+}
+
+// RESTMapper returns the self-refreshing mapper over the disk-cached
+// discovery; short-name warnings go to stderr once each.
+func (f *Factory) RESTMapper() (*restmapper.Mapper, error) {
+	if f.mapper != nil {
+		return f.mapper, nil
+	}
+	dc, err := f.Discovery()
+	if err != nil {
+		return nil, err
+	}
+	m, err := restmapper.New(dc, restmapper.Options{Logger: f.Logger(), Warn: func(msg string) {
+		if _, dup := f.warnOnce.LoadOrStore(msg, true); !dup {
+			fmt.Fprintf(f.Streams.ErrOut, "Warning: %s\n", msg)
+		}
+	}})
+	if err != nil {
+		return nil, err
+	}
+	f.mapper = m
+	return m, nil
+}
+
+// Resolve parses resource arguments with the mapper.
+func (f *Factory) Resolve(ctx context.Context, args []string) ([]restmapper.Match, error) {
+	m, err := f.RESTMapper()
+	if err != nil {
+		return nil, err
+	}
+	return m.ResolveArgs(ctx, args)
+}
+
+// QuietDynamicClient is the factory's client, on the same connections,
+// without the server's warnings.
+func (f *Factory) QuietDynamicClient() (*dynamic.DynamicClient, error) {
+	cfg, err := f.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	rc, err := f.RESTClient()
+	if err != nil {
+		return nil, err
+	}
+	quiet := *cfg
+	quiet.WarningHandler = rest.NoWarnings{}
+	qc, err := rest.NewForConfigAndClient(&quiet, rc.HTTPClient())
+	if err != nil {
+		return nil, err
+	}
+	return dynamic.New(qc), nil
+}

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/printers"
+)
+
+// OutputKind classifies -o values.
+type OutputKind int
+
+// The -o values, by kind.
+const (
+	OutTable         OutputKind = iota // "" or table: the server's Table
+	OutWide                            // wide: the Table with its wide columns
+	OutName                            // name: KIND/NAME
+	OutJSON                            // json
+	OutYAML                            // yaml
+	OutJSONL                           // jsonl, ndjson: one object per line
+	OutJSONPath                        // jsonpath=, jsonpath-file=, jsonpath-as-json=
+	OutGJSON                           // gjson=PATH
+	OutCustomColumns                   // custom-columns=, custom-columns-file=
+)
+
+// OutputSpec is a parsed -o value.
+type OutputSpec struct {
+	Kind OutputKind // what to print
+	Arg  string     // template, path or column spec
+	// AsJSON is -o jsonpath-as-json: the template's results as a JSON array.
+	AsJSON bool
+}
+
+// ParseOutput parses -o; an unknown format is a usage error.
+func ParseOutput(o string) (OutputSpec, error) {
+	name, arg, _ := strings.Cut(o, "=")
+	switch name {
+	case "", "table":
+		return OutputSpec{Kind: OutTable}, nil
+	case "wide":
+		return OutputSpec{Kind: OutWide}, nil
+	case "name":
+		return OutputSpec{Kind: OutName}, nil
+	case "json":
+		return OutputSpec{Kind: OutJSON}, nil
+	case "yaml":
+		return OutputSpec{Kind: OutYAML}, nil
+	case "jsonl", "ndjson":
+		return OutputSpec{Kind: OutJSONL}, nil
+	case "jsonpath", "jsonpath-as-json":
+		if arg == "" {
+			return OutputSpec{}, Usagef("template format specified but no template given")
+		}
+		return OutputSpec{Kind: OutJSONPath, Arg: arg, AsJSON: name == "jsonpath-as-json"}, nil
+	case "jsonpath-file":
+		b, err := os.ReadFile(arg)
+		if err != nil {
+			return OutputSpec{}, fmt.Errorf("error reading --template %s, %v", arg, err)
+		}
+		return OutputSpec{Kind: OutJSONPath, Arg: string(b)}, nil
+	case "gjson":
+		return OutputSpec{Kind: OutGJSON, Arg: arg}, nil
+	case "custom-columns":
+		return OutputSpec{Kind: OutCustomColumns, Arg: arg}, nil
+	case "custom-columns-file":
+		b, err := os.ReadFile(arg)
+		if err != nil {
+			return OutputSpec{}, fmt.Errorf("error reading custom-columns file %s: %v", arg, err)
+		}
+		return OutputSpec{Kind: OutCustomColumns, Arg: "\x00file\x00" + string(b)}, nil
+	}
+	return OutputSpec{}, Usagef("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,custom-columns-file,gjson,json,jsonl,jsonpath,jsonpath-file,name,wide,yaml", o)
+}
+
+// IsTable reports the outputs that use the server's Table.
+func (o OutputSpec) IsTable() bool { return o.Kind == OutTable || o.Kind == OutWide }
+
+// ObjectPrinter builds the printer for a non-table output.
+func (o OutputSpec) ObjectPrinter(w io.Writer, noHeaders bool) (printers.Printer, error) {
+	switch o.Kind {
+	case OutName:
+		return printers.NewNamePrinter(w), nil
+	case OutJSON:
+		return printers.NewJSONPrinter(w), nil
+	case OutYAML:
+		return printers.NewYAMLPrinter(w), nil
+	case OutJSONL:
+		return printers.NewJSONLPrinter(w), nil
+	case OutJSONPath:
+		p, err := printers.NewJSONPathPrinter(w, o.Arg)
+		if err != nil {
+			return nil, err
+		}
+		p.EnableJSONOutput(o.AsJSON)
+		return p, nil
+	case OutGJSON:
+		return printers.NewGJSONPrinter(w, o.Arg)
+	case OutCustomColumns:
+		var cols []printers.Column
+		var err error
+		if rest, ok := strings.CutPrefix(o.Arg, "\x00file\x00"); ok {
+			cols, err = printers.ParseCustomColumnsFile(strings.NewReader(rest))
+		} else {
+			cols, err = printers.ParseCustomColumns(o.Arg)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return printers.NewCustomColumnsPrinter(w, cols, noHeaders), nil
+	}
+	return nil, fmt.Errorf("no object printer for this output")
+}
+
+// Flusher is implemented by printers that can flush mid-stream (watches).
+type Flusher interface{ Flush() error }

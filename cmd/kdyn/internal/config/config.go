@@ -1,0 +1,164 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/kubeconfig"
+)
+
+// NewCommand returns "kdyn config" and its subcommands.
+func NewCommand(f *cli.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config SUBCOMMAND",
+		Short: "Show and switch kubeconfig contexts",
+		Long: `Show and switch kubeconfig contexts. The files are found as kubectl finds
+them: --kubeconfig, else the KUBECONFIG list (merged, first wins), else
+~/.kube/config.`,
+	}
+	cmd.AddCommand(newConfigViewCommand(f), newConfigGetContextsCommand(f), newConfigCurrentContextCommand(f), newConfigUseContextCommand(f))
+	return cmd
+}
+
+func newConfigViewCommand(f *cli.Factory) *cobra.Command {
+	var raw, minify bool
+	var output string
+	cmd := &cobra.Command{
+		Use:   "view",
+		Short: "Print the merged kubeconfig, with secrets redacted",
+		Example: `  kdyn config view
+  kdyn config view --minify --raw`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := kubeconfig.Load(f.LoadingRules())
+			if err != nil {
+				return err
+			}
+			if f.Flags.Context != "" {
+				cfg.CurrentContext = f.Flags.Context
+			}
+			b, err := cfg.View(kubeconfig.ViewOptions{Raw: raw, Minify: minify})
+			if err != nil {
+				return err
+			}
+			switch output {
+			case "", "yaml":
+				_, err = f.Streams.Out.Write(b)
+			case "json":
+				var v any
+				if err := yaml.Unmarshal(b, &v); err != nil {
+					return err
+				}
+				jb, _ := json.MarshalIndent(v, "", "    ")
+				_, err = fmt.Fprintln(f.Streams.Out, string(jb))
+			default:
+				return cli.Usagef("--output must be yaml or json, not %q", output)
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&raw, "raw", false, "Show certificate data, tokens and passwords.")
+	cmd.Flags().BoolVar(&minify, "minify", false, "Show only the current context and what it uses.")
+	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "Output format: yaml or json.")
+	return cmd
+}
+
+func newConfigGetContextsCommand(f *cli.Factory) *cobra.Command {
+	var noHeaders bool
+	var output string
+	cmd := &cobra.Command{
+		Use:     "get-contexts [NAME...]",
+		Short:   "List the kubeconfig contexts",
+		Example: `  kdyn config get-contexts`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := kubeconfig.Load(f.LoadingRules())
+			if err != nil {
+				return err
+			}
+			names := args
+			if len(names) == 0 {
+				for n := range cfg.Contexts {
+					names = append(names, n)
+				}
+				sort.Strings(names)
+			}
+			current := cfg.CurrentContext
+			if f.Flags.Context != "" {
+				current = f.Flags.Context
+			}
+			if output == "name" {
+				for _, n := range names {
+					if _, ok := cfg.Contexts[n]; !ok {
+						return fmt.Errorf("context %q not found", n)
+					}
+					fmt.Fprintln(f.Streams.Out, n)
+				}
+				return nil
+			} else if output != "" {
+				return cli.Usagef("--output must be name, not %q", output)
+			}
+			tw := tabwriter.NewWriter(f.Streams.Out, 6, 4, 3, ' ', 0)
+			if !noHeaders {
+				fmt.Fprintln(tw, "CURRENT\tNAME\tCLUSTER\tAUTHINFO\tNAMESPACE")
+			}
+			for _, n := range names {
+				c, ok := cfg.Contexts[n]
+				if !ok {
+					tw.Flush()
+					return fmt.Errorf("context %q not found", n)
+				}
+				mark := ""
+				if n == current {
+					mark = "*"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", mark, n, c.Cluster, c.AuthInfo, c.Namespace)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&noHeaders, "no-headers", false, "Do not print the header line.")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "Output format: name.")
+	return cmd
+}
+
+func newConfigCurrentContextCommand(f *cli.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:     "current-context",
+		Short:   "Print the current context",
+		Example: `  kdyn config current-context`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := kubeconfig.Load(f.LoadingRules())
+			if err != nil {
+				return err
+			}
+			if cfg.CurrentContext == "" {
+				return fmt.Errorf("current-context is not set")
+			}
+			fmt.Fprintln(f.Streams.Out, cfg.CurrentContext)
+			return nil
+		},
+	}
+}
+
+func newConfigUseContextCommand(f *cli.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:     "use-context NAME",
+		Short:   "Make NAME the current context",
+		Example: `  kdyn config use-context prod`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := kubeconfig.UseContext(f.LoadingRules(), args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(f.Streams.Out, "Switched to context %q.\n", args[0])
+			return nil
+		},
+	}
+}

@@ -1,0 +1,56 @@
+package get
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestStripManagedFieldsJSON(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"middle", `{"metadata":{"name":"a","managedFields":[{"manager":"x","fieldsV1":{"f:data":{}}}],"uid":"u"},"data":{}}`, `{"metadata":{"name":"a","uid":"u"},"data":{}}`},
+		{"last", `{"metadata":{"name":"a","managedFields":[{"manager":"x"}]}}`, `{"metadata":{"name":"a"}}`},
+		{"first", `{"metadata":{"managedFields":[],"name":"a"}}`, `{"metadata":{"name":"a"}}`},
+		{"only", `{"metadata":{"managedFields":[{"a":"managedFields"}]}}`, `{"metadata":{}}`},
+		{"none", `{"metadata":{"name":"a"},"managedFields":1}`, `{"metadata":{"name":"a"},"managedFields":1}`},
+		{"spaced", "{\"metadata\": {\"name\": \"a\", \"managedFields\" : [ {\"m\":1} ] , \"uid\":\"u\"}}", "{\"metadata\": {\"name\": \"a\",  \"uid\":\"u\"}}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := string(stripManagedFieldsJSON([]byte(tt.in)))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Fatalf("(-want +got):\n%s", diff)
+			}
+			if !json.Valid([]byte(got)) {
+				t.Fatalf("invalid JSON: %s", got)
+			}
+		})
+	}
+}
+
+func TestEachListItemFillsKindAndStrips(t *testing.T) {
+	page := []byte(`{"apiVersion":"v1","kind":"ConfigMapList","metadata":{"continue":"c1"},"items":[
+		{"metadata":{"name":"a","managedFields":[{"manager":"m"}]},"data":{"k":"v"}},
+		{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}},
+		{}]}`)
+	var got []string
+	cont, err := eachListItem(page, false, func(raw []byte) bool {
+		got = append(got, string(raw))
+		return true
+	})
+	if err != nil || cont != "c1" {
+		t.Fatalf("continue %q, %v", cont, err)
+	}
+	want := []string{
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v"}}`,
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}`,
+		`{"apiVersion":"v1","kind":"ConfigMap"}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	if _, err := eachListItem([]byte(`{"items":[`), false, func([]byte) bool { return true }); err == nil {
+		t.Fatal("invalid JSON accepted")
+	}
+}

@@ -1,0 +1,68 @@
+package root
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/apply"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/delete"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/edit"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/explain"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/get"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/serverinfo"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/tree"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/wait"
+)
+
+// addCommands adds the resource commands, family by family.
+func addCommands(root *cobra.Command, f *cli.Factory) {
+	root.AddCommand(get.NewCommand(f))
+	addManifestCommands(root, f)  // apply, create, replace, delete, diff
+	addObjectCommands(root, f)    // patch, label, annotate, edit, wait
+	addDiscoveryCommands(root, f) // api-resources, api-versions, explain, tree, completion
+	root.AddCommand(&cobra.Command{
+		Use:   "exit-codes",
+		Short: "The exit codes of --exit-codes",
+		Long:  cli.ExitCodesHelp,
+	})
+}
+
+// addManifestCommands registers the commands that read manifests: apply,
+// create, replace, delete and diff.
+func addManifestCommands(root *cobra.Command, f *cli.Factory) {
+	root.AddCommand(
+		apply.NewApplyCommand(f),
+		apply.NewCreateCommand(f),
+		apply.NewReplaceCommand(f),
+		delete.NewCommand(f),
+		apply.NewDiffCommand(f),
+	)
+}
+
+// addObjectCommands registers the commands that change or watch existing
+// objects: patch, label, annotate, edit and wait.
+func addObjectCommands(root *cobra.Command, f *cli.Factory) {
+	root.AddCommand(
+		edit.NewPatchCommand(f),
+		edit.NewLabelCommand(f),
+		edit.NewAnnotateCommand(f),
+		edit.NewEditCommand(f),
+		wait.NewCommand(f),
+	)
+}
+
+// addDiscoveryCommands adds api-resources, api-versions, explain, tree and
+// completion, then registers dynamic shell completion (resource types,
+// then object names) on every resource command already on root.
+// addCommands calls it after the get, manifest and object groups for that
+// reason.
+func addDiscoveryCommands(root *cobra.Command, f *cli.Factory) {
+	root.AddCommand(
+		serverinfo.NewAPIResourcesCommand(f),
+		serverinfo.NewAPIVersionsCommand(f),
+		explain.NewCommand(f),
+		tree.NewCommand(f),
+		newCompletionCommand(root),
+	)
+	registerCompletions(root, f)
+}

@@ -1,0 +1,228 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/kdyn/kdyn/informer/workqueue"
+)
+
+// Result is what a reconcile asks for besides success or failure.
+type Result struct {
+	// RequeueAfter, when positive, reconciles the key again after this
+	// long. With a nil error the key's backoff starts over first; with an
+	// error the error wins (the key is retried with backoff).
+	RequeueAfter time.Duration
+}
+
+// ReconcileFunc brings the world in line with the desired state of one
+// key. An error retries the key with per-key exponential backoff; a
+// panic is recovered, counted and treated as an error.
+type ReconcileFunc[K comparable] func(ctx context.Context, key K) (Result, error)
+
+// Options configure a Controller. The zero value is useful: one worker,
+// client-go's default backoff, no timeout, no metrics.
+type Options[K comparable] struct {
+	// Workers reconcile concurrently (never the same key twice at once).
+	// Zero means 1.
+	Workers int
+	// RateLimiter decides each key's backoff after a failure. Nil means
+	// workqueue.DefaultRateLimiter: 5 ms doubling to 1000 s per key, and
+	// 10 retries a second overall with a burst of 100, as client-go's
+	// default controller rate limiter.
+	RateLimiter workqueue.RateLimiter[K]
+	// ReconciliationTimeout bounds each reconcile: its context is
+	// cancelled after this long. Zero means no bound.
+	ReconciliationTimeout time.Duration
+	// ShutdownGracePeriod is how long reconciles in flight when Run's
+	// context ends may go on (their context stays live until then); zero
+	// means 30 s.
+	ShutdownGracePeriod time.Duration
+	// Metrics receives reconcile outcomes, durations, panics and worker
+	// counts (package metrics exports them under controller-runtime's
+	// names). Nil observes nothing.
+	Metrics Metrics
+	// QueueMetrics is passed to the controller's work queue (named after
+	// the controller).
+	QueueMetrics workqueue.Metrics
+	// Logger receives a line per failed reconcile and per panic. Nil
+	// means none.
+	Logger *zap.Logger
+}
+
+// Metrics receives what a controller does, for an exporter: package
+// metrics exports it as controller-runtime's controller_runtime_*
+// families. The methods must be cheap and safe for concurrent use.
+type Metrics interface {
+	// Workers is called once, as Run starts, with the number of workers.
+	Workers(controller string, n int)
+	// Started is called as a reconcile starts.
+	Started(controller string)
+	// Finished is called as a reconcile ends: result is "success",
+	// "error" or "requeue_after"; a panic is an "error", after Panicked.
+	Finished(controller, result string, d time.Duration)
+	// Panicked is called for each reconcile that panicked.
+	Panicked(controller string)
+}
+
+type noMetrics struct{}
+
+func (noMetrics) Workers(string, int)                    {}
+func (noMetrics) Started(string)                         {}
+func (noMetrics) Finished(string, string, time.Duration) {}
+func (noMetrics) Panicked(string)                        {}
+
+// Controller runs a ReconcileFunc over the keys of its work queue: the loop
+// every controller writes by hand, once. Add keys from event handlers; Run
+// the workers. It is safe for concurrent use.
+type Controller[K comparable] struct {
+	name      string
+	reconcile ReconcileFunc[K]
+	opts      Options[K]
+	queue     *workqueue.Queue[K]
+	metrics   Metrics
+	log       *zap.Logger
+
+	mu  sync.Mutex
+	ran bool
+}
+
+// New returns a controller named name (its queue's name and metrics
+// label) that reconciles keys with reconcile.
+func New[K comparable](name string, reconcile ReconcileFunc[K], opts Options[K]) (*Controller[K], error) {
+	if name == "" {
+		return nil, errors.New("controller: a controller needs a name")
+	}
+	if reconcile == nil {
+		return nil, fmt.Errorf("controller %s: nil ReconcileFunc", name)
+	}
+	if opts.Workers < 0 {
+		return nil, fmt.Errorf("controller %s: Workers must not be negative, got %d", name, opts.Workers)
+	}
+	if opts.Workers == 0 {
+		opts.Workers = 1
+	}
+	if opts.ShutdownGracePeriod <= 0 {
+		opts.ShutdownGracePeriod = 30 * time.Second
+	}
+	c := &Controller[K]{name: name, reconcile: reconcile, opts: opts, metrics: opts.Metrics, log: opts.Logger}
+	if c.metrics == nil {
+		c.metrics = noMetrics{}
+	}
+	if c.log == nil {
+		c.log = zap.NewNop()
+	}
+	c.queue = workqueue.New(workqueue.Options[K]{Name: name, RateLimiter: opts.RateLimiter, Metrics: opts.QueueMetrics})
+	return c, nil
+}
+
+// Name returns the controller's name.
+func (c *Controller[K]) Name() string { return c.name }
+
+// Add queues key for a reconcile: a change to act on.
+func (c *Controller[K]) Add(key K) { c.queue.Add(key) }
+
+// AddInitial queues key behind the keys of Add: what an informer's initial
+// list delivers (OnAdd with isInInitialList). Real changes overtake them,
+// but they never starve (see workqueue.Queue.AddLowPriority).
+func (c *Controller[K]) AddInitial(key K) { c.queue.AddLowPriority(key) }
+
+// AddAfter queues key once d has passed.
+func (c *Controller[K]) AddAfter(key K, d time.Duration) { c.queue.AddAfter(key, d) }
+
+// Queue returns the controller's work queue (for its Stats).
+func (c *Controller[K]) Queue() *workqueue.Queue[K] { return c.queue }
+
+// Run runs the workers until ctx is done, then stops taking keys, lets the
+// reconciles in flight finish (their context stays live for
+// ShutdownGracePeriod, then is cancelled) and returns once every worker
+// has exited. The queue is shut down: keys still queued are dropped (the
+// next leader, or the next start, lists them again). Run may be called
+// once.
+func (c *Controller[K]) Run(ctx context.Context) error {
+	c.mu.Lock()
+	if c.ran {
+		c.mu.Unlock()
+		return fmt.Errorf("controller %s: Run called twice", c.name)
+	}
+	c.ran = true
+	c.mu.Unlock()
+	// Reconciles get a context that outlives ctx by the grace period.
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stopGrace := context.AfterFunc(ctx, func() {
+		c.queue.ShutDown()
+		t := time.NewTimer(c.opts.ShutdownGracePeriod)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-rctx.Done():
+		}
+	})
+	defer stopGrace()
+	c.metrics.Workers(c.name, c.opts.Workers)
+	var wg sync.WaitGroup
+	for range c.opts.Workers {
+		wg.Go(func() {
+			for c.processNext(rctx) {
+			}
+		})
+	}
+	wg.Wait()
+	return nil
+}
+
+// processNext reconciles one key; it reports false once the queue is shut
+// down.
+func (c *Controller[K]) processNext(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+	start := time.Now()
+	c.metrics.Started(c.name)
+	res, err := c.reconcileOne(ctx, key)
+	switch {
+	case err != nil:
+		c.metrics.Finished(c.name, "error", time.Since(start))
+		if c.queue.ShuttingDown() {
+			return true
+		}
+		c.log.Warn("reconcile failed; retrying with backoff", zap.String("controller", c.name), zap.Any("key", key), zap.Error(err))
+		c.queue.AddRateLimited(key)
+	case res.RequeueAfter > 0:
+		c.metrics.Finished(c.name, "requeue_after", time.Since(start))
+		c.queue.Forget(key)
+		c.queue.AddAfter(key, res.RequeueAfter)
+	default:
+		c.metrics.Finished(c.name, "success", time.Since(start))
+		c.queue.Forget(key)
+	}
+	return true
+}
+
+// reconcileOne runs the ReconcileFunc with the timeout, turning a panic
+// into an error.
+func (c *Controller[K]) reconcileOne(ctx context.Context, key K) (res Result, err error) {
+	if c.opts.ReconciliationTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.ReconciliationTimeout)
+		defer cancel()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			c.metrics.Panicked(c.name)
+			c.log.Error("reconcile panicked", zap.String("controller", c.name), zap.Any("key", key), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+			res, err = Result{}, fmt.Errorf("controller %s: reconcile of %v panicked: %v", c.name, key, p)
+		}
+	}()
+	return c.reconcile(ctx, key)
+}

@@ -1,0 +1,230 @@
+package informer
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ShardKey is what a shard hashes to place an object (KEP-5866's field
+// paths).
+type ShardKey string
+
+const (
+	// ShardByUID places each object by its UID: shards of even size.
+	ShardByUID ShardKey = "object.metadata.uid"
+	// ShardByNamespace places each object by its namespace: a namespace's
+	// objects — owners and their dependents — stay together.
+	ShardByNamespace ShardKey = "object.metadata.namespace"
+)
+
+// HashRange is a range of the 64-bit hash space, both ends included: the
+// whole space is {0, math.MaxUint64}.
+type HashRange struct {
+	From, To uint64
+}
+
+func (r HashRange) String() string {
+	return fmt.Sprintf("[%#016x, %#016x]", r.From, r.To)
+}
+
+// Hash is the 64-bit FNV-1a hash the API server places objects by (of a
+// UID or a namespace), the same function as
+// k8s.io/apimachinery/pkg/sharding.HashField.
+func Hash(value string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(value))
+	return h.Sum64()
+}
+
+// Shard is a live selection of part of a resource's objects: those whose
+// Key hashes into one of its ranges. An informer given a Shard
+// (Options.Shard, InformerOptions.Shard) asks the server for those objects
+// only — the shardSelector of sharded list and watch (KEP-5866, feature
+// gate ShardedListAndWatch) — checks every object's hash itself as well,
+// so a server that ignores the selector costs traffic but never
+// correctness, and follows every Set: objects that leave the ranges are
+// delivered as deletes marked Deleted.ShardMove, objects that enter as
+// adds. One Shard may serve many informers (a member of a sharded
+// controller gives the same one to all of its informers). It is safe for
+// concurrent use.
+type Shard struct {
+	key ShardKey
+	cur atomic.Pointer[shardState]
+
+	mu   sync.Mutex
+	subs map[int]func()
+	next int
+}
+
+// shardState is one immutable setting of a Shard.
+type shardState struct {
+	ranges   []HashRange
+	selector string
+}
+
+// NewShard returns a shard of key over ranges (see Set).
+func NewShard(key ShardKey, ranges ...HashRange) (*Shard, error) {
+	switch key {
+	case ShardByUID, ShardByNamespace:
+	default:
+		return nil, fmt.Errorf("informer: shard key %q is not %q or %q", key, ShardByUID, ShardByNamespace)
+	}
+	s := &Shard{key: key, subs: map[int]func(){}}
+	if err := s.store(ranges); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Key returns what the shard hashes.
+func (s *Shard) Key() ShardKey { return s.key }
+
+// Ranges returns the current ranges, sorted and merged.
+func (s *Shard) Ranges() []HashRange { return slices.Clone(s.cur.Load().ranges) }
+
+// Selector returns the current ranges as the server's shard selector, for
+// example "shardRange(object.metadata.uid, '0x0000000000000000',
+// '0x8000000000000000')", several joined with " || "; "" when the shard has
+// no range.
+func (s *Shard) Selector() string { return s.cur.Load().selector }
+
+// Set replaces the ranges (overlapping and adjacent ones are merged), and
+// tells every informer of the shard, which then drops the objects that
+// left and lists those that entered. No range at all selects nothing.
+func (s *Shard) Set(ranges ...HashRange) error {
+	if err := s.store(ranges); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	subs := make([]func(), 0, len(s.subs))
+	for _, f := range s.subs {
+		subs = append(subs, f)
+	}
+	s.mu.Unlock()
+	for _, f := range subs {
+		f()
+	}
+	return nil
+}
+
+func (s *Shard) store(ranges []HashRange) error {
+	merged, err := MergeRanges(ranges)
+	if err != nil {
+		return err
+	}
+	s.cur.Store(&shardState{ranges: merged, selector: selector(s.key, merged)})
+	return nil
+}
+
+// Contains reports whether obj is in the shard's current ranges.
+func (s *Shard) Contains(obj metav1.Object) bool {
+	return s.cur.Load().contains(s.value(obj))
+}
+
+// value is what the shard hashes of obj.
+func (s *Shard) value(obj metav1.Object) string {
+	if s.key == ShardByNamespace {
+		return obj.GetNamespace()
+	}
+	return string(obj.GetUID())
+}
+
+func (st *shardState) contains(value string) bool {
+	h := Hash(value)
+	for _, r := range st.ranges {
+		if h >= r.From && h <= r.To {
+			return true
+		}
+	}
+	return false
+}
+
+// subscribe calls f after every Set until the returned cancel is called.
+func (s *Shard) subscribe(f func()) (cancel func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.next
+	s.next++
+	s.subs[id] = f
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.subs, id)
+	}
+}
+
+// MergeRanges returns ranges sorted, with overlapping and adjacent ones
+// merged; a range that ends before it starts is an error.
+func MergeRanges(ranges []HashRange) ([]HashRange, error) {
+	rs := slices.Clone(ranges)
+	for _, r := range rs {
+		if r.From > r.To {
+			return nil, fmt.Errorf("informer: shard range %v ends before it starts", r)
+		}
+	}
+	slices.SortFunc(rs, func(a, b HashRange) int {
+		switch {
+		case a.From < b.From:
+			return -1
+		case a.From > b.From:
+			return 1
+		}
+		return 0
+	})
+	var out []HashRange
+	for _, r := range rs {
+		if n := len(out); n > 0 && (out[n-1].To == math.MaxUint64 || r.From <= out[n-1].To+1) {
+			out[n-1].To = max(out[n-1].To, r.To)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// selector renders ranges as KEP-5866's shard selector: each range
+// [From, To] as shardRange(key, 'From', 'To+1'), bounds in 16-digit hex,
+// the end of the space as '0x10000000000000000'.
+func selector(key ShardKey, ranges []HashRange) string {
+	parts := make([]string, len(ranges))
+	for i, r := range ranges {
+		end := fmt.Sprintf("0x%016x", r.To+1)
+		if r.To == math.MaxUint64 {
+			end = "0x10000000000000000"
+		}
+		parts[i] = fmt.Sprintf("shardRange(%s, '0x%016x', '%s')", key, r.From, end)
+	}
+	return strings.Join(parts, " || ")
+}
+
+// errNoShardEcho says a list answered without echoing the shard selector:
+// the server does not shard (gate off, or older), and the informer
+// filters on its own.
+var errNoShardEcho = errors.New("informer: the server did not echo the shard selector; filtering on the client")
+
+// SplitRanges splits the whole hash space into n equal ranges, in order:
+// the simplest assignment of a resource to n shards.
+func SplitRanges(n int) []HashRange {
+	if n <= 0 {
+		return nil
+	}
+	out := make([]HashRange, n)
+	step := math.MaxUint64/uint64(n) + 1
+	for i := range n {
+		from := uint64(i) * step
+		to := from + step - 1
+		if i == n-1 {
+			to = math.MaxUint64
+		}
+		out[i] = HashRange{From: from, To: to}
+	}
+	return out
+}
