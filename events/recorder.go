@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/internal/ctxsleep"
 )
 
 // The two event types.
@@ -107,7 +108,7 @@ type Recorder struct {
 // New returns a Recorder writing through client. It checks opts and starts
 // nothing: events are queued until [Recorder.Run] runs.
 func New(client dynamic.Interface, opts Options) (*Recorder, error) {
-	return newRecorder(client, opts, realClock{}, sleep)
+	return newRecorder(client, opts, realClock{}, ctxsleep.Sleep)
 }
 
 // newRecorder is New with the seams tests need: the clock and the sleep
