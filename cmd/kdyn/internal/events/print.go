@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/pretty"
@@ -14,7 +13,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
-	"github.com/kdyn/kdyn/cmd/kdyn/internal/printers"
 )
 
 type format int
@@ -53,11 +51,8 @@ type printer struct {
 	keepManaged   bool
 
 	headed bool
-	// widths are the widest cell seen in each tab-terminated column, so
-	// that later batches line up with earlier ones, as kubectl's tab
-	// writer remembers widths.
-	widths []int
-	docs   int // YAML documents printed
+	table  tabTable // remembers column widths from batch to batch
+	docs   int      // YAML documents printed
 }
 
 func newPrinter(w io.Writer, f format, o *options) *printer {
@@ -146,7 +141,8 @@ func (p *printer) printEach(evs []*event) error {
 }
 
 // rows prints evs as table rows in one batch, after the header if it is
-// the first; the columns are at least as wide as in earlier batches.
+// the first; the columns are at least as wide as in earlier batches, as
+// kubectl's tab writer remembers them.
 func (p *printer) rows(evs []*event) error {
 	var lines []string
 	if !p.headed && !p.noHeaders {
@@ -166,45 +162,13 @@ func (p *printer) rows(evs []*event) error {
 		fmt.Fprintf(&b, "%s\t%s\t%s\t%s/%s\t%s", interval(e, t), escape(e.typ), escape(e.reason), escape(e.kind), escape(e.name), escape(strings.TrimSpace(e.message)))
 		lines = append(lines, b.String())
 	}
-	var buf bytes.Buffer
-	tw := printers.NewTabWriter(&buf)
-	remembered := len(p.widths) > 0
-	if remembered {
-		// A first line with a cell as wide as each remembered column,
-		// cut from the output: the tab writer makes every column at
-		// least that wide.
-		for _, w := range p.widths {
-			fmt.Fprintf(tw, "%s\t", strings.Repeat("x", w))
-		}
-		fmt.Fprintln(tw)
-	}
+	var text strings.Builder
 	for _, l := range lines {
-		fmt.Fprintln(tw, l)
-		p.remember(l)
+		text.WriteString(l)
+		text.WriteByte('\n')
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	out := buf.Bytes()
-	if remembered {
-		out = out[bytes.IndexByte(out, '\n')+1:]
-	}
-	_, err := p.w.Write(out)
+	_, err := io.WriteString(p.w, p.table.format(text.String()))
 	return err
-}
-
-// remember widens the columns to the tab-terminated cells of a line (a
-// line holding newlines is made of several, as in the tab writer).
-func (p *printer) remember(line string) {
-	for _, l := range strings.Split(line, "\n") {
-		cells := strings.Split(l, "\t")
-		for i, c := range cells[:len(cells)-1] {
-			if i == len(p.widths) {
-				p.widths = append(p.widths, 0)
-			}
-			p.widths[i] = max(p.widths[i], utf8.RuneCountInString(c))
-		}
-	}
 }
 
 // escape is kubectl's EscapeTerminal: escape characters and carriage
