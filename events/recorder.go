@@ -278,8 +278,8 @@ func truncate(s string, n int) string {
 // Run writes the queued events until ctx is done, then flushes: it stops
 // taking events (Eventf drops them from then on), writes those still
 // queued and every series count the server does not have yet, within
-// Options.FlushTimeout, and returns once all that has ended. Run starts no
-// goroutine; it returns nil, or an error if called twice.
+// Options.FlushTimeout, and returns once all that has ended. Run writes in
+// the calling goroutine; it returns nil, or an error if called twice.
 func (r *Recorder) Run(ctx context.Context) error {
 	if !r.ran.CompareAndSwap(false, true) {
 		return errors.New("events: Recorder.Run called twice")
