@@ -80,6 +80,9 @@ type Results struct {
 	// kubectl's -o json --show-managed-fields.
 	JSONDiff, JSONDiffManaged, TableDiff, APIResourcesDiff Diff
 	JSONLLines                                             int
+	// EventsDiffs compare `events` over the fixed Events of
+	// EventsNamespace, byte for byte.
+	EventsDiffs []CommandDiff
 	// LauncherRSS is the peak RSS measured for /bin/true: the floor of the
 	// method (the launcher's own RSS is folded into its child's).
 	LauncherRSS int64
@@ -253,7 +256,7 @@ func (b *bench) seed(ctx context.Context, env *testenv.Env) error {
 	}
 	b.res.Seed = time.Since(start)
 	b.logf("seeded in %s", b.res.Seed.Round(100*time.Millisecond))
-	return nil
+	return SeedEvents(ctx, client, EventsNamespace, time.Now())
 }
 
 // floor times the server sending the list: one plain GET, and the same in
@@ -573,6 +576,13 @@ func (b *bench) compare(ctx context.Context) error {
 		return err
 	}
 	b.res.APIResourcesDiff = CompareText(kd, kc)
+	for i, cmd := range eventsCompared {
+		kd, kc, err := pair(fmt.Sprintf("events.%d", i), cmd)
+		if err != nil {
+			return err
+		}
+		b.res.EventsDiffs = append(b.res.EventsDiffs, CommandDiff{Args: cmd, Diff: CompareBytes(kd, kc)})
+	}
 	jl, err := capture(Kdyn, "get.jsonl", jsonlBig)
 	if err != nil {
 		return err

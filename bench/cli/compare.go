@@ -107,6 +107,12 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// CommandDiff is the comparison of one command line's outputs.
+type CommandDiff struct {
+	Args []string
+	Diff Diff
+}
+
 // CompareBytes compares two outputs that must be byte-identical.
 func CompareBytes(kdyn, kubectl []byte) Diff { return compareLines(kdyn, kubectl, nil, "") }
 

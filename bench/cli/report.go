@@ -219,6 +219,9 @@ func (r *Results) Print(w io.Writer) {
 	fmt.Fprintf(w, "  get cm -o json vs kubectl -o json --show-managed-fields, byte for byte: %s\n", r.JSONDiffManaged)
 	fmt.Fprintf(w, "  get cm (table), line by line:  %s\n", r.TableDiff)
 	fmt.Fprintf(w, "  api-resources, line by line:   %s\n", r.APIResourcesDiff)
+	for _, d := range r.EventsDiffs {
+		fmt.Fprintf(w, "  %s, byte for byte: %s\n", strings.Join(d.Args, " "), d.Diff)
+	}
 	jl := "OK"
 	if r.JSONLLines != r.Objects {
 		jl = "WRONG"

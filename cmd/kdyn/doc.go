@@ -11,6 +11,7 @@
 //
 //	root        Main, the command tree, shell completion
 //	get         get, get -w
+//	events      events, events -w
 //	apply       apply, create, replace, diff
 //	delete      delete
 //	edit        edit, patch, label, annotate

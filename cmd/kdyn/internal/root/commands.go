@@ -7,6 +7,7 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/delete"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/edit"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/events"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/explain"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/get"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/serverinfo"
@@ -17,6 +18,7 @@ import (
 // addCommands adds the resource commands, family by family.
 func addCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(get.NewCommand(f))
+	root.AddCommand(events.NewCommand(f))
 	addManifestCommands(root, f)  // apply, create, replace, delete, diff
 	addObjectCommands(root, f)    // patch, label, annotate, edit, wait
 	addDiscoveryCommands(root, f) // api-resources, api-versions, explain, tree, completion

@@ -92,6 +92,9 @@ func registerCompletions(root *cobra.Command, f *cli.Factory) {
 			return kubeconfigNames(f, "context", toComplete), cobra.ShellCompDirectiveNoFileComp
 		}
 	}
+	if ev, _, err := root.Find([]string{"events"}); err == nil && ev.Name() == "events" {
+		_ = ev.RegisterFlagCompletionFunc("for", forCompletion(f))
+	}
 	_ = root.RegisterFlagCompletionFunc("namespace", func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		ctx, cancel := context.WithTimeout(commandContext(cmd), completionTimeout)
 		defer cancel()
@@ -109,6 +112,22 @@ func commandContext(cmd *cobra.Command) context.Context {
 		return ctx
 	}
 	return context.Background()
+}
+
+// forCompletion completes the TYPE/NAME of events --for: a type followed
+// by "/", then the names of that type's objects.
+func forCompletion(f *cli.Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	complete := resourceCompletion(f, 1)
+	return func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		out, directive := complete(cmd, nil, toComplete)
+		if !strings.Contains(toComplete, "/") {
+			for i := range out {
+				out[i] += "/"
+			}
+			directive |= cobra.ShellCompDirectiveNoSpace
+		}
+		return out, directive
+	}
 }
 
 // resourceCompletion completes a resource type first (comma lists and
