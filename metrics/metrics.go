@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kdyn/kdyn/controller"
+	"github.com/kdyn/kdyn/events"
 	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/informer/workqueue"
 	"github.com/kdyn/kdyn/leaderelection"
@@ -378,3 +379,11 @@ func (m leaderMetrics) Leading(name string, leading bool) {
 	}
 	m.s.leaderStatus.WithLabelValues(name).Set(v)
 }
+
+// Events returns the hook of events.Options.Metrics: events_dropped_total
+// by reason.
+func (s *Set) Events() events.Metrics { return eventsMetrics{s} }
+
+type eventsMetrics struct{ s *Set }
+
+func (m eventsMetrics) Dropped(reason string) { m.s.eventsDropped.WithLabelValues(reason).Inc() }

@@ -20,6 +20,7 @@ import (
 
 	ctrl "github.com/kdyn/kdyn/controller"
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/events"
 	"github.com/kdyn/kdyn/informer"
 )
 
@@ -59,6 +60,8 @@ type controller struct {
 	cms     *informer.Informer[*unstructured.Unstructured]
 	queue   *ctrl.Controller[string]
 	log     *zap.Logger
+	// events records what the controller does to each Widget (nil: none).
+	events *events.Recorder
 }
 
 // handlers registers the event handlers that feed the queue: a Widget's
@@ -127,6 +130,9 @@ func (c *controller) reconcile(ctx context.Context, key string) error {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, reasonInvalidSpec, err.Error()
 	} else if cmErr = c.syncConfigMap(ctx, w, data); cmErr != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, reasonApplyFailed, cmErr.Error()
+		if c.events != nil {
+			c.events.Eventf(w, nil, events.Warning, reasonApplyFailed, "Apply", "%v", cmErr)
+		}
 	} else {
 		cond.Status, cond.Reason = metav1.ConditionTrue, reasonSynced
 		cond.Message = fmt.Sprintf("ConfigMap %s holds %d keys", name, len(data))
@@ -219,6 +225,9 @@ func (c *controller) syncConfigMap(ctx context.Context, w *unstructured.Unstruct
 		}
 	}
 	c.log.Info("ConfigMap synced", zap.String("widget", ns+"/"+name), zap.Int("keys", len(data)), zap.Strings("removedKeys", extra))
+	if c.events != nil {
+		c.events.Eventf(w, got, events.Normal, "ConfigMapSynced", "Apply", "ConfigMap %s holds %d keys", name, len(data))
+	}
 	return nil
 }
 

@@ -22,6 +22,7 @@ import (
 
 	ctrl "github.com/kdyn/kdyn/controller"
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/events"
 	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/informer/workqueue"
 	"github.com/kdyn/kdyn/kubeconfig"
@@ -194,6 +195,12 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	rec, err := events.New(dc, events.Options{ReportingController: "kdyn.io/example-crd-controller", ReportingInstance: o.identity, Logger: log, Metrics: m.Events()})
+	if err != nil {
+		return err
+	}
+	c.events = rec
+	mgr.Add(everyReplica{rec}) // flushes when it stops, after the reconciler
 	mgr.AddCache(notFoundTolerant{f})
 	mgr.Add(ctrl.RunnableFunc(func(ctx context.Context) error {
 		where := o.namespace
@@ -206,6 +213,11 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 	mgr.Add(reconciler)
 	return mgr.Run(ctx)
 }
+
+// everyReplica runs a Runnable in every replica, leader or not.
+type everyReplica struct{ ctrl.Runnable }
+
+func (everyReplica) NeedLeaderElection() bool { return false }
 
 // notFoundTolerant is the factory as a cache whose first sync waits out
 // the 404 of a CRD established a moment ago (waitForSync).

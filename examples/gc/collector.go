@@ -18,6 +18,7 @@ import (
 
 	"github.com/kdyn/kdyn/discovery"
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/events"
 	"github.com/kdyn/kdyn/informer"
 )
 
@@ -72,6 +73,9 @@ type collector struct {
 	log    *zap.Logger
 	// shard, when sharded, holds the namespaces this replica checks.
 	shard *informer.Shard
+	// events records an Event for each orphan reported or deleted (nil:
+	// none).
+	events *events.Recorder
 
 	// outMu serializes lines on out.
 	outMu sync.Mutex
@@ -245,9 +249,11 @@ func (c *collector) process(ctx context.Context, uid types.UID) error {
 		return nil
 	}
 	line := fmt.Sprintf("%s (owners gone: %s)", describe(n), describeRefs(gone))
+	ref := events.ReferenceFor(live, n.gvk)
 	if !c.delete {
 		if c.markReported(uid) {
 			c.println("orphan " + line)
+			c.record(ref, events.Warning, "Orphaned", "Report", "every owner is gone: %s", describeRefs(gone))
 		}
 		return nil
 	}
@@ -266,7 +272,16 @@ func (c *collector) process(ctx context.Context, uid types.UID) error {
 		return fmt.Errorf("delete %s: %w", describe(n), err)
 	}
 	c.println("deleted " + line)
+	c.record(ref, events.Normal, "OrphanDeleted", "Delete", "deleted: every owner is gone: %s", describeRefs(gone))
 	return nil
+}
+
+// record writes an Event about a dependent, when the collector has a
+// recorder.
+func (c *collector) record(ref events.Reference, eventType, reason, action, note string, args ...any) {
+	if c.events != nil {
+		c.events.Eventf(ref, nil, eventType, reason, action, note, args...)
+	}
 }
 
 // observed reports whether the cache holds the owner ref points to, with

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kdyn/kdyn/controller"
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/events"
 	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/informer/workqueue"
 	"github.com/kdyn/kdyn/kubeconfig"
@@ -216,6 +217,14 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	rec, err := events.New(dc, events.Options{ReportingController: "kdyn.io/example-gc", ReportingInstance: o.identity, Logger: log, Metrics: m.Events()})
+	if err != nil {
+		return err
+	}
+	c.events = rec
+	// The recorder runs in every replica (only the acting one records),
+	// and flushes what is queued when it stops.
+	mgr.Add(alwaysRunning{rec})
 	mgr.AddCache(f)
 	mgr.AddCache(tolerant{set, log})
 	mgr.Add(ctrl)
@@ -245,6 +254,11 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	return mgr.Run(ctx)
 }
+
+// alwaysRunning runs a Runnable in every replica, leader or not.
+type alwaysRunning struct{ controller.Runnable }
+
+func (alwaysRunning) NeedLeaderElection() bool { return false }
 
 // tolerant is the resource set as a cache that reports, rather than fails
 // on, resources it may not list: the check goes on with the others.
