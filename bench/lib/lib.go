@@ -14,7 +14,7 @@ import (
 )
 
 // Scenarios in run order.
-var Scenarios = []string{"discovery", "mapper", "dynamic", "informer", "footprint", "load"}
+var Scenarios = []string{"discovery", "mapper", "dynamic", "informer", "footprint", "controller", "load"}
 
 // Options configure Run.
 type Options struct {
@@ -144,6 +144,8 @@ func Run(ctx context.Context, opts Options) error {
 			t, err = b.Informer(ctx)
 		case "footprint":
 			t, err = b.Footprint(ctx)
+		case "controller":
+			t, err = b.Controller(ctx)
 		case "load":
 			t, err = b.Load(ctx)
 		}

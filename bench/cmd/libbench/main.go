@@ -1,7 +1,7 @@
 // Command libbench measures kdyn against client-go v0.37.2 side by side on
 // one real control plane and prints a table per scenario.
 //
-//	go run ./cmd/libbench [-scenario all|discovery|mapper|dynamic|informer|footprint|load] [-quick]
+//	go run ./cmd/libbench [-scenario all|discovery|mapper|dynamic|informer|footprint|controller|load] [-quick]
 //
 // Memory figures come from child processes (the same binary re-executed
 // with the hidden -child flag), one per contender.
@@ -21,7 +21,7 @@ import (
 
 func main() {
 	testing.Init() // testing.Benchmark is used programmatically
-	scenario := flag.String("scenario", "all", "all, or a comma list of: discovery, mapper, dynamic, informer, footprint, load")
+	scenario := flag.String("scenario", "all", "all, or a comma list of: discovery, mapper, dynamic, informer, footprint, controller, load")
 	quick := flag.Bool("quick", false, "small counts for a fast smoke run (1,000 objects, 20 CRDs, short phases)")
 	runs := flag.Int("runs", 0, "timing repetitions, median reported (0: 5, or 3 with -quick)")
 	profile := flag.String("profile", "", "directory for CPU/heap profiles of the informer children")

@@ -30,6 +30,7 @@ type getOptions struct {
 	labelColumns      []string
 	selector          string
 	fieldSelector     string
+	shardSelector     string
 	allNamespaces     bool
 	sortBy            string
 	chunkSize         int64
@@ -90,6 +91,7 @@ resource versions, printing each change once.`,
 	fl.StringSliceVarP(&o.labelColumns, "label-columns", "L", nil, "Labels to show as columns (repeatable or comma-separated).")
 	fl.StringVarP(&o.selector, "selector", "l", "", "Label selector (e.g. -l app=web,tier!=db).")
 	fl.StringVar(&o.fieldSelector, "field-selector", "", "Field selector (e.g. --field-selector metadata.name=web).")
+	fl.StringVar(&o.shardSelector, "shard-selector", "", "Shard selector of sharded list and watch (KEP-5866, feature gate ShardedListAndWatch), passed to the server as is, e.g. \"shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')\".")
 	fl.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "List across all namespaces.")
 	fl.StringVar(&o.sortBy, "sort-by", "", "Sort by a JSONPath ({.metadata.name}) or a gjson path (metadata.name).")
 	fl.Int64Var(&o.chunkSize, "chunk-size", 500, "Return large lists in chunks of this size (0 = one request).")
@@ -224,7 +226,7 @@ type getter struct {
 }
 
 func (g *getter) listOptions() metav1.ListOptions {
-	return metav1.ListOptions{LabelSelector: g.o.selector, FieldSelector: g.o.fieldSelector}
+	return metav1.ListOptions{LabelSelector: g.o.selector, FieldSelector: g.o.fieldSelector, ShardSelector: g.o.shardSelector}
 }
 
 func (g *getter) nsFor(m restmapper.Match) string {
@@ -574,7 +576,7 @@ func runGetAllTypes(ctx context.Context, f *cli.Factory, o *getOptions, out cli.
 			if !t.match.Namespaced {
 				tns = ""
 			}
-			page, err := cli.ListRaw(ctx, rc, t.match.GVR, tns, metav1.ListOptions{Limit: 1, LabelSelector: o.selector, FieldSelector: o.fieldSelector})
+			page, err := cli.ListRaw(ctx, rc, t.match.GVR, tns, metav1.ListOptions{Limit: 1, LabelSelector: o.selector, FieldSelector: o.fieldSelector, ShardSelector: o.shardSelector})
 			if err != nil {
 				probes[i].err = err
 				return nil

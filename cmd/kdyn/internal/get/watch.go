@@ -191,7 +191,7 @@ func (s *watchSession) warn(t getTarget, err error) {
 }
 
 func (tw *targetWatch) listOptions() metav1.ListOptions {
-	opts := metav1.ListOptions{LabelSelector: tw.s.o.selector, FieldSelector: tw.s.o.fieldSelector}
+	opts := metav1.ListOptions{LabelSelector: tw.s.o.selector, FieldSelector: tw.s.o.fieldSelector, ShardSelector: tw.s.o.shardSelector}
 	if len(tw.t.names) == 1 {
 		sel := "metadata.name=" + tw.t.names[0]
 		if opts.FieldSelector != "" {
