@@ -42,8 +42,8 @@ func run() error {
 		return err
 	}
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
-		Metrics:                 metricsserver.Options{BindAddress: "127.0.0.1:0"},
-		HealthProbeBindAddress:  "127.0.0.1:0",
+		Metrics:                       metricsserver.Options{BindAddress: "127.0.0.1:0"},
+		HealthProbeBindAddress:        "127.0.0.1:0",
 		LeaderElection:                true,
 		LeaderElectionID:              "footprint-cr",
 		LeaderElectionNamespace:       ns,
