@@ -302,17 +302,30 @@ func (r *reflector[T]) noteShardEcho(echo string) {
 	}
 }
 
-// probeShardEcho lists one object with the shard selector to learn whether
-// the server applies it (a streaming list's bookmark does not say).
+// probeShardEcho lists one whole object with the shard selector to learn
+// whether the server applies it: a streaming list's bookmark does not say,
+// and a metadata-only list (PartialObjectMetadataList) does not echo
+// shardInfo. It is a consistent list (resourceVersion ""), which honours
+// the limit; one that fails is tried again before the next watch.
 func (r *reflector[T]) probeShardEcho(ctx context.Context) {
 	if r.opts.shard == nil || r.echoKnown {
 		return
 	}
 	opts := r.withShard(r.opts.listOptions)
-	opts.Limit, opts.ResourceVersion = 1, "0"
-	page, err := r.feed.list(ctx, opts, nil, func(T, []byte) error { return nil })
+	opts.Limit, opts.ResourceVersion, opts.ResourceVersionMatch = 1, "", ""
+	var (
+		page ListPage
+		err  error
+	)
+	if p, ok := r.feed.(shardProber); ok {
+		page, err = p.probeShard(ctx, opts)
+	} else {
+		page, err = r.feed.list(ctx, opts, nil, func(T, []byte) error { return nil })
+	}
 	if err != nil {
-		r.opts.log.Debug("could not probe whether the server shards; will try again at the next sync", zap.Error(err))
+		if ctx.Err() == nil {
+			r.opts.log.Debug("could not probe whether the server shards; will try again before the next watch", zap.Error(err))
+		}
 		return
 	}
 	r.noteShardEcho(page.ShardSelector)
@@ -377,18 +390,17 @@ func (r *reflector[T]) exec(ctx context.Context, s state) outcome {
 	case listing:
 		r.opts.metrics.ListStarted(r.opts.name, s.consistent)
 		rv, echo, err := r.list(ctx, s.consistent)
-		if err == nil {
+		if err == nil && echo != "" {
+			// Only an echo is conclusive: a metadata-only list never
+			// carries one; the probe before the watch settles the rest.
 			r.noteShardEcho(echo)
 		}
 		return r.failure(outcome{rv: rv}, err)
 	case streaming:
 		r.opts.metrics.ListStarted(r.opts.name, s.consistent)
-		o := r.stream(ctx)
-		if o.err == nil {
-			r.probeShardEcho(ctx)
-		}
-		return o
+		return r.stream(ctx)
 	case watching:
+		r.probeShardEcho(ctx)
 		return r.watch(ctx, s)
 	case backingOff:
 		d := s.retryAfter

@@ -115,6 +115,7 @@ func TestShardedInformerFollowsItsRanges(t *testing.T) {
 	}
 	src := newScriptedSource()
 	src.addList("10", "", nil, objs...) // the server ignores the selector
+	src.addList("10", "", nil, objs[0]) // the probe: no shardInfo echo
 	src.addWatch(nil)
 	src.addList("20", "", nil, objs...)
 	src.addWatch(nil)
@@ -126,8 +127,15 @@ func TestShardedInformerFollowsItsRanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	src.waitCall(t, "list")
+	src.waitCall(t, "list")
 	src.waitCall(t, "watch")
 	waitUntil(t, inf.HasSynced)
+	src.mu.Lock()
+	probe := src.listCalls[1]
+	src.mu.Unlock()
+	if probe.Limit != 1 || probe.ResourceVersion != "" || probe.ShardSelector != first.Selector() {
+		t.Fatalf("probe list: limit %d, resourceVersion %q, selector %q; want one object, consistent, with the shard's selector", probe.Limit, probe.ResourceVersion, probe.ShardSelector)
+	}
 	if got := inf.Store().Len(); got != len(in) {
 		t.Fatalf("cached %d objects, want the %d in the shard", got, len(in))
 	}
@@ -162,7 +170,7 @@ func TestShardedInformerFollowsItsRanges(t *testing.T) {
 		t.Fatalf("cached %d objects after the move, want %d", got, len(out))
 	}
 	src.mu.Lock()
-	relist := src.listCalls[1]
+	relist := src.listCalls[2]
 	src.mu.Unlock()
 	if !strings.Contains(relist.ShardSelector, "0x8000000000000000', '0x10000000000000000'") {
 		t.Fatalf("relist selector %q", relist.ShardSelector)

@@ -28,6 +28,13 @@ type feed[T Object] interface {
 	watch(ctx context.Context, opts metav1.ListOptions, known wire.Known) (wire.Stream, error)
 }
 
+// shardProber is a feed that asks whether the server shards with a list
+// other than its own: one of whole objects, whose ListMeta echoes
+// shardInfo. opts has the shard selector, limit 1 and resourceVersion "".
+type shardProber interface {
+	probeShard(ctx context.Context, opts metav1.ListOptions) (ListPage, error)
+}
+
 // feedOf returns the feed of src: src itself when it is one of this
 // package's sources, else src's List and Watch.
 func feedOf[T Object](src Source[T]) feed[T] {
@@ -195,6 +202,20 @@ func (s *metadataSource) list(ctx context.Context, opts metav1.ListOptions, _ wi
 		if err := each(p, nil); err != nil {
 			return ListPage{}, err
 		}
+	}
+	return listPage(l), nil
+}
+
+// probeShard lists whole objects (JSON): a PartialObjectMetadataList does
+// not echo shardInfo.
+func (s *metadataSource) probeShard(ctx context.Context, opts metav1.ListOptions) (ListPage, error) {
+	if s.ep != nil {
+		p, err := s.ep.ListObjects(ctx, opts, wire.Decoding{OmitManagedFields: true}, nil, func(map[string]any, []byte) error { return nil })
+		return ListPage(p), err
+	}
+	l, err := s.ri.List(ctx, opts)
+	if err != nil {
+		return ListPage{}, err
 	}
 	return listPage(l), nil
 }

@@ -1,0 +1,242 @@
+package shard_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kdyn/kdyn/integration/testenv"
+)
+
+// memberProc is a ring member running in a child process.
+type memberProc struct {
+	id     string
+	cmd    *exec.Cmd
+	ledger string
+	done   chan error
+	out    *lockedBuffer
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startMemberProc starts the test binary as member id of ring in ns.
+func startMemberProc(t *testing.T, env *testenv.Env, ns, ring, id, dir string) *memberProc {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &memberProc{id: id, ledger: filepath.Join(dir, id+".ledger"), done: make(chan error, 1), out: &lockedBuffer{}}
+	p.cmd = exec.Command(exe)
+	p.cmd.Env = append(os.Environ(), memberEnv+"=1", "KUBECONFIG="+env.KubeconfigPath(testenv.Admin),
+		"SHARD_NS="+ns, "SHARD_RING="+ring, "SHARD_ID="+id, "SHARD_LEDGER="+p.ledger)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(20 * time.Second):
+			_ = p.cmd.Process.Kill()
+			t.Errorf("member %s did not stop within 20 s of SIGTERM", id)
+		}
+		if t.Failed() {
+			t.Logf("member %s output:\n%s", id, p.out.String())
+		}
+	})
+	return p
+}
+
+// entry is one reconcile from a ledger.
+type entry struct {
+	member     string
+	key, rv    string
+	start, end int64
+}
+
+// readLedgers reads every member's ledger; a reconcile of a killed member
+// that has no end ran until its kill (killed: member → time).
+func readLedgers(t *testing.T, ms []*memberProc, killed map[string]time.Time) []entry {
+	t.Helper()
+	var out []entry
+	for _, m := range ms {
+		f, err := os.Open(m.ledger)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		open := map[string]entry{}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			var what, key, rv string
+			var at int64
+			if _, err := fmt.Sscanf(sc.Text(), "%s %s %s %d", &what, &key, &rv, &at); err != nil {
+				continue // a line cut by a kill
+			}
+			switch what {
+			case "start":
+				open[key] = entry{member: m.id, key: key, rv: rv, start: at}
+			case "end":
+				e := open[key]
+				e.end = at
+				delete(open, key)
+				out = append(out, e)
+			}
+		}
+		f.Close()
+		// A reconcile a kill cut short ran until the kill; one still
+		// running in a live member runs on.
+		for _, e := range open {
+			e.end = 1<<63 - 1
+			if at, ok := killed[m.id]; ok {
+				e.end = at.UnixNano()
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestMembershipChanges runs three members in processes while writers
+// change objects; a fourth joins and one is killed with SIGKILL (no
+// goodbye). After LeaseDuration and a sync, every change is processed
+// again, and the reconcile ledgers show no key processed by two members at
+// overlapping times.
+func TestMembershipChanges(t *testing.T) {
+	env := testenv.Shared(t)
+	c := client(t, env)
+	ns := newNamespace(t, c, "shard-ring")
+	const n = 1000
+	createConfigMaps(t, c, ns, n)
+	dir := t.TempDir()
+	var ms []*memberProc
+	for _, id := range []string{"m1", "m2", "m3"} {
+		ms = append(ms, startMemberProc(t, env, ns, "ledger", id, dir))
+	}
+
+	// Writers change objects all along.
+	ctx, stopWriters := context.WithCancel(context.Background())
+	var writes atomic.Int64
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 9))
+			for ctx.Err() == nil {
+				name := fmt.Sprintf("cm-%05d", rng.IntN(n))
+				patch := fmt.Sprintf(`{"data":{"v":"%d"}}`, rng.Int())
+				if _, err := c.Resource(cmGVR).Namespace(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err == nil {
+					writes.Add(1)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+	time.Sleep(4 * time.Second)
+	ms = append(ms, startMemberProc(t, env, ns, "ledger", "m4", dir))
+	time.Sleep(4 * time.Second)
+	killed := ms[1]
+	_ = killed.cmd.Process.Signal(syscall.SIGKILL)
+	<-killed.done
+	killedAt := time.Now()
+	kills := map[string]time.Time{killed.id: killedAt}
+	time.Sleep(6 * time.Second) // past LeaseDuration (3 s) after the kill
+	stopWriters()
+	wg.Wait()
+	t.Logf("%d writes; %s killed", writes.Load(), killed.id)
+
+	// Coverage: every object's last version is reconciled by a live
+	// member.
+	var final map[string]string
+	eventually(t, 90*time.Second, "every object's last version reconciled", func() (bool, string) {
+		l, err := c.Resource(cmGVR).Namespace(ns).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		final = map[string]string{}
+		for _, o := range l.Items {
+			final[ns+"/"+o.GetName()] = o.GetResourceVersion()
+		}
+		done := map[string]bool{}
+		for _, e := range readLedgers(t, ms, kills) {
+			if final[e.key] == e.rv && e.member != killed.id {
+				done[e.key] = true
+			}
+		}
+		if len(done) != len(final) {
+			return false, fmt.Sprintf("%d of %d objects have their last version reconciled", len(done), len(final))
+		}
+		return true, ""
+	})
+	t.Logf("coverage complete %v after the kill", time.Since(killedAt).Round(time.Millisecond))
+
+	// Safety: no key processed by two members at overlapping times.
+	entries := readLedgers(t, ms, kills)
+	byKey := map[string][]entry{}
+	perMember := map[string]int{}
+	for _, e := range entries {
+		byKey[e.key] = append(byKey[e.key], e)
+		perMember[e.member]++
+	}
+	t.Logf("%d reconciles: %v", len(entries), perMember)
+	overlaps := 0
+	for key, es := range byKey {
+		sort.Slice(es, func(i, j int) bool { return es[i].start < es[j].start })
+		latestEnd, latestBy := int64(0), ""
+		for _, e := range es {
+			if e.start < latestEnd && e.member != latestBy {
+				overlaps++
+				if overlaps <= 5 {
+					t.Errorf("%s: %s started at %s while %s's reconcile ran until %s", key, e.member, stamp(e.start), latestBy, stamp(latestEnd))
+				}
+			}
+			if e.end > latestEnd {
+				latestEnd, latestBy = e.end, e.member
+			}
+		}
+	}
+	if overlaps > 0 {
+		t.Fatalf("%d overlapping reconciles", overlaps)
+	}
+}
+
+func stamp(ns int64) string {
+	if ns == 1<<63-1 {
+		return "now"
+	}
+	return time.Unix(0, ns).Format("15:04:05.000000") + " (" + strconv.FormatInt(ns, 10) + ")"
+}

@@ -1,0 +1,97 @@
+// Package shard_test proves sharded informers and ring membership on a
+// real kube-apiserver v1.37.2 with the ShardedListAndWatch feature gate on
+// (and, for the client-side fallback, a second one with it off).
+package shard_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/integration/testenv"
+)
+
+// gate turns sharded list and watch on.
+const gate = "--feature-gates=ShardedListAndWatch=true"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(memberEnv) != "" {
+		os.Exit(memberMain())
+	}
+	code := testenv.Main(m, testenv.Options{ExtraArgs: []string{gate}})
+	if binaries.dir != "" {
+		os.RemoveAll(binaries.dir)
+	}
+	os.Exit(code)
+}
+
+var (
+	cmGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	nsGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+)
+
+func client(t *testing.T, env *testenv.Env) *dynamic.DynamicClient {
+	t.Helper()
+	c, err := dynamic.NewForConfig(env.RESTConfig(testenv.Admin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// newNamespace creates a namespace for one test.
+func newNamespace(t *testing.T, c dynamic.Interface, prefix string) string {
+	t.Helper()
+	name := fmt.Sprintf("%s-%06d", prefix, rand.IntN(1_000_000))
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
+	if _, err := c.Resource(nsGVR).Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// createConfigMaps creates n ConfigMaps named cm-00000… in ns, 16 at a
+// time.
+func createConfigMaps(t *testing.T, c dynamic.Interface, ns string, n int) {
+	t.Helper()
+	var g errgroup.Group
+	g.SetLimit(16)
+	for i := range n {
+		g.Go(func() error {
+			cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata": map[string]any{"name": fmt.Sprintf("cm-%05d", i)}, "data": map[string]any{"v": "0"}}}
+			_, err := c.Resource(cmGVR).Namespace(ns).Create(context.Background(), cm, metav1.CreateOptions{})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// eventually polls cond until it holds, failing after timeout with its
+// last reason.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, why := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not true after %v: %s", what, timeout, why)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
