@@ -61,16 +61,16 @@ func build(t *testing.T, pkg string) string {
 
 // gcProc is a running examples/gc.
 type gcProc struct {
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	out  []string
-	logs *lockedBuffer
-	done chan error
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	out    []string
+	logs   *lockedBuffer
+	exited chan struct{} // closed when the process has exited
 }
 
 func startGC(t *testing.T, env *testenv.Env, args ...string) *gcProc {
 	t.Helper()
-	p := &gcProc{logs: &lockedBuffer{}, done: make(chan error, 1)}
+	p := &gcProc{logs: &lockedBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(build(t, "./examples/gc"), append([]string{"--kubeconfig", env.KubeconfigPath(testenv.Admin), "--delete", "--resync", "2s",
 		"--lease-duration", "3s", "--renew-deadline", "2s", "--retry-period", "300ms"}, args...)...)
 	p.cmd.Stderr = p.logs
@@ -88,7 +88,8 @@ func startGC(t *testing.T, env *testenv.Env, args ...string) *gcProc {
 			p.out = append(p.out, sc.Text())
 			p.mu.Unlock()
 		}
-		p.done <- p.cmd.Wait()
+		_ = p.cmd.Wait()
+		close(p.exited)
 	}()
 	t.Cleanup(func() { p.stop(t) })
 	return p
@@ -96,13 +97,13 @@ func startGC(t *testing.T, env *testenv.Env, args ...string) *gcProc {
 
 func (p *gcProc) stop(t *testing.T) {
 	select {
-	case <-p.done:
+	case <-p.exited:
 		return
 	default:
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-p.done:
+	case <-p.exited:
 	case <-time.After(20 * time.Second):
 		_ = p.cmd.Process.Kill()
 		t.Errorf("gc did not stop within 20 s of SIGTERM")
@@ -251,7 +252,7 @@ func TestShardedGCDeletesAsOneReplica(t *testing.T) {
 	if len(three) != len(sharded.orphans) {
 		t.Errorf("%d deletions, want the %d orphans", len(three), len(sharded.orphans))
 	}
-	// Each replica took part: sharding spread the namespaces.
+	// How the ring spread the namespaces over the replicas.
 	for i, p := range ps {
 		n := 0
 		for _, l := range p.lines() {

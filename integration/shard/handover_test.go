@@ -28,7 +28,7 @@ type memberProc struct {
 	id     string
 	cmd    *exec.Cmd
 	ledger string
-	done   chan error
+	exited chan struct{} // closed when the process has exited
 	out    *lockedBuffer
 }
 
@@ -56,7 +56,7 @@ func startMemberProc(t *testing.T, env *testenv.Env, ns, ring, id, dir string) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &memberProc{id: id, ledger: filepath.Join(dir, id+".ledger"), done: make(chan error, 1), out: &lockedBuffer{}}
+	p := &memberProc{id: id, ledger: filepath.Join(dir, id+".ledger"), exited: make(chan struct{}), out: &lockedBuffer{}}
 	p.cmd = exec.Command(exe)
 	p.cmd.Env = append(os.Environ(), memberEnv+"=1", "KUBECONFIG="+env.KubeconfigPath(testenv.Admin),
 		"SHARD_NS="+ns, "SHARD_RING="+ring, "SHARD_ID="+id, "SHARD_LEDGER="+p.ledger)
@@ -64,11 +64,11 @@ func startMemberProc(t *testing.T, env *testenv.Env, ns, ring, id, dir string) *
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { p.done <- p.cmd.Wait() }()
+	go func() { _ = p.cmd.Wait(); close(p.exited) }()
 	t.Cleanup(func() {
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-p.done:
+		case <-p.exited:
 		case <-time.After(20 * time.Second):
 			_ = p.cmd.Process.Kill()
 			t.Errorf("member %s did not stop within 20 s of SIGTERM", id)
@@ -171,7 +171,7 @@ func TestMembershipChanges(t *testing.T) {
 	time.Sleep(4 * time.Second)
 	killed := ms[1]
 	_ = killed.cmd.Process.Signal(syscall.SIGKILL)
-	<-killed.done
+	<-killed.exited
 	killedAt := time.Now()
 	kills := map[string]time.Time{killed.id: killedAt}
 	time.Sleep(6 * time.Second) // past LeaseDuration (3 s) after the kill
