@@ -42,7 +42,9 @@ var (
 
 func client(t *testing.T, env *testenv.Env) *dynamic.DynamicClient {
 	t.Helper()
-	c, err := dynamic.NewForConfig(env.RESTConfig(testenv.Admin))
+	cfg := env.RESTConfig(testenv.Admin)
+	cfg.QPS = -1 // seeding thousands of objects; the server has the test to itself
+	c, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -134,7 +134,10 @@ func testPartition(t *testing.T, env *testenv.Env, gateOn bool) {
 	c := client(t, env)
 	ns := newNamespace(t, c, "shard-3")
 	const n = 6000
+	start := time.Now()
 	createConfigMaps(t, c, ns, n)
+	t.Logf("created %d objects in %v", n, time.Since(start).Round(time.Millisecond))
+	start = time.Now()
 	var ms []*member
 	for _, id := range []string{"m-a", "m-b", "m-c"} {
 		ms = append(ms, startMember(t, c, ns, "cms", id))
@@ -152,6 +155,7 @@ func testPartition(t *testing.T, env *testenv.Env, gateOn bool) {
 		}
 		return true, ""
 	})
+	t.Logf("members settled and synced in %v", time.Since(start).Round(time.Millisecond))
 	owner := map[string]string{}
 	for _, m := range ms {
 		keys := m.inf.Store().Keys()
