@@ -15,7 +15,7 @@ import (
 	"testing"
 )
 
-var libraryPackages = []string{"rest", "kubeconfig", "discovery", "restmapper", "unstructured", "dynamic", "informer", "metrics", "controller"}
+var libraryPackages = []string{"rest", "kubeconfig", "discovery", "restmapper", "unstructured", "dynamic", "informer", "metrics", "controller", "readiness"}
 
 // cliPrefix is the import path prefix of the CLI's packages.
 const cliPrefix = "github.com/kdyn/kdyn/cmd/"
