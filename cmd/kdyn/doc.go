@@ -15,6 +15,7 @@
 //	delete      delete
 //	edit        edit, patch, label, annotate
 //	wait        wait
+//	kustomize   kustomize (the build itself is cli's, for -k too)
 //	explain     explain
 //	tree        tree
 //	config      config view, get-contexts, current-context, use-context

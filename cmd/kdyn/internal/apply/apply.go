@@ -62,6 +62,9 @@ reported, naming its file and document, and the others are still applied
   # Apply every manifest of a directory tree; a CRD and its objects may sit side by side
   kdyn apply -f ./manifests -R
 
+  # Apply a kustomization (what 'kdyn kustomize overlays/prod' prints)
+  kdyn apply -k overlays/prod
+
   # Take over fields another manager owns
   kdyn apply -f app.yaml --force-conflicts
 

@@ -9,6 +9,7 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/edit"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/explain"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/get"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/kustomize"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/serverinfo"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/tree"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/wait"
@@ -28,7 +29,7 @@ func addCommands(root *cobra.Command, f *cli.Factory) {
 }
 
 // addManifestCommands registers the commands that read manifests: apply,
-// create, replace, delete and diff.
+// create, replace, delete and diff, and kustomize, which builds them.
 func addManifestCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(
 		apply.NewApplyCommand(f),
@@ -36,6 +37,7 @@ func addManifestCommands(root *cobra.Command, f *cli.Factory) {
 		apply.NewReplaceCommand(f),
 		delete.NewCommand(f),
 		apply.NewDiffCommand(f),
+		kustomize.NewCommand(f),
 	)
 }
 
