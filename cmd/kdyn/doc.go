@@ -15,6 +15,7 @@
 //	delete      delete
 //	edit        edit, patch, label, annotate
 //	wait        wait
+//	rollout     rollout status, restart, history, undo
 //	kustomize   kustomize (the build itself is cli's, for -k too)
 //	explain     explain
 //	tree        tree

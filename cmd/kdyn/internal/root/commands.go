@@ -10,6 +10,7 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/explain"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/get"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/kustomize"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/rollout"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/serverinfo"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/tree"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/wait"
@@ -42,7 +43,7 @@ func addManifestCommands(root *cobra.Command, f *cli.Factory) {
 }
 
 // addObjectCommands registers the commands that change or watch existing
-// objects: patch, label, annotate, edit and wait.
+// objects: patch, label, annotate, edit, wait and rollout.
 func addObjectCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(
 		edit.NewPatchCommand(f),
@@ -50,6 +51,7 @@ func addObjectCommands(root *cobra.Command, f *cli.Factory) {
 		edit.NewAnnotateCommand(f),
 		edit.NewEditCommand(f),
 		wait.NewCommand(f),
+		rollout.NewCommand(f),
 	)
 }
 
