@@ -61,11 +61,7 @@ func runHistory(ctx context.Context, f *cli.Factory, o *historyOptions, args []s
 			return err
 		}
 	}
-	targets, err := resolve(ctx, f, args, o.selector, "history viewer")
-	if err != nil {
-		return err
-	}
-	client, err := f.DynamicClient()
+	targets, client, err := prepare(ctx, f, args, o.selector, "history viewer")
 	if err != nil {
 		return err
 	}

@@ -62,11 +62,7 @@ func runRestart(ctx context.Context, f *cli.Factory, o *restartOptions, args []s
 	if err != nil {
 		return err
 	}
-	targets, err := resolve(ctx, f, args, o.selector, "restarter")
-	if err != nil {
-		return err
-	}
-	read, err := f.DynamicClient()
+	targets, read, err := prepare(ctx, f, args, o.selector, "restarter")
 	if err != nil {
 		return err
 	}

@@ -83,6 +83,20 @@ func resolve(ctx context.Context, f *cli.Factory, args []string, selector, what 
 	return targets, nil
 }
 
+// prepare resolves the arguments (see resolve) and returns the factory's
+// client for reads.
+func prepare(ctx context.Context, f *cli.Factory, args []string, selector, what string) ([]cli.Target, dynamic.Interface, error) {
+	targets, err := resolve(ctx, f, args, selector, what)
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := f.DynamicClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	return targets, client, nil
+}
+
 // get fetches a target's object.
 func get(ctx context.Context, c dynamic.Interface, t cli.Target) (*unstructured.Unstructured, error) {
 	return t.Resource(c).Get(ctx, t.Name, metav1.GetOptions{})

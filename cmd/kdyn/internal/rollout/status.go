@@ -65,11 +65,7 @@ func runStatus(ctx context.Context, f *cli.Factory, o *statusOptions, args []str
 	if o.revision < 0 {
 		return cli.Usagef("revision must be a positive integer: %v", o.revision)
 	}
-	targets, err := resolve(ctx, f, args, o.selector, "status viewer")
-	if err != nil {
-		return err
-	}
-	client, err := f.DynamicClient()
+	targets, client, err := prepare(ctx, f, args, o.selector, "status viewer")
 	if err != nil {
 		return err
 	}

@@ -82,11 +82,7 @@ func runUndo(ctx context.Context, f *cli.Factory, o *undoOptions, args []string)
 	if err != nil {
 		return err
 	}
-	targets, err := resolve(ctx, f, args, o.selector, "rollbacker")
-	if err != nil {
-		return err
-	}
-	read, err := f.DynamicClient()
+	targets, read, err := prepare(ctx, f, args, o.selector, "rollbacker")
 	if err != nil {
 		return err
 	}

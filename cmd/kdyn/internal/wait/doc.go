@@ -7,8 +7,8 @@
 // resourceVersion, so nothing is polled. A watch the server closes is
 // resumed where it stopped, a 410 is answered by listing again, and other
 // watch errors are retried with a backoff; 403, 401, 400 and 404 end the
-// wait, and one group's failure ends them all. --timeout bounds the whole wait; when it
-// runs out, each object still waited for is reported (with --for=ready,
-// with its status and the reason) and the command exits
-// 1, or 7 with --exit-codes (the error wraps cli.ErrTimeout).
+// wait, and one group's failure ends them all. --timeout bounds the whole
+// wait; when it runs out, each object still waited for is reported (with
+// --for=ready, with its status and why) and the command exits 1, or 7
+// with --exit-codes (the error wraps cli.ErrTimeout).
 package wait
