@@ -30,6 +30,7 @@ type applyOptions struct {
 	failFast       bool
 	timeout        time.Duration
 	selector       string
+	wait           bool
 }
 
 // NewApplyCommand returns "kdyn apply": server-side apply of manifests by
@@ -55,12 +56,22 @@ Namespaces and CustomResourceDefinitions are applied first, then the other
 objects in file order; objects of a CRD applied in the same run wait (up to
 --timeout) for it to be Established. A bad document or a failed object is
 reported, naming its file and document, and the others are still applied
-(unless --fail-fast); the exit code is then 1.`,
+(unless --fail-fast); the exit code is then 1.
+
+With --wait, kdyn then waits (up to --timeout) until every object it applied
+is ready, by the rules of 'kdyn wait --for=ready' (kstatus's: Deployments
+rolled out, Jobs complete, CRDs Established, custom resources Ready, ...),
+watching them rather than polling, and prints "KIND/NAME ready" for each.
+On timeout it names every object not ready with its status and why, and
+exits 1 (7 with --exit-codes).`,
 		Example: `  # Apply a manifest file, with server-side apply
   kdyn apply -f app.yaml
 
   # Apply every manifest of a directory tree; a CRD and its objects may sit side by side
   kdyn apply -f ./manifests -R
+
+  # Apply a kustomization (what 'kdyn kustomize overlays/prod' prints)
+  kdyn apply -k overlays/prod
 
   # Take over fields another manager owns
   kdyn apply -f app.yaml --force-conflicts
@@ -70,6 +81,9 @@ reported, naming its file and document, and the others are still applied
 
   # Let the server check the manifests without storing anything
   kdyn apply -f app.yaml --dry-run=server
+
+  # Apply, then wait up to 5 minutes for everything applied to be ready
+  kdyn apply -f app.yaml --wait --timeout=5m
 
   # Apply from stdin and print what the server stored
   cat app.yaml | kdyn apply -f - -o yaml`,
@@ -84,7 +98,8 @@ reported, naming its file and document, and the others are still applied
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	fl.StringVarP(&o.output, "output", "o", "", "Print the applied objects instead of a summary: name, json, yaml (or any object output of get).")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "Stop at the first document that fails, instead of applying the others.")
-	fl.DurationVar(&o.timeout, "timeout", 60*time.Second, "How long to wait for a CustomResourceDefinition applied in this run to be Established before applying objects of its kind.")
+	fl.DurationVar(&o.timeout, "timeout", 60*time.Second, "How long to wait for a CustomResourceDefinition applied in this run to be Established before applying objects of its kind, and with --wait for the applied objects to be ready.")
+	fl.BoolVar(&o.wait, "wait", false, "After applying, wait (up to --timeout) until every applied object is ready, as 'kdyn wait --for=ready' does.")
 	fl.StringVarP(&o.selector, "selector", "l", "", "Apply only the objects whose labels match this selector.")
 	return cmd
 }
@@ -96,6 +111,9 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 	}
 	if o.forceConflicts && !o.serverSide {
 		return cli.Usagef("--force-conflicts only works with --server-side")
+	}
+	if o.wait && dry != cli.DryRunNone {
+		return cli.Usagef("--wait cannot be used with --dry-run: nothing is applied to wait for")
 	}
 	out, quiet, err := cli.WriteOutput(o.output)
 	if err != nil {
@@ -140,10 +158,19 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 	if err != nil {
 		return err
 	}
+	var applied appliedObjects
+	if o.wait {
+		do = applied.record(do)
+	}
 	results := r.Each(ctx, cli.ApplyOrder(entries), do)
 	if quiet {
 		if err := cli.PrintResults(f, out, results, len(entries) == 1); err != nil {
 			return err
+		}
+	}
+	if o.wait {
+		if err := applied.wait(ctx, f, o.timeout, quiet); err != nil {
+			r.Fail(err)
 		}
 	}
 	return r.Finish()

@@ -58,7 +58,10 @@ Exit status (as kubectl's, with or without --exit-codes):
   kdyn diff -f app.yaml
 
   # A whole directory tree, from a CI job that fails on drift
-  kdyn diff -f ./manifests -R || echo "drift or error: $?"`,
+  kdyn diff -f ./manifests -R || echo "drift or error: $?"
+
+  # What would applying this kustomization change?
+  kdyn diff -k overlays/prod`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDiff(cmd.Context(), f, o) },
 	}

@@ -31,7 +31,9 @@
 //
 // # Manifests and objects
 //
-// ReadEntries reads -f (files, directories, stdin) into entries, a bad
+// ReadEntries reads -f (files, directories, stdin) or -k (a kustomization,
+// built by Kustomize with sigs.k8s.io/kustomize/api as kubectl builds it)
+// into entries, a bad
 // document becoming an entry with its error so the others still go;
 // ApplyOrder and DeleteOrder put Namespaces and CRDs first or last. A
 // ManifestRun maps each entry to its resource and namespace, waits for CRDs

@@ -38,18 +38,38 @@ const stdinSource = "STDIN"
 // manifestExtensions are the files read from a directory.
 var manifestExtensions = []string{".yaml", ".yml", ".json"}
 
-// ManifestFlags are -f and -R.
+// ManifestFlags are -f, -R and -k.
 type ManifestFlags struct {
 	Filenames []string // -f: files, directories, or - for stdin
 	Recursive bool     // -R: read subdirectories too
+	Kustomize string   // -k: a kustomization directory, built as kubectl kustomize builds it
 }
 
-// AddFlags adds -f and -R to cmd; what ends -f's help ("with the objects to
-// apply").
+// AddFlags adds -f, -R and -k to cmd; what ends their help ("with the
+// objects to apply").
 func (m *ManifestFlags) AddFlags(cmd *cobra.Command, what string) {
 	fl := cmd.Flags()
 	fl.StringSliceVarP(&m.Filenames, "filename", "f", nil, "A file, a directory (its *.yaml, *.yml and *.json files) or - for stdin, "+what+" (repeatable).")
 	fl.BoolVarP(&m.Recursive, "recursive", "R", false, "Read the directories given with -f and all their subdirectories.")
+	fl.StringVarP(&m.Kustomize, "kustomize", "k", "", "A kustomization directory, "+what+" (built as 'kdyn kustomize DIR' prints it).")
+	_ = cmd.MarkFlagDirname("kustomize")
+}
+
+// Given reports whether -f or -k names manifests.
+func (m *ManifestFlags) Given() bool { return len(m.Filenames) > 0 || m.Kustomize != "" }
+
+// validate refuses -k with -f or -R, as kubectl does.
+func (m *ManifestFlags) validate() error {
+	if m.Kustomize == "" {
+		return nil
+	}
+	if len(m.Filenames) > 0 {
+		return Usagef("only one of -f or -k can be specified")
+	}
+	if m.Recursive {
+		return Usagef("the -k flag can't be used with -f or -R")
+	}
+	return nil
 }
 
 // ManifestEntry is one document read from -f: an object, or the error that
@@ -598,12 +618,21 @@ func FailureCode(f *Factory, err error) int {
 	return ExitGeneric
 }
 
-// ReadEntries reads -f for a command, failing when it names nothing.
+// ReadEntries reads -f or -k for a command, failing when they name
+// nothing.
 func ReadEntries(f *Factory, m *ManifestFlags, verb string) ([]*ManifestEntry, error) {
-	if len(m.Filenames) == 0 {
-		return nil, Usagef("no manifests given: use -f FILE, -f DIR or -f - (see 'kdyn %s -h')", verb)
+	if err := m.validate(); err != nil {
+		return nil, err
 	}
-	entries := readManifests(m.Filenames, m.Recursive, f.Streams.In)
+	if !m.Given() {
+		return nil, Usagef("no manifests given: use -f FILE, -f DIR, -f - or -k DIR (see 'kdyn %s -h')", verb)
+	}
+	var entries []*ManifestEntry
+	if m.Kustomize != "" {
+		entries = readKustomization(m.Kustomize)
+	} else {
+		entries = readManifests(m.Filenames, m.Recursive, f.Streams.In)
+	}
 	if len(entries) == 0 {
 		return nil, fmt.Errorf("no objects passed to %s", verb)
 	}

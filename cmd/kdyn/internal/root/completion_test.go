@@ -130,3 +130,41 @@ func TestResourceCompletionArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestNewCommandsComplete: rollout's subcommands complete their three
+// types, wait's --for its kinds, -k and kustomize directories, and
+// kustomize's --load-restrictor its values (cobra's __complete, as a shell
+// calls it; no server is asked).
+func TestNewCommandsComplete(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"rollout", "status", ""}, []string{"deployment", "daemonset", "statefulset"}},
+		{[]string{"rollout", "undo", "st"}, []string{"statefulset"}},
+		{[]string{"rollout", "history", "d"}, []string{"deployment", "daemonset"}},
+		{[]string{"wait", "--for", ""}, []string{"create", "delete", "ready", "condition=", "jsonpath="}},
+		{[]string{"kustomize", "--load-restrictor", ""}, []string{"LoadRestrictionsNone", "LoadRestrictionsRootOnly"}},
+		{[]string{"apply", "-k", ""}, nil}, // directories: the shell lists them
+		{[]string{"kustomize", ""}, nil},
+		{[]string{"apply", "--w"}, []string{"--wait"}},
+		{[]string{"rollout", "undo", "--to-"}, []string{"--to-revision"}},
+	} {
+		var out, errb bytes.Buffer
+		if code := Main(append([]string{"__complete", "--server", "https://127.0.0.1:1", "--cache-dir", t.TempDir()}, tc.args...), strings.NewReader(""), &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errb.String())
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		var got []string
+		for _, l := range lines[:len(lines)-1] { // the last line is the directive
+			name, _, _ := strings.Cut(l, "\t")
+			got = append(got, name)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%v (-want +got):\n%s", tc.args, diff)
+		}
+		if tc.want == nil && !strings.HasPrefix(lines[len(lines)-1], ":") {
+			t.Errorf("%v: no directive line: %q", tc.args, out.String())
+		}
+	}
+}
