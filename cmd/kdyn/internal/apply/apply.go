@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,11 +27,17 @@ type applyOptions struct {
 	fieldManager   string
 	forceConflicts bool
 	dryRun         *cli.DryRunFlag
+	validate       *cli.ValidateFlag
 	output         string
 	failFast       bool
 	timeout        time.Duration
 	selector       string
+	concurrency    int
+	prune          pruneFlags
 }
+
+// applyFunc sends one object and prints its summary line to out.
+type applyFunc func(ctx context.Context, t *cli.ManifestTarget, out io.Writer) (*unstructured.Unstructured, error)
 
 // NewApplyCommand returns "kdyn apply": server-side apply of manifests by
 // default, client-side apply with --server-side=false.
@@ -82,10 +89,13 @@ reported, naming its file and document, and the others are still applied
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The name of the manager that owns the applied fields.")
 	fl.BoolVar(&o.forceConflicts, "force-conflicts", false, "With server-side apply, take over fields that other managers own.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
+	o.validate = cli.AddValidateFlag(cmd)
 	fl.StringVarP(&o.output, "output", "o", "", "Print the applied objects instead of a summary: name, json, yaml (or any object output of get).")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "Stop at the first document that fails, instead of applying the others.")
 	fl.DurationVar(&o.timeout, "timeout", 60*time.Second, "How long to wait for a CustomResourceDefinition applied in this run to be Established before applying objects of its kind.")
 	fl.StringVarP(&o.selector, "selector", "l", "", "Apply only the objects whose labels match this selector.")
+	fl.IntVar(&o.concurrency, "concurrency", cli.DefaultConcurrency, "How many objects are sent at once (Namespaces and CRDs first, one by one; then ServiceAccounts, Secrets, ConfigMaps, roles and the like; then the rest). 1 sends them one by one, in order.")
+	o.prune.addFlags(cmd, "Delete the members of the ApplySet (--applyset) that the manifests no longer declare, after applying them.")
 	return cmd
 }
 
@@ -94,8 +104,19 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 	if err != nil {
 		return err
 	}
+	validation, err := o.validate.Directive()
+	if err != nil {
+		return err
+	}
 	if o.forceConflicts && !o.serverSide {
 		return cli.Usagef("--force-conflicts only works with --server-side")
+	}
+	pruning, err := o.prune.check(o.selector)
+	if err != nil {
+		return err
+	}
+	if o.concurrency < 1 {
+		return cli.Usagef("--concurrency must be at least 1, not %d", o.concurrency)
 	}
 	out, quiet, err := cli.WriteOutput(o.output)
 	if err != nil {
@@ -114,11 +135,12 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 	run := cli.ManifestOptions{
 		Action: "applying", FieldManager: o.fieldManager, DryRun: dry,
 		FailFast: o.failFast, TrackCRDs: true, CRDTimeout: o.timeout,
+		FieldValidation: validation, Bulk: true,
 	}
-	do := func(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
+	do := func(ctx context.Context, t *cli.ManifestTarget, out io.Writer) (*unstructured.Unstructured, error) {
 		res, op, err := o.serverSideApply(ctx, t, dry)
 		if err == nil {
-			cli.Summary(f, quiet, t.Name, op+dry.Suffix())
+			cli.SummaryTo(out, quiet, t.Name, op+dry.Suffix())
 		}
 		return res, err
 	}
@@ -128,10 +150,10 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 		if !cmd.Flags().Changed("field-manager") {
 			run.FieldManager = clientSideApplyManager
 		}
-		do = func(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
+		do = func(ctx context.Context, t *cli.ManifestTarget, out io.Writer) (*unstructured.Unstructured, error) {
 			res, op, err := clientSideApply(ctx, t, dry)
 			if err == nil {
-				cli.Summary(f, quiet, t.Name, op+dry.Suffix())
+				cli.SummaryTo(out, quiet, t.Name, op+dry.Suffix())
 			}
 			return res, err
 		}
@@ -140,11 +162,21 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 	if err != nil {
 		return err
 	}
-	results := r.Each(ctx, cli.ApplyOrder(entries), do)
+	var set *pruneRun
+	if pruning {
+		if set, err = startApplySet(ctx, f, o.prune.applySet, r, entries, dry, validation, o.concurrency); err != nil {
+			return err
+		}
+		do = set.track(do)
+	}
+	results := r.EachConcurrent(ctx, cli.ApplyOrder(entries), o.concurrency, do)
 	if quiet {
 		if err := cli.PrintResults(f, out, results, len(entries) == 1); err != nil {
 			return err
 		}
+	}
+	if set != nil {
+		return set.finish(ctx, r, out, quiet)
 	}
 	return r.Finish()
 }
