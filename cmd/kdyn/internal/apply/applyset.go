@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -254,8 +253,17 @@ func toolingBase(v string) string {
 	return v
 }
 
-// errOtherTool marks a parent that another tool manages.
-var errOtherTool = errors.New("the ApplySet is managed by another tool")
+// otherToolError is the refusal of a parent that another tool manages.
+type otherToolError struct {
+	parent parentRef
+	tool   string
+}
+
+func (e *otherToolError) Error() string {
+	return fmt.Sprintf("ApplySet parent object %s already exists and is managed by tooling %q instead of %q; "+
+		"kdyn, like kubectl, does not change a set another tool manages (KEP-3659): apply it with %s, or use another parent",
+		e.parent, e.tool, applySetTool, e.tool)
+}
 
 // fetch reads the live parent and checks that kdyn may use it, as kubectl
 // checks: a parent that exists must carry the tooling annotation of kdyn
@@ -288,9 +296,7 @@ func (a *applySet) readParent(live *unstructured.Unstructured) error {
 		return fmt.Errorf("ApplySet parent object %s already exists and is missing required annotation %q", a.parent, applySetToolingAnnotation)
 	}
 	if tool := toolingBase(tooling); tool != applySetTool {
-		return fmt.Errorf("%w: ApplySet parent object %s already exists and is managed by tooling %q instead of %q; "+
-			"kdyn, like kubectl, does not change a set another tool manages (KEP-3659): apply it with %s, or use another parent",
-			errOtherTool, a.parent, tool, applySetTool, tool)
+		return &otherToolError{parent: a.parent, tool: tool}
 	}
 	id, ok := labels[applySetIDLabel]
 	if !ok {

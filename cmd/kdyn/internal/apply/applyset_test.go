@@ -201,8 +201,9 @@ func TestReadParent(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
 			}
-			if got := errors.Is(err, errOtherTool); got != tc.otherTool {
-				t.Errorf("errors.Is(err, errOtherTool) = %v", got)
+			var ote *otherToolError
+			if got := errors.As(err, &ote); got != tc.otherTool {
+				t.Errorf("errors.As(err, *otherToolError) = %v", got)
 			}
 		})
 	}
