@@ -200,6 +200,18 @@ func TestApplySetPrune(t *testing.T) {
 	kdyn(t, env, "apply", "-n", ns, "-f", v3, "--prune", "--applyset=web").must(t).mfStdout(t, "gadget."+group+"/g1 pruned")
 	asCheckParent(t, asParentMeta(t, asGet(t, env, asSecretGVR, ns, "web")), asWantParent(id, asKdynTooling, "ConfigMap", ""))
 
+	// Completion offers the parent types and the Secrets that are parents.
+	r = kdyn(t, env, "__complete", "-n", ns, "apply", "--applyset", "").must(t)
+	for _, want := range []string{"configmaps/\n", "secrets/\n", "web\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("--applyset completion lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "outside") {
+		t.Fatalf("--applyset completion offers a Secret that is no parent:\n%s", r.stdout)
+	}
+	kdyn(t, env, "__complete", "-n", ns, "apply", "--applyset", "configmaps/o").must(t).mfStdout(t, "configmaps/outside\n", "configmaps/other-set\n")
+
 	// A ConfigMap parent: another set, another id.
 	kdyn(t, env, "apply", "-n", ns, "-f", mfWrite(t, "c.yaml", asCM("c", nil)), "--prune", "--applyset=configmaps/web").must(t)
 	asCheckParent(t, asParentMeta(t, mfGet(t, env, ns, "web")), asWantParent(asID("web", ns, "ConfigMap", ""), asKdynTooling, "ConfigMap", ""))

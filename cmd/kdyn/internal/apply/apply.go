@@ -58,11 +58,41 @@ kubectl.kubernetes.io/last-applied-configuration annotation, and each apply
 sends a JSON merge patch computed from it, the new manifest and the live
 object.
 
-Namespaces and CustomResourceDefinitions are applied first, then the other
-objects in file order; objects of a CRD applied in the same run wait (up to
---timeout) for it to be Established. A bad document or a failed object is
-reported, naming its file and document, and the others are still applied
-(unless --fail-fast); the exit code is then 1.`,
+Namespaces and CustomResourceDefinitions are applied first, one by one;
+objects of a CRD applied in the same run wait (up to --timeout) for it to be
+Established. Then --concurrency objects at a time: ServiceAccounts, Secrets,
+ConfigMaps, quotas, limit ranges, volumes and claims, classes and roles
+first, then the rest. The results are printed in file order. A bad document
+or a failed object is reported, naming its file and document, and the
+others are still applied (unless --fail-fast, which also sends one at a
+time); the exit code is then 1.
+
+The server checks the fields of every object (--validate=strict, as
+kubectl): an unknown or duplicate field is an error naming the field and
+the document. --validate=warn stores the object without it and prints the
+server's warning; --validate=ignore drops it silently. (Server-side apply
+refuses unknown fields whatever --validate says.)
+
+--prune --applyset=[RESOURCE][.GROUP]/NAME applies the manifests as an
+ApplySet (KEP-3659), as "KUBECTL_APPLYSET=true kubectl apply --prune
+--applyset" does, and then deletes the set's members that they no longer
+declare. The parent object (a Secret when only NAME is given, or a
+ConfigMap, in the namespace of -n; or a custom resource whose CRD has the
+label applyset.kubernetes.io/is-parent-type) records the set: the label
+applyset.kubernetes.io/id, and the annotations applyset.kubernetes.io/tooling
+(kdyn/<version>), contains-group-kinds and additional-namespaces. Every
+object gets the label applyset.kubernetes.io/part-of. Pruning lists only
+the kinds and namespaces the parent records, only objects with that label,
+and deletes those not in the manifests (with their UID as a precondition).
+The sets kdyn writes are kubectl's, byte for byte but for the tooling
+value, and each tool refuses the other's set: kdyn stops, before applying
+anything, when the parent is managed by another tool (kubectl offers no
+override, nor does kdyn). kdyn creates a missing Secret or ConfigMap
+parent; a custom resource parent must exist and carry the set's id label
+and the tooling and contains-group-kinds annotations, as kubectl requires.
+When anything fails, nothing more is pruned than was, the parent keeps
+listing both the old and the new kinds, and a summary on stderr names what
+was applied, what was pruned and what was left.`,
 		Example: `  # Apply a manifest file, with server-side apply
   kdyn apply -f app.yaml
 
@@ -77,6 +107,21 @@ reported, naming its file and document, and the others are still applied
 
   # Let the server check the manifests without storing anything
   kdyn apply -f app.yaml --dry-run=server
+
+  # Apply a directory as an ApplySet whose parent is the Secret "web" in prod,
+  # deleting what a previous apply created and the files no longer declare
+  kdyn apply -f ./manifests -R -n prod --prune --applyset=web
+
+  # The same with a ConfigMap parent, or a cluster-scoped custom resource parent
+  kdyn apply -f ./manifests -R -n prod --prune --applyset=configmaps/web
+  kdyn apply -f ./platform -R --prune --applyset=clustersets.example.com/platform
+
+  # See what would be pruned first
+  kdyn diff -f ./manifests -R -n prod --prune --applyset=web
+  kdyn apply -f ./manifests -R -n prod --prune --applyset=web --dry-run=server
+
+  # Accept unknown fields with a warning instead of failing
+  kdyn apply -f app.yaml --server-side=false --validate=warn
 
   # Apply from stdin and print what the server stored
   cat app.yaml | kdyn apply -f - -o yaml`,

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,8 +26,14 @@ func AddValidateFlag(cmd *cobra.Command) *ValidateFlag {
 	v := &ValidateFlag{}
 	cmd.Flags().StringVar(&v.value, "validate", "strict", `How the server checks the fields sent: "strict" (or true) refuses an object with an unknown or duplicate field and names it; "warn" stores the object without such fields and prints the server's warning; "ignore" (or false) drops them silently (fieldValidation=Strict, Warn or Ignore on each write).`)
 	cmd.Flags().Lookup("validate").NoOptDefVal = "strict"
-	_ = cmd.RegisterFlagCompletionFunc("validate", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return validateValues, cobra.ShellCompDirectiveNoFileComp
+	_ = cmd.RegisterFlagCompletionFunc("validate", func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		var out []string
+		for _, v := range validateValues {
+			if strings.HasPrefix(v, toComplete) {
+				out = append(out, v)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
 	})
 	return v
 }
