@@ -287,7 +287,7 @@ func (s *pruneSummary) write(w io.Writer) {
 	list("applied", names(s.applied))
 	notApplied := names(s.failed)
 	if s.otherFailures > 0 {
-		notApplied = append(notApplied, fmt.Sprintf("(and %d document(s) that could not be read or mapped, reported above)", s.otherFailures))
+		notApplied = append(notApplied, fmt.Sprintf("(and %d document(s) that could not be sent, reported above)", s.otherFailures))
 	}
 	if len(notApplied) > 0 {
 		list("not applied", notApplied)
