@@ -2,6 +2,8 @@ package apply
 
 import (
 	"context"
+	"io"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,19 +15,19 @@ import (
 // This file holds apply --wait: after the writes, wait until every object
 // applied is ready (readiness.Compute says Current), watching them.
 
-// applyFunc is what ManifestRun.Each runs for each object.
-type applyFunc = func(context.Context, *cli.ManifestTarget) (*unstructured.Unstructured, error)
-
 // appliedObjects collects the objects a run wrote, for --wait.
 type appliedObjects struct {
+	mu      sync.Mutex // objects are applied concurrently
 	targets []cli.ReadyTarget
 }
 
 // record wraps do so that each object it writes is remembered.
 func (a *appliedObjects) record(do applyFunc) applyFunc {
-	return func(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
-		res, err := do(ctx, t)
+	return func(ctx context.Context, t *cli.ManifestTarget, out io.Writer) (*unstructured.Unstructured, error) {
+		res, err := do(ctx, t, out)
 		if err == nil {
+			a.mu.Lock()
+			defer a.mu.Unlock()
 			a.targets = append(a.targets, cli.ReadyTarget{
 				GVR: t.Mapping.Resource, Namespace: t.Obj.GetNamespace(), Name: t.Obj.GetName(), Display: t.Name,
 			})

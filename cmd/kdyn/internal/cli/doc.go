@@ -38,7 +38,12 @@
 // ApplyOrder and DeleteOrder put Namespaces and CRDs first or last. A
 // ManifestRun maps each entry to its resource and namespace, waits for CRDs
 // the run itself wrote, and reports each failure with its file and
-// document. The object commands name their targets with NamedTargets or
+// document; EachConcurrent sends several entries at once (Namespaces and
+// CRDs first, one by one, then foundation kinds such as ServiceAccounts and
+// ConfigMaps, then the rest) and still prints in document order, over
+// BulkWriteClient (no client-side rate limit unless --qps or --burst).
+// Place tells where an entry's object will go before it is sent.
+// AddValidateFlag adds --validate (fieldValidation on every write). The object commands name their targets with NamedTargets or
 // ResolveObjects (names, or -l / --field-selector / --all), print results
 // with a ResultPrinter and collect per-object failures in ObjErrors.
 package cli

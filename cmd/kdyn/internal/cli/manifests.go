@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -324,6 +325,12 @@ type ManifestOptions struct {
 	CRDTimeout time.Duration
 	// Hint, when set, adds lines after an error message.
 	Hint func(error) string
+	// Bulk sends the run's requests without the client-side rate limit
+	// (Factory.BulkWriteClient), for EachConcurrent.
+	Bulk bool
+	// FieldValidation, when set, is sent as fieldValidation on every write
+	// (dynamic.WithFieldValidation; see ValidateFlag).
+	FieldValidation string
 }
 
 // ManifestRun carries one command's pass over its manifests.
@@ -340,7 +347,10 @@ type ManifestRun struct {
 	// another namespace is then an error, as in kubectl).
 	ExplicitNS bool
 
-	crds map[schema.GroupKind]*pendingCRD
+	// crdMu guards crds and their pendingCRDs (EachConcurrent's workers
+	// share them).
+	crdMu sync.Mutex
+	crds  map[schema.GroupKind]*pendingCRD
 	// Failures counts the failures reported so far.
 	Failures int
 	// FirstErr is the first of them.
@@ -354,10 +364,15 @@ func NewManifestRun(f *Factory, opts ManifestOptions) (*ManifestRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := f.WriteClient(opts.FieldManager, opts.DryRun)
+	writeClient := f.WriteClient
+	if opts.Bulk {
+		writeClient = f.BulkWriteClient
+	}
+	client, err := writeClient(opts.FieldManager, opts.DryRun)
 	if err != nil {
 		return nil, err
 	}
+	client = dynamic.WithFieldValidation(client, opts.FieldValidation)
 	ns, explicit, err := f.Namespace()
 	if err != nil {
 		return nil, err
@@ -423,6 +438,8 @@ func TargetName(obj *unstructured.Unstructured) string {
 // noteCRD remembers a CRD this run wrote, so that objects of its kind
 // wait for it.
 func (r *ManifestRun) noteCRD(obj *unstructured.Unstructured) {
+	r.crdMu.Lock()
+	defer r.crdMu.Unlock()
 	if gk, ok := crdKind(obj); ok && obj.GetName() != "" {
 		r.crds[gk] = &pendingCRD{name: obj.GetName()}
 	}
@@ -432,11 +449,15 @@ func (r *ManifestRun) noteCRD(obj *unstructured.Unstructured) {
 func (r *ManifestRun) target(ctx context.Context, e *ManifestEntry) (*ManifestTarget, error) {
 	obj := e.obj
 	gvk := obj.GroupVersionKind()
+	r.crdMu.Lock()
 	crd := r.crds[gvk.GroupKind()]
+	var err error
 	if crd != nil {
-		if err := r.waitEstablished(ctx, crd); err != nil {
-			return nil, err
-		}
+		err = r.waitEstablished(ctx, crd)
+	}
+	r.crdMu.Unlock()
+	if err != nil {
+		return nil, err
 	}
 	mapping, err := r.mapping(ctx, gvk, crd != nil)
 	if err != nil {
@@ -490,7 +511,7 @@ func (r *ManifestRun) mapping(ctx context.Context, gvk schema.GroupVersionKind, 
 }
 
 // waitEstablished waits, once per CRD and at most opts.CRDTimeout, for the CRD
-// to report Established=True. NamesAccepted=False fails at once, with the
+// to report Established=True (called with crdMu held). NamesAccepted=False fails at once, with the
 // server's reason.
 func (r *ManifestRun) waitEstablished(ctx context.Context, c *pendingCRD) error {
 	if c.checked {

@@ -108,6 +108,7 @@ func registerCompletions(root *cobra.Command, f *cli.Factory) {
 		defer cancel()
 		return listNames(ctx, f, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", toComplete, nil), cobra.ShellCompDirectiveNoFileComp
 	})
+	registerApplySetCompletion(root, f)
 	for _, flag := range []string{"context", "cluster", "user"} {
 		_ = root.RegisterFlagCompletionFunc(flag, func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			return kubeconfigNames(f, flag, toComplete), cobra.ShellCompDirectiveNoFileComp

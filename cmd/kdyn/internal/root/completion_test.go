@@ -168,3 +168,31 @@ func TestNewCommandsComplete(t *testing.T) {
 		}
 	}
 }
+
+// apply and diff complete --applyset and --validate; with an unreachable
+// server --applyset offers the built-in parent types.
+func TestApplySetFlagCompletion(t *testing.T) {
+	defer func(d time.Duration) { completionTimeout = d }(completionTimeout)
+	completionTimeout = 300 * time.Millisecond
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"__complete", "--server", "https://127.0.0.1:1", "apply", "--applyset", ""}, []string{"configmaps/", "secrets/"}},
+		{[]string{"__complete", "--server", "https://127.0.0.1:1", "diff", "--applyset", "s"}, []string{"secrets/"}},
+		{[]string{"__complete", "apply", "--validate="}, []string{"strict", "warn", "ignore", "true", "false"}},
+		{[]string{"__complete", "edit", "--validate=w"}, []string{"warn"}},
+		{[]string{"__complete", "patch", "--validate=i"}, []string{"ignore"}},
+	} {
+		var out, errb bytes.Buffer
+		args := append([]string{tc.args[0], "--cache-dir", t.TempDir()}, tc.args[1:]...)
+		if code := Main(args, strings.NewReader(""), &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errb.String())
+		}
+		got := strings.Split(strings.TrimSpace(out.String()), "\n")
+		got = got[:len(got)-1] // the directive line
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%v (-want +got):\n%s", tc.args, diff)
+		}
+	}
+}
