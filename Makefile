@@ -50,7 +50,7 @@ endif
 test: controlplane ## Run every test (unit, golden, httptest, real control plane) with -race (a NOTICE when it cannot).
 	$(GO) vet ./...
 	$(GO) test $(RACE) -count=1 -timeout $(TEST_TIMEOUT) ./...
-	cd bench && $(GO) test -count=1 ./wire/ ./cli/   # kdyn's requests equal client-go's, verb by verb; clibench's output comparison
+	cd bench && $(GO) test -count=1 ./wire/ ./cli/ ./kustomize/ ./applyset/   # kdyn's requests equal client-go's, verb by verb; clibench's output comparison; kdyn kustomize byte-identical to kubectl's; ApplySets equal kubectl's
 	cd bench && $(GO) test -count=1 -v ./clientgodynamic/   # client-go's own dynamic tests, imports switched to kdyn; lists every test that ran
 	cd bench && $(GO) test -count=1 ./leaderelection/   # a kdyn and a client-go candidate on one Lease: one leader, hand-overs both ways
 	@if [ -z '$(RACE)' ]; then echo "NOTICE: make test ran WITHOUT the race detector (the NOTICE at the start says why)"; fi

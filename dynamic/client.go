@@ -192,6 +192,17 @@ func (c *resourceClient) Patch(ctx context.Context, name string, pt types.PatchT
 var ErrManagedFieldsSet = errors.New("dynamic: cannot apply an object with managedFields already set; strip metadata.managedFields (e.g. with unstructured.StripManagedFields) and send only the fields this manager owns")
 
 func (c *resourceClient) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, opts metav1.ApplyOptions, subresources ...string) (*unstructured.Unstructured, error) {
+	body, err := applyBody(name, obj)
+	if err != nil {
+		return nil, err
+	}
+	patchOpts := opts.ToPatchOptions()
+	res := c.request(c.client.Patch(string(types.ApplyPatchType)), name, subresources).Body(body).VersionedParams(&patchOpts).Do(ctx)
+	return decodeResult(res)
+}
+
+// applyBody checks an Apply's arguments and encodes its configuration.
+func applyBody(name string, obj *unstructured.Unstructured) ([]byte, error) {
 	if name == "" {
 		return nil, errNameRequired
 	}
@@ -207,9 +218,7 @@ func (c *resourceClient) Apply(ctx context.Context, name string, obj *unstructur
 	if err != nil {
 		return nil, errorf("encode apply configuration: %w", err)
 	}
-	patchOpts := opts.ToPatchOptions()
-	res := c.request(c.client.Patch(string(types.ApplyPatchType)), name, subresources).Body(body).VersionedParams(&patchOpts).Do(ctx)
-	return decodeResult(res)
+	return body, nil
 }
 
 func (c *resourceClient) ApplyStatus(ctx context.Context, name string, obj *unstructured.Unstructured, opts metav1.ApplyOptions) (*unstructured.Unstructured, error) {

@@ -62,7 +62,7 @@
 //   - TableClient (DynamicClient.Tables) asks the server to print objects as
 //     a metav1.Table, CRD additionalPrinterColumns included.
 //   - Decorators, each in its own file: WithFieldManager, WithDryRun,
-//     WithDefaultNamespace.
+//     WithFieldValidation, WithDefaultNamespace.
 //
 // The resource clients of DynamicClient also hand kdyn's informers their
 // fast paths (streamed lists, one-pass decoding, protobuf metadata) through

@@ -24,6 +24,10 @@ type Options struct {
 	Reps int
 	// Workers is the number of parallel creates while seeding.
 	Workers int
+	// ApplyObjects ConfigMaps in ApplyFiles files are applied by each tool
+	// (see applyBench); 1,000 in 50 by default, a negative ApplyObjects
+	// skips it.
+	ApplyObjects, ApplyFiles int
 	// Bin, when its fields are set, are prebuilt binaries to use.
 	Bin Binaries
 	// WorkDir holds the binaries, caches and outputs; empty means a new
@@ -92,6 +96,8 @@ type Results struct {
 	IdleBefore         []float64
 	// Profiles lists the files written under Options.ProfileDir.
 	Profiles []string
+	// ApplyObjects and ApplyFiles: the apply cases' size (0: not run).
+	ApplyObjects, ApplyFiles int
 }
 
 func (o *Options) defaults() {
@@ -106,6 +112,12 @@ func (o *Options) defaults() {
 	}
 	if o.Workers <= 0 {
 		o.Workers = 16
+	}
+	if o.ApplyObjects == 0 {
+		o.ApplyObjects = 1000
+	}
+	if o.ApplyFiles <= 0 {
+		o.ApplyFiles = 50
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -215,6 +227,9 @@ func Run(ctx context.Context, opts Options) (res *Results, err error) {
 		return nil, err
 	}
 	if err := b.compare(ctx); err != nil {
+		return nil, err
+	}
+	if err := b.applyBench(ctx, env); err != nil {
 		return nil, err
 	}
 	if opts.ProfileDir != "" {

@@ -131,6 +131,7 @@ func (r *Results) Rows() []Row {
 		Row{fmt.Sprintf("get cm -o jsonl (%d): wall", r.Objects), fmtDur(big.Wall), "n/a", "—", "—", ""},
 		Row{fmt.Sprintf("get cm -o jsonl (%d): CPU (user+sys)", r.Objects), fmtDur(big.CPU), "n/a", "—", "—", ""},
 	)
+	rows = append(rows, r.applyRows()...)
 	bv, bs := ratio(float64(r.SizeKdyn), float64(r.SizeKubect))
 	rows = append(rows, Row{"binary size (-trimpath -s -w)", fmtMB(r.SizeKdyn), fmtMB(r.SizeKubect), bs, fmt.Sprintf("≤ %.2f×", targetBinarySize), verdict(bs != "—" && bv <= targetBinarySize)})
 

@@ -16,6 +16,8 @@
 //	delete      delete
 //	edit        edit, patch, label, annotate
 //	wait        wait
+//	rollout     rollout status, restart, history, undo
+//	kustomize   kustomize (the build itself is cli's, for -k too)
 //	explain     explain
 //	tree        tree
 //	config      config view, get-contexts, current-context, use-context

@@ -249,7 +249,7 @@ func TestWaitTimeouts(t *testing.T) {
 	kdyn(t, env, "-n", ns, "wait", "--for=condition=Ready", typ, "-l", "none=here").
 		ocExpect(t, 1, "error: no matching resources found")
 	kdyn(t, env, "-n", ns, "wait", typ+"/g1").ocExpect(t, 1, "--for is required")
-	kdyn(t, env, "-n", ns, "wait", "--for=ready", typ+"/g1", "--exit-codes").ocExpect(t, 2, `unrecognized condition: "ready"`)
+	kdyn(t, env, "-n", ns, "wait", "--for=readiness", typ+"/g1", "--exit-codes").ocExpect(t, 2, `unrecognized condition: "readiness"`)
 	kdyn(t, env, "-n", ns, "wait", "--for=delete", "--for=create", typ+"/g1").ocExpect(t, 1, "--for=delete cannot be combined")
 	kdyn(t, env, "-n", ns, "wait", "--for=create", typ).ocExpect(t, 1, "no name, label selector, or --all flag specified")
 

@@ -3,7 +3,7 @@
 // package other than the aggregated-discovery protocol types; only package
 // metrics links Prometheus; and neither the library packages nor their
 // private helpers under internal/ import the CLI's packages (cmd/kdyn/...),
-// which sit on top of everything.
+// which sit on top of everything; nor do they link kustomize, the CLI's.
 package depcheck_test
 
 import (
@@ -15,7 +15,7 @@ import (
 	"testing"
 )
 
-var libraryPackages = []string{"rest", "kubeconfig", "discovery", "restmapper", "unstructured", "dynamic", "informer", "metrics", "controller", "shard", "leaderelection", "events"}
+var libraryPackages = []string{"rest", "kubeconfig", "discovery", "restmapper", "unstructured", "dynamic", "informer", "metrics", "controller", "shard", "leaderelection", "events", "readiness"}
 
 // cliPrefix is the import path prefix of the CLI's packages.
 const cliPrefix = "github.com/kdyn/kdyn/cmd/"
@@ -108,5 +108,18 @@ func TestOnlyTheMetricsPackageLinksPrometheus(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// TestOnlyTheCLILinksKustomize: kustomize (sigs.k8s.io/kustomize/...) is
+// for the CLI's -k and kustomize command; no library package links it.
+func TestOnlyTheCLILinksKustomize(t *testing.T) {
+	for _, dep := range deps(t, append(libraryPatterns(t), "./internal/...")...) {
+		if strings.HasPrefix(dep, "sigs.k8s.io/kustomize/") {
+			t.Fatalf("a library package or internal helper depends on %s; kustomize is the CLI's", dep)
+		}
+	}
+	if !slices.Contains(deps(t, "./cmd/kdyn"), "sigs.k8s.io/kustomize/api/krusty") {
+		t.Fatal("go list -deps ./cmd/kdyn has no sigs.k8s.io/kustomize/api/krusty; is the check looking for the right prefix?")
 	}
 }

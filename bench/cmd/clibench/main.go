@@ -26,6 +26,8 @@ func main() {
 	flag.IntVar(&o.Small, "small", 0, "ConfigMaps in the second namespace, for -o jsonl's flat memory (default objects/5).")
 	flag.IntVar(&o.Reps, "reps", 0, "Repetitions of each command; medians are reported (default 5, 2 with -quick).")
 	flag.IntVar(&o.Workers, "workers", 16, "Parallel creates while seeding.")
+	flag.IntVar(&o.ApplyObjects, "apply-objects", 0, "ConfigMaps each tool applies, in -apply-files files (default 1000; negative: skip the apply cases).")
+	flag.IntVar(&o.ApplyFiles, "apply-files", 0, "Files the -apply-objects are spread over (default 50).")
 	flag.StringVar(&o.Bin.Kdyn, "kdyn", "", "Prebuilt kdyn binary (default: build ../cmd/kdyn).")
 	flag.StringVar(&o.Bin.Kubectl, "kubectl", "", "Prebuilt kubectl binary (default: build ./kubectl).")
 	flag.StringVar(&o.WorkDir, "work", "", "Work directory (binaries, caches, outputs); default a temporary one.")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,11 +27,18 @@ type applyOptions struct {
 	fieldManager   string
 	forceConflicts bool
 	dryRun         *cli.DryRunFlag
+	validate       *cli.ValidateFlag
 	output         string
 	failFast       bool
 	timeout        time.Duration
 	selector       string
+	wait           bool
+	concurrency    int
+	prune          pruneFlags
 }
+
+// applyFunc sends one object and prints its summary line to out.
+type applyFunc func(ctx context.Context, t *cli.ManifestTarget, out io.Writer) (*unstructured.Unstructured, error)
 
 // NewApplyCommand returns "kdyn apply": server-side apply of manifests by
 // default, client-side apply with --server-side=false.
@@ -51,16 +59,56 @@ kubectl.kubernetes.io/last-applied-configuration annotation, and each apply
 sends a JSON merge patch computed from it, the new manifest and the live
 object.
 
-Namespaces and CustomResourceDefinitions are applied first, then the other
-objects in file order; objects of a CRD applied in the same run wait (up to
---timeout) for it to be Established. A bad document or a failed object is
-reported, naming its file and document, and the others are still applied
-(unless --fail-fast); the exit code is then 1.`,
+Namespaces and CustomResourceDefinitions are applied first, one by one;
+objects of a CRD applied in the same run wait (up to --timeout) for it to be
+Established. Then --concurrency objects at a time: ServiceAccounts, Secrets,
+ConfigMaps, quotas, limit ranges, volumes and claims, classes and roles
+first, then the rest. The results are printed in file order. A bad document
+or a failed object is reported, naming its file and document, and the
+others are still applied (unless --fail-fast, which also sends one at a
+time); the exit code is then 1.
+
+The server checks the fields of every object (--validate=strict, as
+kubectl): an unknown or duplicate field is an error naming the field and
+the document. --validate=warn stores the object without it and prints the
+server's warning; --validate=ignore drops it silently. (Server-side apply
+refuses unknown fields whatever --validate says.)
+
+--prune --applyset=[RESOURCE][.GROUP]/NAME applies the manifests as an
+ApplySet (KEP-3659), as "KUBECTL_APPLYSET=true kubectl apply --prune
+--applyset" does, and then deletes the set's members that they no longer
+declare. The parent object (a Secret when only NAME is given, or a
+ConfigMap, in the namespace of -n; or a custom resource whose CRD has the
+label applyset.kubernetes.io/is-parent-type) records the set: the label
+applyset.kubernetes.io/id, and the annotations applyset.kubernetes.io/tooling
+(kdyn/<version>), contains-group-kinds and additional-namespaces. Every
+object gets the label applyset.kubernetes.io/part-of. Pruning lists only
+the kinds and namespaces the parent records, only objects with that label,
+and deletes those not in the manifests (with their UID as a precondition).
+The sets kdyn writes are kubectl's, byte for byte but for the tooling
+value, and each tool refuses the other's set: kdyn stops, before applying
+anything, when the parent is managed by another tool (kubectl offers no
+override, nor does kdyn). kdyn creates a missing Secret or ConfigMap
+parent; a custom resource parent must exist and carry the set's id label
+and the tooling and contains-group-kinds annotations, as kubectl requires.
+When anything fails, nothing more is pruned than was, the parent keeps
+listing both the old and the new kinds, and a summary on stderr names what
+was applied, what was pruned and what was left.
+
+With --wait, kdyn then waits (up to --timeout) until every object it applied
+is ready, by the rules of 'kdyn wait --for=ready' (kstatus's: Deployments
+rolled out, Jobs complete, CRDs Established, custom resources Ready, ...),
+watching them rather than polling, and prints "KIND/NAME ready" for each.
+On timeout it names every object not ready with its status and why, and
+exits 1 (7 with --exit-codes).`,
 		Example: `  # Apply a manifest file, with server-side apply
   kdyn apply -f app.yaml
 
   # Apply every manifest of a directory tree; a CRD and its objects may sit side by side
   kdyn apply -f ./manifests -R
+
+  # Apply a kustomization (what 'kdyn kustomize overlays/prod' prints)
+  kdyn apply -k overlays/prod
 
   # Take over fields another manager owns
   kdyn apply -f app.yaml --force-conflicts
@@ -70,6 +118,24 @@ reported, naming its file and document, and the others are still applied
 
   # Let the server check the manifests without storing anything
   kdyn apply -f app.yaml --dry-run=server
+
+  # Apply, then wait up to 5 minutes for everything applied to be ready
+  kdyn apply -f app.yaml --wait --timeout=5m
+
+  # Apply a directory as an ApplySet whose parent is the Secret "web" in prod,
+  # deleting what a previous apply created and the files no longer declare
+  kdyn apply -f ./manifests -R -n prod --prune --applyset=web
+
+  # The same with a ConfigMap parent, or a cluster-scoped custom resource parent
+  kdyn apply -f ./manifests -R -n prod --prune --applyset=configmaps/web
+  kdyn apply -f ./platform -R --prune --applyset=clustersets.example.com/platform
+
+  # See what would be pruned first
+  kdyn diff -f ./manifests -R -n prod --prune --applyset=web
+  kdyn apply -f ./manifests -R -n prod --prune --applyset=web --dry-run=server
+
+  # Accept unknown fields with a warning instead of failing
+  kdyn apply -f app.yaml --server-side=false --validate=warn
 
   # Apply from stdin and print what the server stored
   cat app.yaml | kdyn apply -f - -o yaml`,
@@ -82,10 +148,14 @@ reported, naming its file and document, and the others are still applied
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The name of the manager that owns the applied fields.")
 	fl.BoolVar(&o.forceConflicts, "force-conflicts", false, "With server-side apply, take over fields that other managers own.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
+	o.validate = cli.AddValidateFlag(cmd)
 	fl.StringVarP(&o.output, "output", "o", "", "Print the applied objects instead of a summary: name, json, yaml (or any object output of get).")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "Stop at the first document that fails, instead of applying the others.")
-	fl.DurationVar(&o.timeout, "timeout", 60*time.Second, "How long to wait for a CustomResourceDefinition applied in this run to be Established before applying objects of its kind.")
+	fl.DurationVar(&o.timeout, "timeout", 60*time.Second, "How long to wait for a CustomResourceDefinition applied in this run to be Established before applying objects of its kind, and with --wait for the applied objects to be ready.")
+	fl.BoolVar(&o.wait, "wait", false, "After applying, wait (up to --timeout) until every applied object is ready, as 'kdyn wait --for=ready' does.")
 	fl.StringVarP(&o.selector, "selector", "l", "", "Apply only the objects whose labels match this selector.")
+	fl.IntVar(&o.concurrency, "concurrency", cli.DefaultConcurrency, "How many objects are sent at once (Namespaces and CRDs first, one by one; then ServiceAccounts, Secrets, ConfigMaps, roles and the like; then the rest). 1 sends them one by one, in order.")
+	o.prune.addFlags(cmd, "Delete the members of the ApplySet (--applyset) that the manifests no longer declare, after applying them.")
 	return cmd
 }
 
@@ -94,8 +164,22 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 	if err != nil {
 		return err
 	}
+	validation, err := o.validate.Directive()
+	if err != nil {
+		return err
+	}
 	if o.forceConflicts && !o.serverSide {
 		return cli.Usagef("--force-conflicts only works with --server-side")
+	}
+	if o.wait && dry != cli.DryRunNone {
+		return cli.Usagef("--wait cannot be used with --dry-run: nothing is applied to wait for")
+	}
+	pruning, err := o.prune.check(o.selector)
+	if err != nil {
+		return err
+	}
+	if o.concurrency < 1 {
+		return cli.Usagef("--concurrency must be at least 1, not %d", o.concurrency)
 	}
 	out, quiet, err := cli.WriteOutput(o.output)
 	if err != nil {
@@ -114,11 +198,12 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 	run := cli.ManifestOptions{
 		Action: "applying", FieldManager: o.fieldManager, DryRun: dry,
 		FailFast: o.failFast, TrackCRDs: true, CRDTimeout: o.timeout,
+		FieldValidation: validation, Bulk: true,
 	}
-	do := func(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
+	do := func(ctx context.Context, t *cli.ManifestTarget, out io.Writer) (*unstructured.Unstructured, error) {
 		res, op, err := o.serverSideApply(ctx, t, dry)
 		if err == nil {
-			cli.Summary(f, quiet, t.Name, op+dry.Suffix())
+			cli.SummaryTo(out, quiet, t.Name, op+dry.Suffix())
 		}
 		return res, err
 	}
@@ -128,10 +213,10 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 		if !cmd.Flags().Changed("field-manager") {
 			run.FieldManager = clientSideApplyManager
 		}
-		do = func(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
+		do = func(ctx context.Context, t *cli.ManifestTarget, out io.Writer) (*unstructured.Unstructured, error) {
 			res, op, err := clientSideApply(ctx, t, dry)
 			if err == nil {
-				cli.Summary(f, quiet, t.Name, op+dry.Suffix())
+				cli.SummaryTo(out, quiet, t.Name, op+dry.Suffix())
 			}
 			return res, err
 		}
@@ -140,10 +225,33 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 	if err != nil {
 		return err
 	}
-	results := r.Each(ctx, cli.ApplyOrder(entries), do)
+	var applied appliedObjects
+	if o.wait {
+		do = applied.record(do)
+	}
+	var set *pruneRun
+	if pruning {
+		if set, err = startApplySet(ctx, f, o.prune.applySet, r, entries, dry, validation, o.concurrency); err != nil {
+			return err
+		}
+		do = set.track(do)
+	}
+	results := r.EachConcurrent(ctx, cli.ApplyOrder(entries), o.concurrency, do)
 	if quiet {
 		if err := cli.PrintResults(f, out, results, len(entries) == 1); err != nil {
 			return err
+		}
+	}
+	if set != nil {
+		// A prune that fails stops here: the objects to wait for are no
+		// longer the whole set.
+		if err := set.finish(ctx, r, out, quiet); err != nil {
+			return err
+		}
+	}
+	if o.wait {
+		if err := applied.wait(ctx, f, o.timeout, quiet); err != nil {
+			r.Fail(err)
 		}
 	}
 	return r.Finish()

@@ -15,6 +15,7 @@ type createOptions struct {
 	manifests    cli.ManifestFlags
 	fieldManager string
 	dryRun       *cli.DryRunFlag
+	validate     *cli.ValidateFlag
 	output       string
 	saveConfig   bool
 	failFast     bool
@@ -50,6 +51,7 @@ created (unless --fail-fast).`,
 	fl := cmd.Flags()
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The name of the manager recorded for the created fields.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
+	o.validate = cli.AddValidateFlag(cmd)
 	fl.StringVarP(&o.output, "output", "o", "", "Print the created objects instead of a summary: name, json, yaml (or any object output of get).")
 	fl.BoolVar(&o.saveConfig, "save-config", false, "Record the configuration in the last-applied-configuration annotation, for a later client-side apply.")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "Stop at the first document that fails.")
@@ -59,6 +61,10 @@ created (unless --fail-fast).`,
 
 func runCreate(ctx context.Context, f *cli.Factory, o *createOptions) error {
 	dry, err := o.dryRun.Mode()
+	if err != nil {
+		return err
+	}
+	validation, err := o.validate.Directive()
 	if err != nil {
 		return err
 	}
@@ -73,6 +79,7 @@ func runCreate(ctx context.Context, f *cli.Factory, o *createOptions) error {
 	r, err := cli.NewManifestRun(f, cli.ManifestOptions{
 		Action: "creating", FieldManager: o.fieldManager, DryRun: dry,
 		FailFast: o.failFast, TrackCRDs: true, CRDTimeout: o.timeout,
+		FieldValidation: validation,
 	})
 	if err != nil {
 		return err

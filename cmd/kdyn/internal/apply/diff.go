@@ -30,6 +30,7 @@ type diffOptions struct {
 	manifests    cli.ManifestFlags
 	fieldManager string
 	selector     string
+	prune        pruneFlags
 }
 
 // NewDiffCommand returns "kdyn diff -f": a unified diff of the live objects
@@ -58,7 +59,13 @@ Exit status (as kubectl's, with or without --exit-codes):
   kdyn diff -f app.yaml
 
   # A whole directory tree, from a CI job that fails on drift
-  kdyn diff -f ./manifests -R || echo "drift or error: $?"`,
+  kdyn diff -f ./manifests -R || echo "drift or error: $?"
+
+  # What would applying this kustomization change?
+  kdyn diff -k overlays/prod
+
+  # Also show what apply --prune would delete from the ApplySet, and its parent's change
+  kdyn diff -f ./manifests -R --prune --applyset=web -n prod`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDiff(cmd.Context(), f, o) },
 	}
@@ -66,6 +73,7 @@ Exit status (as kubectl's, with or without --exit-codes):
 	fl := cmd.Flags()
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The field manager of the dry-run apply.")
 	fl.StringVarP(&o.selector, "selector", "l", "", "Compare only the objects whose labels match this selector.")
+	o.prune.addFlags(cmd, "Also show what apply --prune --applyset would change: the members of the ApplySet it would delete (as removals) and its parent object.")
 	return cmd
 }
 
@@ -98,9 +106,19 @@ func diffManifests(ctx context.Context, f *cli.Factory, o *diffOptions) (int, er
 	if entries, err = cli.FilterManifests(entries, o.selector); err != nil {
 		return 0, err
 	}
+	pruning, err := o.prune.check(o.selector)
+	if err != nil {
+		return 0, err
+	}
 	r, err := cli.NewManifestRun(f, cli.ManifestOptions{Action: "diffing", FieldManager: o.fieldManager, DryRun: cli.DryRunServer})
 	if err != nil {
 		return 0, err
+	}
+	var set *pruneRun
+	if pruning {
+		if set, err = prepareApplySet(ctx, f, o.prune.applySet, r, entries, cli.DryRunServer, cli.DefaultConcurrency); err != nil {
+			return 0, err
+		}
 	}
 	changed := false
 	r.Each(ctx, entries, func(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
@@ -112,6 +130,13 @@ func diffManifests(ctx context.Context, f *cli.Factory, o *diffOptions) (int, er
 		changed = changed || c
 		return nil, err
 	})
+	if set != nil {
+		c, err := set.diff(ctx, f, r)
+		if err != nil {
+			r.Fail(err)
+		}
+		changed = changed || c
+	}
 	switch {
 	case r.Failures > 0:
 		return diffErrorCode(f, r.FirstErr), nil
@@ -150,7 +175,12 @@ func writeObjectDiff(f *cli.Factory, t *cli.ManifestTarget, live, merged *unstru
 	if bytes.Equal(from, to) {
 		return false, nil
 	}
-	file := diffFileName(t.Obj)
+	return writeDiffTexts(f, diffFileName(t.Obj), from, to)
+}
+
+// writeDiffTexts prints the diff of two renderings of the object whose
+// file name is file.
+func writeDiffTexts(f *cli.Factory, file string, from, to []byte) (bool, error) {
 	fromName, toName := "live/"+file, "merged/"+file
 	fmt.Fprintf(f.Streams.Out, "diff -u -N %s %s\n", fromName, toName)
 	return printers.UnifiedDiff(f.Streams.Out, fromName, toName, from, to, printers.DefaultDiffContext)

@@ -9,8 +9,19 @@
 // object of a CRD written in the same run waiting (up to --timeout) for it
 // to be Established, each failure reported with its file and document and
 // the other documents still sent (unless --fail-fast). Writes go through
-// the factory's write client, so --field-manager and --dry-run=server are
-// set by the library's decorators; --dry-run=client sends no write.
+// the factory's write client, so --field-manager, --dry-run=server and
+// --validate (fieldValidation) are set by the library's decorators;
+// --dry-run=client sends no write. apply sends up to --concurrency objects
+// at once (cli.EachConcurrent), without the client-side rate limit.
+//
+// apply --prune --applyset and diff --prune implement KEP-3659's ApplySets
+// as kubectl v0.37.2 does (applyset.go: the parent, its id, labels and
+// annotations and the tooling rule; prune.go: which members are pruned;
+// applyset_run.go: the steps of one apply and the summary of a failure).
+// An ApplySet adds a GET of the parent, one apply of the parent before the
+// objects and one after pruning, a list per recorded kind and namespace,
+// and a DELETE per pruned member; a custom resource parent adds one list
+// of CRDs.
 // Requests per object: one for apply and create; two for client-side apply
 // (a GET, then a create or a patch) and for diff (a GET and the dry-run
 // apply); one for replace, two when the manifest has no resourceVersion (a

@@ -24,6 +24,7 @@ type replaceOptions struct {
 	timeout      time.Duration
 	fieldManager string
 	dryRun       *cli.DryRunFlag
+	validate     *cli.ValidateFlag
 	output       string
 	saveConfig   bool
 	failFast     bool
@@ -63,6 +64,7 @@ creates it again from the manifest.`,
 	fl.DurationVar(&o.timeout, "timeout", 60*time.Second, "With --force: how long to wait for each object to be gone before creating it again.")
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The name of the manager recorded for the written fields.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
+	o.validate = cli.AddValidateFlag(cmd)
 	fl.StringVarP(&o.output, "output", "o", "", "Print the stored objects instead of a summary: name, json, yaml (or any object output of get).")
 	fl.BoolVar(&o.saveConfig, "save-config", false, "Record the configuration in the last-applied-configuration annotation, for a later client-side apply.")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "Stop at the first document that fails.")
@@ -76,6 +78,10 @@ func runReplace(ctx context.Context, f *cli.Factory, o *replaceOptions) error {
 	}
 	if o.force && dry != cli.DryRunNone {
 		return cli.Usagef("--dry-run cannot be used with --force")
+	}
+	validation, err := o.validate.Directive()
+	if err != nil {
+		return err
 	}
 	policy, err := delete.ParseCascade(f, o.cascade)
 	if err != nil {
@@ -92,6 +98,7 @@ func runReplace(ctx context.Context, f *cli.Factory, o *replaceOptions) error {
 	r, err := cli.NewManifestRun(f, cli.ManifestOptions{
 		Action: "replacing", FieldManager: o.fieldManager, DryRun: dry,
 		FailFast: o.failFast, TrackCRDs: true, CRDTimeout: o.timeout,
+		FieldValidation: validation,
 	})
 	if err != nil {
 		return err

@@ -31,12 +31,19 @@
 //
 // # Manifests and objects
 //
-// ReadEntries reads -f (files, directories, stdin) into entries, a bad
+// ReadEntries reads -f (files, directories, stdin) or -k (a kustomization,
+// built by Kustomize with sigs.k8s.io/kustomize/api as kubectl builds it)
+// into entries, a bad
 // document becoming an entry with its error so the others still go;
 // ApplyOrder and DeleteOrder put Namespaces and CRDs first or last. A
 // ManifestRun maps each entry to its resource and namespace, waits for CRDs
 // the run itself wrote, and reports each failure with its file and
-// document. The object commands name their targets with NamedTargets or
+// document; EachConcurrent sends several entries at once (Namespaces and
+// CRDs first, one by one, then foundation kinds such as ServiceAccounts and
+// ConfigMaps, then the rest) and still prints in document order, over
+// BulkWriteClient (no client-side rate limit unless --qps or --burst).
+// Place tells where an entry's object will go before it is sent.
+// AddValidateFlag adds --validate (fieldValidation on every write). The object commands name their targets with NamedTargets or
 // ResolveObjects (names, or -l / --field-selector / --all), print results
 // with a ResultPrinter and collect per-object failures in ObjErrors.
 package cli

@@ -278,14 +278,7 @@ func (f *Factory) WriteClient(manager string, dry DryRunMode) (dynamic.Interface
 	if err != nil {
 		return nil, err
 	}
-	var wc dynamic.Interface = c
-	if manager != "" {
-		wc = dynamic.WithFieldManager(wc, manager)
-	}
-	if dry == DryRunServer {
-		wc = dynamic.WithDryRun(wc)
-	}
-	return wc, nil
+	return decorateWrites(c, manager, dry), nil
 }
 
 // CacheDir returns the kdyn cache root (--cache-dir, default
@@ -358,6 +351,12 @@ func (f *Factory) Resolve(ctx context.Context, args []string) ([]restmapper.Matc
 // QuietDynamicClient is the factory's client, on the same connections,
 // without the server's warnings.
 func (f *Factory) QuietDynamicClient() (*dynamic.DynamicClient, error) {
+	return f.derivedClient(func(c *rest.Config) { c.WarningHandler = rest.NoWarnings{} })
+}
+
+// derivedClient is a dynamic client on the factory's connections, with a
+// copy of its configuration that change alters.
+func (f *Factory) derivedClient(change func(*rest.Config)) (*dynamic.DynamicClient, error) {
 	cfg, err := f.RESTConfig()
 	if err != nil {
 		return nil, err
@@ -366,11 +365,11 @@ func (f *Factory) QuietDynamicClient() (*dynamic.DynamicClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	quiet := *cfg
-	quiet.WarningHandler = rest.NoWarnings{}
-	qc, err := rest.NewForConfigAndClient(&quiet, rc.HTTPClient())
+	c := *cfg
+	change(&c)
+	dc, err := rest.NewForConfigAndClient(&c, rc.HTTPClient())
 	if err != nil {
 		return nil, err
 	}
-	return dynamic.New(qc), nil
+	return dynamic.New(dc), nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -38,18 +39,38 @@ const stdinSource = "STDIN"
 // manifestExtensions are the files read from a directory.
 var manifestExtensions = []string{".yaml", ".yml", ".json"}
 
-// ManifestFlags are -f and -R.
+// ManifestFlags are -f, -R and -k.
 type ManifestFlags struct {
 	Filenames []string // -f: files, directories, or - for stdin
 	Recursive bool     // -R: read subdirectories too
+	Kustomize string   // -k: a kustomization directory, built as kubectl kustomize builds it
 }
 
-// AddFlags adds -f and -R to cmd; what ends -f's help ("with the objects to
-// apply").
+// AddFlags adds -f, -R and -k to cmd; what ends their help ("with the
+// objects to apply").
 func (m *ManifestFlags) AddFlags(cmd *cobra.Command, what string) {
 	fl := cmd.Flags()
 	fl.StringSliceVarP(&m.Filenames, "filename", "f", nil, "A file, a directory (its *.yaml, *.yml and *.json files) or - for stdin, "+what+" (repeatable).")
 	fl.BoolVarP(&m.Recursive, "recursive", "R", false, "Read the directories given with -f and all their subdirectories.")
+	fl.StringVarP(&m.Kustomize, "kustomize", "k", "", "A kustomization directory, "+what+" (built as 'kdyn kustomize DIR' prints it).")
+	_ = cmd.MarkFlagDirname("kustomize")
+}
+
+// Given reports whether -f or -k names manifests.
+func (m *ManifestFlags) Given() bool { return len(m.Filenames) > 0 || m.Kustomize != "" }
+
+// validate refuses -k with -f or -R, as kubectl does.
+func (m *ManifestFlags) validate() error {
+	if m.Kustomize == "" {
+		return nil
+	}
+	if len(m.Filenames) > 0 {
+		return Usagef("only one of -f or -k can be specified")
+	}
+	if m.Recursive {
+		return Usagef("the -k flag can't be used with -f or -R")
+	}
+	return nil
 }
 
 // ManifestEntry is one document read from -f: an object, or the error that
@@ -304,6 +325,12 @@ type ManifestOptions struct {
 	CRDTimeout time.Duration
 	// Hint, when set, adds lines after an error message.
 	Hint func(error) string
+	// Bulk sends the run's requests without the client-side rate limit
+	// (Factory.BulkWriteClient), for EachConcurrent.
+	Bulk bool
+	// FieldValidation, when set, is sent as fieldValidation on every write
+	// (dynamic.WithFieldValidation; see ValidateFlag).
+	FieldValidation string
 }
 
 // ManifestRun carries one command's pass over its manifests.
@@ -320,7 +347,10 @@ type ManifestRun struct {
 	// another namespace is then an error, as in kubectl).
 	ExplicitNS bool
 
-	crds map[schema.GroupKind]*pendingCRD
+	// crdMu guards crds and their pendingCRDs (EachConcurrent's workers
+	// share them).
+	crdMu sync.Mutex
+	crds  map[schema.GroupKind]*pendingCRD
 	// Failures counts the failures reported so far.
 	Failures int
 	// FirstErr is the first of them.
@@ -334,10 +364,15 @@ func NewManifestRun(f *Factory, opts ManifestOptions) (*ManifestRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := f.WriteClient(opts.FieldManager, opts.DryRun)
+	writeClient := f.WriteClient
+	if opts.Bulk {
+		writeClient = f.BulkWriteClient
+	}
+	client, err := writeClient(opts.FieldManager, opts.DryRun)
 	if err != nil {
 		return nil, err
 	}
+	client = dynamic.WithFieldValidation(client, opts.FieldValidation)
 	ns, explicit, err := f.Namespace()
 	if err != nil {
 		return nil, err
@@ -403,6 +438,8 @@ func TargetName(obj *unstructured.Unstructured) string {
 // noteCRD remembers a CRD this run wrote, so that objects of its kind
 // wait for it.
 func (r *ManifestRun) noteCRD(obj *unstructured.Unstructured) {
+	r.crdMu.Lock()
+	defer r.crdMu.Unlock()
 	if gk, ok := crdKind(obj); ok && obj.GetName() != "" {
 		r.crds[gk] = &pendingCRD{name: obj.GetName()}
 	}
@@ -412,11 +449,15 @@ func (r *ManifestRun) noteCRD(obj *unstructured.Unstructured) {
 func (r *ManifestRun) target(ctx context.Context, e *ManifestEntry) (*ManifestTarget, error) {
 	obj := e.obj
 	gvk := obj.GroupVersionKind()
+	r.crdMu.Lock()
 	crd := r.crds[gvk.GroupKind()]
+	var err error
 	if crd != nil {
-		if err := r.waitEstablished(ctx, crd); err != nil {
-			return nil, err
-		}
+		err = r.waitEstablished(ctx, crd)
+	}
+	r.crdMu.Unlock()
+	if err != nil {
+		return nil, err
 	}
 	mapping, err := r.mapping(ctx, gvk, crd != nil)
 	if err != nil {
@@ -470,7 +511,7 @@ func (r *ManifestRun) mapping(ctx context.Context, gvk schema.GroupVersionKind, 
 }
 
 // waitEstablished waits, once per CRD and at most opts.CRDTimeout, for the CRD
-// to report Established=True. NamesAccepted=False fails at once, with the
+// to report Established=True (called with crdMu held). NamesAccepted=False fails at once, with the
 // server's reason.
 func (r *ManifestRun) waitEstablished(ctx context.Context, c *pendingCRD) error {
 	if c.checked {
@@ -598,12 +639,21 @@ func FailureCode(f *Factory, err error) int {
 	return ExitGeneric
 }
 
-// ReadEntries reads -f for a command, failing when it names nothing.
+// ReadEntries reads -f or -k for a command, failing when they name
+// nothing.
 func ReadEntries(f *Factory, m *ManifestFlags, verb string) ([]*ManifestEntry, error) {
-	if len(m.Filenames) == 0 {
-		return nil, Usagef("no manifests given: use -f FILE, -f DIR or -f - (see 'kdyn %s -h')", verb)
+	if err := m.validate(); err != nil {
+		return nil, err
 	}
-	entries := readManifests(m.Filenames, m.Recursive, f.Streams.In)
+	if !m.Given() {
+		return nil, Usagef("no manifests given: use -f FILE, -f DIR, -f - or -k DIR (see 'kdyn %s -h')", verb)
+	}
+	var entries []*ManifestEntry
+	if m.Kustomize != "" {
+		entries = readKustomization(m.Kustomize)
+	} else {
+		entries = readManifests(m.Filenames, m.Recursive, f.Streams.In)
+	}
 	if len(entries) == 0 {
 		return nil, fmt.Errorf("no objects passed to %s", verb)
 	}

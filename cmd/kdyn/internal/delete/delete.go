@@ -72,8 +72,9 @@ with its finalizers, when the wait times out.`,
   kdyn delete configmap settings other
   kdyn delete cm/settings deploy/web
 
-  # Delete the objects of a manifest file
+  # Delete the objects of a manifest file, or of a kustomization
   kdyn delete -f app.yaml
+  kdyn delete -k overlays/prod
 
   # Delete by label, or every object of a type in the namespace
   kdyn delete pods -l app=web
@@ -207,11 +208,11 @@ func runDelete(ctx context.Context, f *cli.Factory, o *deleteOptions, cmd *cobra
 	if selecting && !cmd.Flags().Changed("ignore-not-found") {
 		o.ignoreNotFound = true
 	}
-	if len(o.manifests.Filenames) > 0 && len(args) > 0 {
-		return cli.Usagef("give either -f or resource arguments, not both")
+	if o.manifests.Given() && len(args) > 0 {
+		return cli.Usagef("give either -f/-k or resource arguments, not both")
 	}
-	if len(o.manifests.Filenames) == 0 && len(args) == 0 {
-		return cli.Usagef("you must give the objects to delete: TYPE NAME..., TYPE/NAME..., TYPE -l SELECTOR, TYPE --all, or -f FILE\n\nSee 'kdyn delete -h' for help and examples")
+	if !o.manifests.Given() && len(args) == 0 {
+		return cli.Usagef("you must give the objects to delete: TYPE NAME..., TYPE/NAME..., TYPE -l SELECTOR, TYPE --all, -f FILE or -k DIR\n\nSee 'kdyn delete -h' for help and examples")
 	}
 	if grace == 0 && o.force {
 		fmt.Fprintln(f.Streams.ErrOut, "Warning: Immediate deletion does not wait for the resource to confirm that it has terminated; it may keep running on the cluster indefinitely.")
@@ -226,9 +227,9 @@ func runDelete(ctx context.Context, f *cli.Factory, o *deleteOptions, cmd *cobra
 	}
 	d := &deleter{f: f, r: r, o: o, rc: rc, dry: dry, grace: grace, policy: policy, names: o.output == "name", warnCS: r.ExplicitNS && !o.allNamespaces}
 
-	if len(o.manifests.Filenames) > 0 {
+	if o.manifests.Given() {
 		if selecting {
-			return cli.Usagef("-l, --field-selector and --all do not apply to -f")
+			return cli.Usagef("-l, --field-selector and --all do not apply to -f or -k")
 		}
 		entries, err := cli.ReadEntries(f, &o.manifests, "delete")
 		if err != nil {

@@ -28,6 +28,7 @@ type editOptions struct {
 	subresource       string
 	fieldManager      string
 	showManagedFields bool
+	validate          *cli.ValidateFlag
 }
 
 // NewEditCommand returns "kdyn edit": edit objects in $KUBE_EDITOR and
@@ -67,6 +68,7 @@ which case your text is kept in a temporary file whose name is printed.`,
 	fl.StringVar(&o.subresource, "subresource", "", "Edit this subresource of the object: status or scale.")
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn-edit", "Name of the manager recorded in managedFields for this change.")
 	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in the file.")
+	o.validate = cli.AddValidateFlag(cmd)
 	return cmd
 }
 
@@ -75,6 +77,9 @@ func runEdit(ctx context.Context, f *cli.Factory, o *editOptions, args []string)
 		return cli.Usagef("the edit format must be yaml or json, not %q", o.output)
 	}
 	if err := validateObjSubresource(o.subresource); err != nil {
+		return err
+	}
+	if _, err := o.validate.Directive(); err != nil {
 		return err
 	}
 	editor, err := editorCommand(os.Getenv)
@@ -337,6 +342,9 @@ var errEditGivenUp = errors.New("Edit cancelled, no valid changes were saved.")
 func editOne(ctx context.Context, f *cli.Factory, o *editOptions, editor []string, t cli.Target) error {
 	client, err := f.WriteClient(o.fieldManager, cli.DryRunNone)
 	if err != nil {
+		return err
+	}
+	if client, err = o.validate.Client(client); err != nil {
 		return err
 	}
 	rc := t.Resource(client)

@@ -32,6 +32,7 @@ type patchOptions struct {
 	output       string
 	fieldManager string
 	dryRun       *cli.DryRunFlag
+	validate     *cli.ValidateFlag
 }
 
 // patchTypes are the --type values.
@@ -100,6 +101,7 @@ change the object (its resourceVersion stayed the same).`,
 	fl.StringVarP(&o.output, "output", "o", "", "Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME patched\").")
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn-patch", "Name of the manager recorded in managedFields for this change.")
 	o.dryRun = cli.AddDryRunFlag(cmd, false)
+	o.validate = cli.AddValidateFlag(cmd)
 	return cmd
 }
 
@@ -123,6 +125,11 @@ func validatePatchFlags(o *patchOptions) error {
 	}
 	if err := validateObjSubresource(o.subresource); err != nil {
 		return err
+	}
+	if o.validate != nil {
+		if _, err := o.validate.Directive(); err != nil {
+			return err
+		}
 	}
 	if strings.EqualFold(o.patchType, "apply") && o.fieldManager == "" {
 		return cli.Usagef("--type apply needs a --field-manager")
@@ -216,6 +223,9 @@ func runPatch(ctx context.Context, f *cli.Factory, o *patchOptions, args []strin
 	}
 	client, err := f.WriteClient(o.fieldManager, dry)
 	if err != nil {
+		return err
+	}
+	if client, err = o.validate.Client(client); err != nil {
 		return err
 	}
 	pc := &patcher{f: f, o: o, client: client, dry: dry, data: data, p: p, chosen: map[schema.GroupVersionResource]types.PatchType{}}

@@ -10,6 +10,8 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/events"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/explain"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/get"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/kustomize"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/rollout"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/serverinfo"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/tree"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/wait"
@@ -30,7 +32,7 @@ func addCommands(root *cobra.Command, f *cli.Factory) {
 }
 
 // addManifestCommands registers the commands that read manifests: apply,
-// create, replace, delete and diff.
+// create, replace, delete and diff, and kustomize, which builds them.
 func addManifestCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(
 		apply.NewApplyCommand(f),
@@ -38,11 +40,12 @@ func addManifestCommands(root *cobra.Command, f *cli.Factory) {
 		apply.NewReplaceCommand(f),
 		delete.NewCommand(f),
 		apply.NewDiffCommand(f),
+		kustomize.NewCommand(f),
 	)
 }
 
 // addObjectCommands registers the commands that change or watch existing
-// objects: patch, label, annotate, edit and wait.
+// objects: patch, label, annotate, edit, wait and rollout.
 func addObjectCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(
 		edit.NewPatchCommand(f),
@@ -50,6 +53,7 @@ func addObjectCommands(root *cobra.Command, f *cli.Factory) {
 		edit.NewAnnotateCommand(f),
 		edit.NewEditCommand(f),
 		wait.NewCommand(f),
+		rollout.NewCommand(f),
 	)
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/rollout"
 	"github.com/kdyn/kdyn/discovery"
 	"github.com/kdyn/kdyn/kubeconfig"
 	"github.com/kdyn/kdyn/restmapper"
@@ -84,6 +85,13 @@ func registerCompletions(root *cobra.Command, f *cli.Factory) {
 		}
 		c.ValidArgsFunction = resourceCompletion(f, names)
 	}
+	if ro, _, err := root.Find([]string{"rollout"}); err == nil && ro.Name() == "rollout" {
+		for _, sub := range ro.Commands() {
+			if sub.ValidArgsFunction == nil {
+				sub.ValidArgsFunction = rolloutCompletion(f)
+			}
+		}
+	}
 	if cfg, _, err := root.Find([]string{"config", "use-context"}); err == nil && cfg.Name() == "use-context" && cfg.ValidArgsFunction == nil {
 		cfg.ValidArgsFunction = func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 {
@@ -100,6 +108,7 @@ func registerCompletions(root *cobra.Command, f *cli.Factory) {
 		defer cancel()
 		return listNames(ctx, f, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", toComplete, nil), cobra.ShellCompDirectiveNoFileComp
 	})
+	registerApplySetCompletion(root, f)
 	for _, flag := range []string{"context", "cluster", "user"} {
 		_ = root.RegisterFlagCompletionFunc(flag, func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			return kubeconfigNames(f, flag, toComplete), cobra.ShellCompDirectiveNoFileComp
@@ -157,6 +166,24 @@ func resourceCompletion(f *cli.Factory, maxNames int) func(*cobra.Command, []str
 			return completeNames(ctx, f, args[0], toComplete, args[1:]), nofile
 		}
 		return nil, nofile
+	}
+}
+
+// rolloutCompletion completes the types rollout takes (deployment,
+// daemonset, statefulset), then object names as resourceCompletion does.
+func rolloutCompletion(f *cli.Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	names := resourceCompletion(f, -1)
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) == 0 && !strings.Contains(toComplete, "/") {
+			var out []string
+			for _, t := range rollout.ValidTypes {
+				if strings.HasPrefix(t, toComplete) {
+					out = append(out, t)
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		}
+		return names(cmd, args, toComplete)
 	}
 }
 

@@ -130,3 +130,69 @@ func TestResourceCompletionArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestNewCommandsComplete: rollout's subcommands complete their three
+// types, wait's --for its kinds, -k and kustomize directories, and
+// kustomize's --load-restrictor its values (cobra's __complete, as a shell
+// calls it; no server is asked).
+func TestNewCommandsComplete(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"rollout", "status", ""}, []string{"deployment", "daemonset", "statefulset"}},
+		{[]string{"rollout", "undo", "st"}, []string{"statefulset"}},
+		{[]string{"rollout", "history", "d"}, []string{"deployment", "daemonset"}},
+		{[]string{"wait", "--for", ""}, []string{"create", "delete", "ready", "condition=", "jsonpath="}},
+		{[]string{"kustomize", "--load-restrictor", ""}, []string{"LoadRestrictionsNone", "LoadRestrictionsRootOnly"}},
+		{[]string{"apply", "-k", ""}, nil}, // directories: the shell lists them
+		{[]string{"kustomize", ""}, nil},
+		{[]string{"apply", "--w"}, []string{"--wait"}},
+		{[]string{"rollout", "undo", "--to-"}, []string{"--to-revision"}},
+	} {
+		var out, errb bytes.Buffer
+		if code := Main(append([]string{"__complete", "--server", "https://127.0.0.1:1", "--cache-dir", t.TempDir()}, tc.args...), strings.NewReader(""), &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errb.String())
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		var got []string
+		for _, l := range lines[:len(lines)-1] { // the last line is the directive
+			name, _, _ := strings.Cut(l, "\t")
+			got = append(got, name)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%v (-want +got):\n%s", tc.args, diff)
+		}
+		if tc.want == nil && !strings.HasPrefix(lines[len(lines)-1], ":") {
+			t.Errorf("%v: no directive line: %q", tc.args, out.String())
+		}
+	}
+}
+
+// apply and diff complete --applyset and --validate; with an unreachable
+// server --applyset offers the built-in parent types.
+func TestApplySetFlagCompletion(t *testing.T) {
+	defer func(d time.Duration) { completionTimeout = d }(completionTimeout)
+	completionTimeout = 300 * time.Millisecond
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"__complete", "--server", "https://127.0.0.1:1", "apply", "--applyset", ""}, []string{"configmaps/", "secrets/"}},
+		{[]string{"__complete", "--server", "https://127.0.0.1:1", "diff", "--applyset", "s"}, []string{"secrets/"}},
+		{[]string{"__complete", "apply", "--validate="}, []string{"strict", "warn", "ignore", "true", "false"}},
+		{[]string{"__complete", "edit", "--validate=w"}, []string{"warn"}},
+		{[]string{"__complete", "patch", "--validate=i"}, []string{"ignore"}},
+	} {
+		var out, errb bytes.Buffer
+		args := append([]string{tc.args[0], "--cache-dir", t.TempDir()}, tc.args[1:]...)
+		if code := Main(args, strings.NewReader(""), &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errb.String())
+		}
+		got := strings.Split(strings.TrimSpace(out.String()), "\n")
+		got = got[:len(got)-1] // the directive line
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%v (-want +got):\n%s", tc.args, diff)
+		}
+	}
+}

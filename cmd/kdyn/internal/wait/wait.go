@@ -4,23 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/jsonpath"
-	"k8s.io/utils/ptr"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/printers"
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/readiness"
 	"github.com/kdyn/kdyn/restmapper"
 )
 
@@ -35,11 +33,19 @@ type waitOptions struct {
 func NewCommand(f *cli.Factory) *cobra.Command {
 	o := &waitOptions{}
 	cmd := &cobra.Command{
-		Use:   "wait (TYPE NAME... | TYPE/NAME... | TYPE -l SELECTOR | TYPE --all) --for=create|delete|condition=NAME[=VALUE]|jsonpath='{PATH}'[=VALUE] [--for=...] [--timeout=30s]",
+		Use:   "wait (TYPE NAME... | TYPE/NAME... | TYPE -l SELECTOR | TYPE --all) --for=create|delete|ready|condition=NAME[=VALUE]|jsonpath='{PATH}'[=VALUE] [--for=...] [--timeout=30s]",
 		Short: "Wait for a specific condition on one or many resources",
 		Long: `Wait until every given object meets the --for conditions.
 
   --for=create                 the object exists
+  --for=ready                  the object is ready: its status is Current by
+                               kstatus's rules (observedGeneration caught up,
+                               no Reconciling or Stalled condition, the rules
+                               of Deployments, StatefulSets, DaemonSets, Jobs,
+                               Pods, PVCs, Services and CRDs, else a Ready
+                               condition; see 'go doc
+                               github.com/kdyn/kdyn/readiness'). On timeout
+                               each object is named with its status and why
   --for=delete                 the object is gone (or was replaced by one with
                                another UID)
   --for=condition=NAME[=VALUE] status.conditions has an entry of type NAME
@@ -66,6 +72,9 @@ for and exits 1, or 7 with --exit-codes.`,
 		Example: `  # Wait for a condition of a custom resource
   kdyn wait --for=condition=Ready widget/w1
 
+  # Wait until a deployment and a custom resource are ready, whatever their kinds
+  kdyn wait --for=ready deploy/web widget/w1 --timeout=5m
+
   # Wait for a condition to be False
   kdyn wait --for=condition=Ready=false pod/busybox1
 
@@ -90,7 +99,10 @@ for and exits 1, or 7 with --exit-codes.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runWait(cmd.Context(), f, o, args) },
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&o.forConds, "for", nil, "The condition to wait for: create, delete, condition=NAME[=VALUE] or jsonpath='{PATH}'[=VALUE] (repeatable; all must hold).")
+	fl.StringArrayVar(&o.forConds, "for", nil, "The condition to wait for: create, delete, ready, condition=NAME[=VALUE] or jsonpath='{PATH}'[=VALUE] (repeatable; all must hold).")
+	_ = cmd.RegisterFlagCompletionFunc("for", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"create", "delete", "ready", "condition=", "jsonpath="}, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	})
 	fl.DurationVar(&o.timeout, "timeout", 30*time.Second, "How long to wait; 0 checks once, negative waits a week.")
 	fl.StringVarP(&o.sel.Selector, "selector", "l", "", "Label selector of the objects to wait for (e.g. -l app=web).")
 	fl.StringVar(&o.sel.FieldSelector, "field-selector", "", "Field selector of the objects to wait for.")
@@ -108,6 +120,7 @@ const (
 	waitForCreate
 	waitForCondition
 	waitForJSONPath
+	waitForReady
 )
 
 // waitCond is one parsed --for.
@@ -126,7 +139,7 @@ type waitCond struct {
 // parseWaitConds parses every --for and checks they can hold together.
 func parseWaitConds(list []string) ([]waitCond, error) {
 	if len(list) == 0 {
-		return nil, cli.Usagef("--for is required: --for=create, --for=delete, --for=condition=NAME[=VALUE] or --for=jsonpath='{PATH}'[=VALUE]")
+		return nil, cli.Usagef("--for is required: --for=create, --for=delete, --for=ready, --for=condition=NAME[=VALUE] or --for=jsonpath='{PATH}'[=VALUE]")
 	}
 	var out []waitCond
 	hasDelete := false
@@ -152,6 +165,8 @@ func parseWaitCond(s string) (waitCond, error) {
 		return waitCond{kind: waitForDelete, text: s}, nil
 	case "create":
 		return waitCond{kind: waitForCreate, text: s}, nil
+	case "ready":
+		return waitCond{kind: waitForReady, text: s}, nil
 	}
 	if rest, ok := strings.CutPrefix(s, "condition="); ok {
 		name, value, found := strings.Cut(rest, "=")
@@ -232,8 +247,12 @@ func (c waitCond) met(obj *unstructured.Unstructured) (bool, error) {
 	if obj == nil {
 		return false, nil
 	}
-	if c.kind == waitForCondition {
+	switch c.kind {
+	case waitForCondition:
 		return conditionMet(obj, c.condType, c.condStatus), nil
+	case waitForReady:
+		res, err := readiness.Compute(obj)
+		return res.Ready(), err
 	}
 	return c.jsonPathMet(obj)
 }
@@ -350,6 +369,8 @@ func runWait(ctx context.Context, f *cli.Factory, o *waitOptions, args []string)
 			w.forDelete = true
 		case waitForCreate:
 			w.forCreate = true
+		case waitForReady:
+			w.forReady = true
 		}
 	}
 	groups := waitGroups(matches, ns, o.sel)
@@ -364,7 +385,7 @@ func runWait(ctx context.Context, f *cli.Factory, o *waitOptions, args []string)
 	defer cancel()
 
 	type groupResult struct {
-		unmet []cli.Target
+		unmet []unmetTarget
 		err   error
 	}
 	results := make([]groupResult, len(groups))
@@ -381,7 +402,7 @@ func runWait(ctx context.Context, f *cli.Factory, o *waitOptions, args []string)
 		}()
 	}
 	wg.Wait()
-	var unmet []cli.Target
+	var unmet []unmetTarget
 	for _, r := range results {
 		if r.err != nil {
 			return r.err
@@ -398,10 +419,24 @@ func runWait(ctx context.Context, f *cli.Factory, o *waitOptions, args []string)
 	if w.once {
 		format = "condition not met for %s"
 	}
-	for _, t := range unmet[:len(unmet)-1] {
-		cli.PrintError(f.Streams.ErrOut, &waitTimeoutError{fmt.Sprintf(format, t.ObjectName())})
+	msg := func(t unmetTarget) error {
+		m := fmt.Sprintf(format, t.ObjectName())
+		if t.why != "" {
+			m += ": " + t.why
+		}
+		return &waitTimeoutError{m}
 	}
-	return &waitTimeoutError{fmt.Sprintf(format, unmet[len(unmet)-1].ObjectName())}
+	for _, t := range unmet[:len(unmet)-1] {
+		cli.PrintError(f.Streams.ErrOut, msg(t))
+	}
+	return msg(unmet[len(unmet)-1])
+}
+
+// unmetTarget is an object that did not meet the conditions in time, and
+// with --for=ready why not: its status ("InProgress: Available: 1/3").
+type unmetTarget struct {
+	cli.Target
+	why string
 }
 
 // waitGroup is one type in one namespace, watched as one stream.
@@ -439,6 +474,7 @@ type waiter struct {
 	once      bool // --timeout=0: check once, no watch
 	forDelete bool
 	forCreate bool
+	forReady  bool // say why each object left is not ready
 
 	mu sync.Mutex // serializes output
 }
@@ -461,7 +497,7 @@ type groupWait struct {
 	ndone   int
 }
 
-func (w *waiter) runGroup(ctx context.Context, g waitGroup) ([]cli.Target, error) {
+func (w *waiter) runGroup(ctx context.Context, g waitGroup) ([]unmetTarget, error) {
 	gw := &groupWait{w: w, g: g, want: map[waitKey]bool{}, done: map[waitKey]bool{}, last: map[waitKey]*unstructured.Unstructured{}, uids: map[waitKey]types.UID{}}
 	for _, n := range g.names {
 		k := waitKey{g.ns, n}
@@ -475,72 +511,55 @@ func (w *waiter) runGroup(ctx context.Context, g waitGroup) ([]cli.Target, error
 	if len(g.names) == 1 {
 		opts.FieldSelector = "metadata.name=" + g.names[0]
 	}
-	rv, err := gw.list(ctx, rc, opts)
-	if err != nil {
-		return nil, err
-	}
-	if g.names == nil {
-		// Selected objects: those that match now.
-		for k := range gw.state {
-			gw.want[k] = true
-			gw.targets = append(gw.targets, k)
-		}
-		sortWaitKeys(gw.targets)
-		if len(gw.targets) == 0 {
-			switch {
-			case w.forDelete:
-				return nil, nil
-			case w.forCreate && !w.once:
-				gw.dynamic = true
-			default:
-				return nil, errNoMatchingResources
-			}
-		}
-	}
-	if err := gw.check(); err != nil {
-		return nil, err
-	}
-	if gw.finished() || w.once {
-		return gw.unmet(), nil
-	}
-	backoff := time.Second
-	for {
-		next, gone, err := gw.watchOnce(ctx, rc, opts, rv)
-		switch {
-		case err != nil && ctx.Err() == nil && !errors.Is(err, errWatchRetry):
-			return nil, err
-		case ctx.Err() != nil:
-			return gw.unmet(), nil
-		case gw.finished():
-			return nil, nil
-		case gone:
-			if rv, err = gw.list(ctx, rc, opts); err != nil {
-				if ctx.Err() != nil {
-					return gw.unmet(), nil
+	first := true
+	err := cli.Follow(ctx, rc, opts, cli.FollowFuncs{
+		Listed: func(items []*unstructured.Unstructured) (bool, error) {
+			gw.listed(items)
+			if first {
+				first = false
+				if done, err := gw.firstList(); done || err != nil {
+					return done, err
 				}
-				return nil, err
 			}
 			if err := gw.check(); err != nil {
-				return nil, err
+				return false, err
 			}
-			if gw.finished() {
-				return nil, nil
-			}
-			continue
-		case err != nil:
-			d := backoff + time.Duration(rand.Int64N(int64(backoff/2)+1))
-			backoff = min(backoff*2, 10*time.Second)
-			select {
-			case <-ctx.Done():
-				return gw.unmet(), nil
-			case <-time.After(d):
-			}
-			continue
-		}
-		backoff = time.Second
-		if next != "" {
-			rv = next
-		}
+			return gw.finished() || w.once, nil
+		},
+		Event: gw.event,
+	})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return gw.unmet(), nil // out of time: report what is left
+	case err != nil:
+		return nil, err
+	}
+	return gw.unmet(), nil
+}
+
+// firstList settles, after the first list, which objects a selector
+// waits for: those that match now. With none, --for=delete is done at
+// once, --for=create waits for whatever appears, and the others fail.
+func (gw *groupWait) firstList() (done bool, err error) {
+	if gw.g.names != nil {
+		return false, nil
+	}
+	for k := range gw.state {
+		gw.want[k] = true
+		gw.targets = append(gw.targets, k)
+	}
+	sortWaitKeys(gw.targets)
+	if len(gw.targets) > 0 {
+		return false, nil
+	}
+	switch w := gw.w; {
+	case w.forDelete:
+		return true, nil
+	case w.forCreate && !w.once:
+		gw.dynamic = true
+		return false, nil
+	default:
+		return false, errNoMatchingResources
 	}
 }
 
@@ -554,22 +573,16 @@ func sortWaitKeys(keys []waitKey) {
 
 func (gw *groupWait) wanted(k waitKey) bool { return gw.dynamic || gw.want[k] }
 
-// list replaces the state with a fresh list and returns its resourceVersion.
-func (gw *groupWait) list(ctx context.Context, rc dynamic.ResourceInterface, opts metav1.ListOptions) (string, error) {
-	l, err := dynamic.ListAll(ctx, rc, opts, dynamic.PageOptions{})
-	if err != nil {
-		return "", err
-	}
+// listed replaces the state with a fresh list.
+func (gw *groupWait) listed(items []*unstructured.Unstructured) {
 	gw.state = map[waitKey]*unstructured.Unstructured{}
-	for i := range l.Items {
-		obj := &l.Items[i]
+	for _, obj := range items {
 		k := waitKey{obj.GetNamespace(), obj.GetName()}
 		if gw.g.names != nil && !gw.want[k] {
 			continue
 		}
 		gw.seen(k, obj)
 	}
-	return l.GetResourceVersion(), nil
 }
 
 // seen records that obj exists now.
@@ -585,16 +598,25 @@ func (gw *groupWait) finished() bool {
 	return len(gw.targets) > 0 && gw.ndone == len(gw.targets)
 }
 
-func (gw *groupWait) unmet() []cli.Target {
-	var out []cli.Target
+func (gw *groupWait) unmet() []unmetTarget {
+	var out []unmetTarget
 	for _, k := range gw.targets {
-		if !gw.done[k] {
-			out = append(out, cli.Target{Match: gw.g.match, Namespace: k.ns, Name: k.name})
+		if gw.done[k] {
+			continue
 		}
+		u := unmetTarget{Target: cli.Target{Match: gw.g.match, Namespace: k.ns, Name: k.name}}
+		if gw.w.forReady {
+			if res, err := readiness.Compute(gw.state[k]); err != nil {
+				u.why = err.Error()
+			} else {
+				u.why = res.String()
+			}
+		}
+		out = append(out, u)
 	}
 	if len(gw.targets) == 0 && gw.dynamic {
 		// Waiting for any object to appear: report the type.
-		out = append(out, cli.Target{Match: gw.g.match, Name: "(" + gw.w.sel.Describe() + ")"})
+		out = append(out, unmetTarget{Target: cli.Target{Match: gw.g.match, Name: "(" + gw.w.sel.Describe() + ")"}})
 	}
 	return out
 }
@@ -641,78 +663,24 @@ func (gw *groupWait) check() error {
 	return nil
 }
 
-// errWatchRetry marks watch failures worth retrying after a pause.
-var errWatchRetry = errors.New("watch interrupted")
-
-// watchOnce follows one watch stream from rv until it ends, the targets are
-// done, or ctx ends. It returns the last resourceVersion seen and gone=true
-// when rv has expired (410), which calls for a new list.
-func (gw *groupWait) watchOnce(ctx context.Context, rc dynamic.ResourceInterface, opts metav1.ListOptions, rv string) (string, bool, error) {
-	opts.ResourceVersion = rv
-	opts.AllowWatchBookmarks = true
-	opts.TimeoutSeconds = ptr.To(int64(240 + rand.IntN(120)))
-	wi, err := rc.Watch(ctx, opts)
-	if err != nil {
-		switch {
-		case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
-			return rv, true, nil
-		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsBadRequest(err) || apierrors.IsNotFound(err):
-			return rv, false, err
-		}
-		return rv, false, fmt.Errorf("%w: %w", errWatchRetry, err)
+// event applies one watch event and checks the targets again.
+func (gw *groupWait) event(typ watch.EventType, u *unstructured.Unstructured) (bool, error) {
+	k := waitKey{u.GetNamespace(), u.GetName()}
+	if !gw.wanted(k) {
+		return false, nil
 	}
-	defer wi.Stop()
-	last := rv
-	for {
-		var ev watch.Event
-		var ok bool
-		select {
-		case <-ctx.Done():
-			return last, false, nil
-		case ev, ok = <-wi.ResultChan():
-		}
-		if !ok {
-			return last, false, nil // stream ended: resume from last
-		}
-		if ev.Type == watch.Error {
-			st, _ := ev.Object.(*metav1.Status)
-			if st != nil && (st.Code == 410 || st.Reason == metav1.StatusReasonExpired || st.Reason == metav1.StatusReasonGone) {
-				return last, true, nil
-			}
-			if st != nil {
-				return last, false, fmt.Errorf("%w: %w", errWatchRetry, &apierrors.StatusError{ErrStatus: *st})
-			}
-			return last, false, errWatchRetry
-		}
-		u, ok := ev.Object.(*unstructured.Unstructured)
-		if !ok {
-			continue
-		}
-		if v := u.GetResourceVersion(); v != "" {
-			last = v
-		}
-		if ev.Type == watch.Bookmark {
-			continue
-		}
-		k := waitKey{u.GetNamespace(), u.GetName()}
-		if !gw.wanted(k) {
-			continue
-		}
-		if gw.dynamic && !gw.want[k] && ev.Type != watch.Deleted {
-			gw.want[k] = true
-			gw.targets = append(gw.targets, k)
-		}
-		if ev.Type == watch.Deleted {
-			gw.last[k] = u
-			delete(gw.state, k)
-		} else {
-			gw.seen(k, u)
-		}
-		if err := gw.check(); err != nil {
-			return last, false, err
-		}
-		if gw.finished() {
-			return last, false, nil
-		}
+	if gw.dynamic && !gw.want[k] && typ != watch.Deleted {
+		gw.want[k] = true
+		gw.targets = append(gw.targets, k)
 	}
+	if typ == watch.Deleted {
+		gw.last[k] = u
+		delete(gw.state, k)
+	} else {
+		gw.seen(k, u)
+	}
+	if err := gw.check(); err != nil {
+		return false, err
+	}
+	return gw.finished(), nil
 }
