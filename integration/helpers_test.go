@@ -45,16 +45,10 @@ func randSuffix() string {
 	return string(b)
 }
 
-// newNamespace creates a namespace for one test. Without a controller
-// manager deleted namespaces never finish terminating, so it is left behind.
+// newNamespace creates a namespace for one test (left behind).
 func newNamespace(t *testing.T, c dynamic.Interface) string {
 	t.Helper()
-	name := "t-" + randSuffix()
-	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
-	if _, err := c.Resource(nsGVR).Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return name
+	return testenv.NewNamespace(t, c, "t")
 }
 
 // crdSpec describes a test CRD.

@@ -6,7 +6,6 @@ package events_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -40,14 +39,10 @@ func client(t *testing.T, u testenv.User) *dynamic.DynamicClient {
 	return c
 }
 
+// newNamespace creates a namespace for one test (left behind).
 func newNamespace(t *testing.T, c dynamic.Interface) string {
 	t.Helper()
-	name := fmt.Sprintf("ev-%d", rand.IntN(1_000_000))
-	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
-	if _, err := c.Resource(nsGVR).Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return name
+	return testenv.NewNamespace(t, c, "ev")
 }
 
 func createConfigMap(t *testing.T, c dynamic.Interface, ns, name string) *unstructured.Unstructured {

@@ -9,7 +9,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,17 +196,10 @@ func adminClient(t *testing.T, env *testenv.Env) *dynamic.DynamicClient {
 	return c
 }
 
-// newNamespace creates a namespace for one test. Without a controller
-// manager a deleted namespace stays Terminating, so it is left behind; the
-// objects the test made in it are deleted by their tests.
+// newNamespace creates a namespace for one test (left behind).
 func newNamespace(t *testing.T, c dynamic.Interface, prefix string) string {
 	t.Helper()
-	name := fmt.Sprintf("%s-%06d", prefix, rand.IntN(1_000_000))
-	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
-	if _, err := c.Resource(nsGVR).Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return name
+	return testenv.NewNamespace(t, c, prefix)
 }
 
 // eventually polls cond every 100 ms until it returns true, failing the

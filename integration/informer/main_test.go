@@ -104,14 +104,10 @@ func client(t *testing.T, cfg *rest.Config) *dynamic.DynamicClient {
 	return c
 }
 
+// newNamespace creates a namespace for one test (left behind).
 func newNamespace(t *testing.T, c dynamic.Interface) string {
 	t.Helper()
-	name := fmt.Sprintf("inf-%d", rand.IntN(1_000_000))
-	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
-	if _, err := c.Resource(nsGVR).Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return name
+	return testenv.NewNamespace(t, c, "inf")
 }
 
 func configMap(ns, name, value string) *unstructured.Unstructured {

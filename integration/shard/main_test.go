@@ -6,7 +6,6 @@ package shard_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"testing"
 	"time"
@@ -51,15 +50,10 @@ func client(t *testing.T, env *testenv.Env) *dynamic.DynamicClient {
 	return c
 }
 
-// newNamespace creates a namespace for one test.
+// newNamespace creates a namespace for one test (left behind).
 func newNamespace(t *testing.T, c dynamic.Interface, prefix string) string {
 	t.Helper()
-	name := fmt.Sprintf("%s-%06d", prefix, rand.IntN(1_000_000))
-	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
-	if _, err := c.Resource(nsGVR).Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return name
+	return testenv.NewNamespace(t, c, prefix)
 }
 
 // createConfigMaps creates n ConfigMaps named cm-00000… in ns, 16 at a

@@ -4,10 +4,17 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
+	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/rest"
 )
 
@@ -123,4 +130,18 @@ func (e *Env) WriteKubeconfig(path string, u User) error {
 	}
 	fmt.Fprintf(&buf, "current-context: %s\npreferences: {}\n", q(u.String()))
 	return os.WriteFile(path, buf.Bytes(), 0o600)
+}
+
+// NewNamespace creates a namespace named prefix-NNNNNN (six random digits)
+// for one test, through c, and returns its name. It is left behind: with
+// no controller manager running, a deleted namespace never finishes
+// terminating.
+func NewNamespace(t testing.TB, c dynamic.Interface, prefix string) string {
+	t.Helper()
+	name := fmt.Sprintf("%s-%06d", prefix, rand.IntN(1_000_000))
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
+	if _, err := c.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+	return name
 }
