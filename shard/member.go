@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -279,7 +280,7 @@ func (m *Member) round(ctx context.Context) {
 	m.mu.Unlock()
 
 	// 1. Release what is no longer ours: stop first, publish after.
-	if keep := Intersect(processing, target); len(keep) != len(processing) || !equalRanges(keep, processing) {
+	if keep := Intersect(processing, target); len(keep) != len(processing) || !slices.Equal(keep, processing) {
 		if err := m.setProcessing(ctx, keep); err != nil {
 			m.log.Warn("releasing ranges failed; trying again next round", zap.Error(err))
 			m.checkDeadline(ctx)
@@ -338,7 +339,7 @@ func (m *Member) round(ctx context.Context) {
 // setProcessing tells Process the new ranges and records them.
 func (m *Member) setProcessing(ctx context.Context, ranges []informer.HashRange) error {
 	m.mu.Lock()
-	same := equalRanges(ranges, m.processing)
+	same := slices.Equal(ranges, m.processing)
 	m.mu.Unlock()
 	if same {
 		return nil
@@ -519,18 +520,6 @@ func (m *Member) renewed(u *unstructured.Unstructured) {
 	m.mu.Lock()
 	m.lastRenew = m.now()
 	m.mu.Unlock()
-}
-
-func equalRanges(a, b []informer.HashRange) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // mustMerge merges ranges that are well-formed by construction (they come

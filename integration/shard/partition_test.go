@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -145,7 +146,7 @@ func testPartition(t *testing.T, env *testenv.Env, gateOn bool) {
 	eventually(t, 90*time.Second, "the members to settle and sync", func() (bool, string) {
 		total := 0
 		for _, m := range ms {
-			if !m.inf.HasSynced() || !equal(m.m.Processing(), m.m.Target()) || len(m.m.Target()) == 0 {
+			if !m.inf.HasSynced() || !slices.Equal(m.m.Processing(), m.m.Target()) || len(m.m.Target()) == 0 {
 				return false, m.id + " not settled"
 			}
 			total += m.inf.Store().Len()
@@ -189,18 +190,6 @@ func testPartition(t *testing.T, env *testenv.Env, gateOn bool) {
 	if len(missing) > 0 || len(owner) != len(l.Items) {
 		t.Fatalf("the caches' union differs from the server: %d missing (%v), %d cached of %d", len(missing), missing, len(owner), len(l.Items))
 	}
-}
-
-func equal(a, b []informer.HashRange) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // kdyn get --shard-selector passes the selector through: the server's
