@@ -65,4 +65,19 @@
 // deletes its Lease, so the others take its ranges at their next round;
 // one that dies is treated as having released its ranges once its Lease
 // expires.
+//
+// # Choosing the key
+//
+// informer.ShardByUID spreads objects evenly: UIDs are random. With
+// informer.ShardByNamespace an object, its owners and its dependents stay
+// with one member (they share a namespace), but the spread is only as good
+// as the namespaces': FNV-1a, the server's hash, barely moves the high bits
+// of its result for a change in a name's last characters, so namespaces
+// that differ only at their end ("team-a", "team-b", …) land next to one
+// another in the space and usually with the same member (in ExampleAssign
+// team-a … team-e all go to one member of three, a-team … e-team to all
+// three). Namespace sharding pays
+// off with many namespaces whose names differ early, or few members; a
+// controller whose objects sit in a handful of similar namespaces should
+// shard by UID.
 package shard
