@@ -611,7 +611,8 @@ func ReadEntries(f *Factory, m *ManifestFlags, verb string) ([]*ManifestEntry, e
 }
 
 // PrintResults prints the objects of a write with -o (name, json, yaml and
-// the other object outputs).
+// the other object outputs); json, yaml and jsonl leave out managedFields,
+// as kubectl's do.
 func PrintResults(f *Factory, out OutputSpec, results []*unstructured.Unstructured, single bool) error {
 	p, err := out.ObjectPrinter(f.Streams.Out, false)
 	if err != nil {
@@ -621,6 +622,9 @@ func PrintResults(f *Factory, out OutputSpec, results []*unstructured.Unstructur
 		return err
 	}
 	for _, obj := range results {
+		if out.HidesManagedFields() {
+			obj = kunstructured.StripManagedFields(obj)
+		}
 		if err := p.Print(printers.ItemFromObject(obj)); err != nil {
 			return err
 		}
