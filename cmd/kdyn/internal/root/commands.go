@@ -8,6 +8,7 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/delete"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/edit"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/explain"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/generate"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/get"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/serverinfo"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/tree"
@@ -30,9 +31,11 @@ func addCommands(root *cobra.Command, f *cli.Factory) {
 // addManifestCommands registers the commands that read manifests: apply,
 // create, replace, delete and diff.
 func addManifestCommands(root *cobra.Command, f *cli.Factory) {
+	create := apply.NewCreateCommand(f)
+	create.AddCommand(generate.Commands(f)...)
 	root.AddCommand(
 		apply.NewApplyCommand(f),
-		apply.NewCreateCommand(f),
+		create,
 		apply.NewReplaceCommand(f),
 		delete.NewCommand(f),
 		apply.NewDiffCommand(f),
