@@ -173,6 +173,24 @@ func NewResultPrinter(w io.Writer, output string, dryRun bool) (*ResultPrinter, 
 	return p, nil
 }
 
+// NewWriteResultPrinter reads --dry-run and -o for a command that changes
+// objects: the dry run asked for, and the printer of the results, its
+// summaries marked with the dry run's suffix; showManaged keeps
+// managedFields in json and yaml.
+func NewWriteResultPrinter(w io.Writer, dryRun *DryRunFlag, output string, showManaged bool) (DryRunMode, *ResultPrinter, error) {
+	dry, err := dryRun.Mode()
+	if err != nil {
+		return DryRunNone, nil, err
+	}
+	p, err := NewResultPrinter(w, output, false)
+	if err != nil {
+		return DryRunNone, nil, err
+	}
+	p.SetDryRun(dry)
+	p.ShowManagedFields = showManaged
+	return dry, p, nil
+}
+
 // SetDryRun marks the summaries with the dry run's suffix: " (dry run)"
 // for DryRunClient, " (server dry run)" for DryRunServer.
 func (p *ResultPrinter) SetDryRun(d DryRunMode) { p.suffix = d.Suffix() }

@@ -32,6 +32,8 @@ type patchOptions struct {
 	output       string
 	fieldManager string
 	dryRun       *cli.DryRunFlag
+	// showManagedFields keeps managedFields in json and yaml output.
+	showManagedFields bool
 }
 
 // patchTypes are the --type values.
@@ -99,7 +101,8 @@ change the object (its resourceVersion stayed the same).`,
 	fl.StringVar(&o.subresource, "subresource", "", "Patch this subresource of the object: status or scale.")
 	fl.StringVarP(&o.output, "output", "o", "", "Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME patched\").")
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn-patch", "Name of the manager recorded in managedFields for this change.")
-	o.dryRun = cli.AddDryRunFlag(cmd, false)
+	o.dryRun = cli.AddDryRunFlag(cmd, true)
+	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in json and yaml output.")
 	return cmd
 }
 
@@ -198,11 +201,7 @@ func runPatch(ctx context.Context, f *cli.Factory, o *patchOptions, args []strin
 	if err := validatePatchFlags(o); err != nil {
 		return err
 	}
-	dry, err := o.dryRun.Mode()
-	if err != nil {
-		return err
-	}
-	p, err := cli.NewResultPrinter(f.Streams.Out, o.output, dry == cli.DryRunServer)
+	dry, p, err := cli.NewWriteResultPrinter(f.Streams.Out, o.dryRun, o.output, o.showManagedFields)
 	if err != nil {
 		return err
 	}
@@ -260,6 +259,19 @@ func (pc *patcher) patchOne(ctx context.Context, t cli.Target) error {
 		if data, err = fillApplyTypeMeta(data, before); err != nil {
 			return err
 		}
+	}
+	if pc.dry == cli.DryRunClient {
+		after, err := patchLocally(before, pt, data, t.Match.GVK.String())
+		if err != nil {
+			return err
+		}
+		op := "patched"
+		if same, err := sameJSON(before, after); err != nil {
+			return err
+		} else if same {
+			op = "patched (no change)"
+		}
+		return pc.p.Print(t.Match.GVK.GroupKind(), t.Name, op, after)
 	}
 	opts := metav1.PatchOptions{}
 	after, err := rc.Patch(ctx, t.Name, pt, data, opts, sub...)
