@@ -10,6 +10,7 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/explain"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/generate"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/get"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/scale"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/serverinfo"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/tree"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/wait"
@@ -19,7 +20,7 @@ import (
 func addCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(get.NewCommand(f))
 	addManifestCommands(root, f)  // apply, create, replace, delete, diff
-	addObjectCommands(root, f)    // patch, label, annotate, edit, wait
+	addObjectCommands(root, f)    // patch, label, annotate, edit, scale, wait
 	addDiscoveryCommands(root, f) // api-resources, api-versions, explain, tree, completion
 	root.AddCommand(&cobra.Command{
 		Use:   "exit-codes",
@@ -43,13 +44,14 @@ func addManifestCommands(root *cobra.Command, f *cli.Factory) {
 }
 
 // addObjectCommands registers the commands that change or watch existing
-// objects: patch, label, annotate, edit and wait.
+// objects: patch, label, annotate, edit, scale and wait.
 func addObjectCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(
 		edit.NewPatchCommand(f),
 		edit.NewLabelCommand(f),
 		edit.NewAnnotateCommand(f),
 		edit.NewEditCommand(f),
+		scale.NewCommand(f),
 		wait.NewCommand(f),
 	)
 }
