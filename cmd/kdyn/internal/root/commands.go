@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/apply"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/auth"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/delete"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/edit"
@@ -19,9 +20,10 @@ import (
 // addCommands adds the resource commands, family by family.
 func addCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(get.NewCommand(f))
-	addManifestCommands(root, f)  // apply, create, replace, delete, diff
-	addObjectCommands(root, f)    // patch, label, annotate, edit, scale, wait
-	addDiscoveryCommands(root, f) // api-resources, api-versions, explain, tree, completion
+	addManifestCommands(root, f)        // apply, create, replace, delete, diff
+	addObjectCommands(root, f)          // patch, label, annotate, edit, scale, wait
+	root.AddCommand(auth.NewCommand(f)) // auth can-i, auth whoami
+	addDiscoveryCommands(root, f)       // api-resources, api-versions, explain, tree, completion
 	root.AddCommand(&cobra.Command{
 		Use:   "exit-codes",
 		Short: "The exit codes of --exit-codes",
