@@ -205,6 +205,9 @@ func runPatch(ctx context.Context, f *cli.Factory, o *patchOptions, args []strin
 	if err != nil {
 		return err
 	}
+	// kubectl's patch prints "patched" in a dry run too, without the
+	// suffix the other commands add.
+	p.SetDryRun(cli.DryRunNone)
 	data, err := readPatch(o, f.Streams.In)
 	if err != nil {
 		return err
