@@ -11,10 +11,13 @@
 //
 //	root        Main, the command tree, shell completion
 //	get         get, get -w
-//	apply       apply, create, replace, diff
+//	apply       apply, create -f, replace, diff
+//	generate    create namespace|configmap|secret|serviceaccount
 //	delete      delete
 //	edit        edit, patch, label, annotate
+//	scale       scale
 //	wait        wait
+//	auth        auth can-i, auth whoami
 //	explain     explain
 //	tree        tree
 //	config      config view, get-contexts, current-context, use-context
