@@ -337,6 +337,7 @@ func TestWriteDryRunsMatchKubectl(t *testing.T) {
 		{args: []string{"scale", "deploy/web", "--replicas=4"}},
 		{args: []string{"scale", "deploy", "web", "--replicas=4", "-o", "yaml"}},
 		{args: []string{"scale", "deploy", "-l", "tier=web", "--replicas=0", "-o", "name"}},
+		{args: []string{"scale", "-f", "-", "--replicas=1", "-o", "yaml"}, stdin: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"},
 		// delete
 		{args: []string{"delete", "cm", "cm1"}},
 		{args: []string{"delete", "cm", "cm1", "bare", "-o", "name"}},

@@ -100,6 +100,13 @@ func TestScaleDeployment(t *testing.T) {
 		t.Fatalf("a dry run changed replicas to %d", n)
 	}
 
+	// The objects of a manifest (-f -).
+	r = mfStdin(t, env, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: "+ns+"\n", "scale", "-f", "-", "--replicas=7").must(t)
+	ocStdout(t, r, "deployment.apps/web scaled\n")
+	if n := replicas(); n != 7 {
+		t.Fatalf("replicas %d, want 7", n)
+	}
+
 	// A missing object.
 	kdyn(t, env, "-n", ns, "scale", "deploy/nope", "--replicas=1").ocExpect(t, 1, `Error from server (NotFound): deployments.apps "nope" not found`)
 }

@@ -26,6 +26,7 @@ const fieldManager = "kdyn-scale"
 const conflictRetries = 5
 
 type options struct {
+	manifests         cli.ManifestFlags
 	replicas          int
 	currentReplicas   int
 	resourceVersion   string
@@ -39,7 +40,7 @@ type options struct {
 func NewCommand(f *cli.Factory) *cobra.Command {
 	o := &options{}
 	cmd := &cobra.Command{
-		Use:   "scale [--resource-version=VERSION] [--current-replicas=COUNT] --replicas=COUNT (TYPE NAME... | TYPE/NAME... | TYPE -l SELECTOR | TYPE --all)",
+		Use:   "scale [--resource-version=VERSION] [--current-replicas=COUNT] --replicas=COUNT (TYPE NAME... | TYPE/NAME... | TYPE -l SELECTOR | TYPE --all | -f FILENAME)",
 		Short: "Set a new size for a deployment, replica set, stateful set or any resource with a scale subresource",
 		Long: `Set the number of replicas of objects through their scale subresource:
 Deployments, ReplicaSets, StatefulSets, ReplicationControllers, and custom
@@ -63,6 +64,9 @@ and the others are still scaled (exit code 1).`,
   # Several objects at once
   kdyn scale --replicas=5 rs/web-1 rs/web-2 statefulset/db
 
+  # The objects of a manifest file
+  kdyn scale --replicas=3 -f web.yaml
+
   # Every deployment labelled app=web
   kdyn scale deploy -l app=web --replicas=0
 
@@ -80,6 +84,7 @@ and the others are still scaled (exit code 1).`,
 	fl.StringVar(&o.resourceVersion, "resource-version", "", "Precondition: scale only if the scale's resourceVersion is this (one object only).")
 	fl.StringVarP(&o.sel.Selector, "selector", "l", "", "Label selector of the objects to scale (e.g. -l app=web).")
 	fl.BoolVar(&o.sel.All, "all", false, "Scale every object of the given types in the namespace.")
+	o.manifests.AddFlags(cmd, "naming the objects to scale")
 	fl.StringVarP(&o.output, "output", "o", "", "Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME scaled\").")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in json and yaml output.")
@@ -104,6 +109,10 @@ func run(ctx context.Context, f *cli.Factory, o *options, args []string) error {
 	if err != nil {
 		return err
 	}
+	s := &scaler{o: o, dry: dry, printObject: o.output != "" && o.output != "name"}
+	if len(o.manifests.Filenames) > 0 {
+		return s.fromManifests(ctx, f, p, args)
+	}
 	targets, err := cli.ResolveObjects(ctx, f, args, o.sel)
 	if err != nil {
 		return err
@@ -118,10 +127,9 @@ func run(ctx context.Context, f *cli.Factory, o *options, args []string) error {
 	if err != nil {
 		return err
 	}
-	s := &scaler{o: o, dry: dry, printObject: o.output != "" && o.output != "name"}
 	errs := &cli.ObjErrors{Factory: f}
 	for _, t := range targets {
-		obj, err := s.scaleOne(ctx, t.Resource(client), t)
+		obj, err := s.scaleOne(ctx, t.Resource(client), t.Name, t.Obj)
 		if err == nil {
 			err = p.Print(t.Match.GVK.GroupKind(), t.Name, "scaled", obj)
 		}
@@ -135,6 +143,35 @@ func run(ctx context.Context, f *cli.Factory, o *options, args []string) error {
 	return errs.Result()
 }
 
+// fromManifests scales the objects that -f names. As kubectl's, -o prints
+// the manifest's object (its namespace filled in), not the live one, with
+// the new count.
+func (s *scaler) fromManifests(ctx context.Context, f *cli.Factory, p *cli.ResultPrinter, args []string) error {
+	if len(args) > 0 || s.o.sel.Selecting() {
+		return cli.Usagef("-f names the objects to scale: give no TYPE, NAME, -l or --all with it")
+	}
+	entries, err := cli.ReadEntries(f, &s.o.manifests, "scale")
+	if err != nil {
+		return err
+	}
+	if s.o.resourceVersion != "" && len(entries) > 1 {
+		return cli.Usagef("cannot use --resource-version with multiple resources")
+	}
+	r, err := cli.NewManifestRun(f, cli.ManifestOptions{Action: "scaling", FieldManager: fieldManager, DryRun: s.dry})
+	if err != nil {
+		return err
+	}
+	r.Each(ctx, entries, func(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
+		name := t.Obj.GetName()
+		obj, err := s.scaleOne(ctx, t.Resource, name, t.Obj)
+		if err != nil {
+			return nil, err
+		}
+		return nil, p.Print(t.Mapping.GroupVersionKind.GroupKind(), name, "scaled", obj)
+	})
+	return r.Finish()
+}
+
 type scaler struct {
 	o   *options
 	dry cli.DryRunMode
@@ -146,13 +183,14 @@ type scaler struct {
 
 // scaleOne scales one object and returns the object to print (nil when
 // only its name is printed).
-func (s *scaler) scaleOne(ctx context.Context, rc dynamic.ResourceInterface, t cli.Target) (*unstructured.Unstructured, error) {
+// listed is the object as a selector listed it (nil: read it if needed).
+func (s *scaler) scaleOne(ctx context.Context, rc dynamic.ResourceInterface, name string, listed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	var obj *unstructured.Unstructured
 	if s.printObject || s.dry == cli.DryRunClient {
-		obj = t.Obj
+		obj = listed
 		if obj == nil {
 			var err error
-			if obj, err = rc.Get(ctx, t.Name, metav1.GetOptions{}); err != nil {
+			if obj, err = rc.Get(ctx, name, metav1.GetOptions{}); err != nil {
 				return nil, err
 			}
 		}
@@ -161,7 +199,7 @@ func (s *scaler) scaleOne(ctx context.Context, rc dynamic.ResourceInterface, t c
 	replicas := int64(s.o.replicas)
 	if s.dry != cli.DryRunClient {
 		var err error
-		if replicas, err = s.write(ctx, rc, t.Name); err != nil {
+		if replicas, err = s.write(ctx, rc, name); err != nil {
 			return nil, err
 		}
 	}

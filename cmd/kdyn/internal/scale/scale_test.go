@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -146,5 +148,28 @@ func TestScaleRequests(t *testing.T) {
 				t.Errorf("requests (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestScaleFromManifest: -f names the objects; the live ones are scaled.
+func TestScaleFromManifest(t *testing.T) {
+	s := &fakeScales{replicas: 2}
+	srv := clitest.APIServer(t, s.handler)
+	manifest := filepath.Join(t.TempDir(), "web.yaml")
+	if err := os.WriteFile(manifest, []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 9\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kc := clitest.WriteKubeconfig(t, srv.URL)
+	r := clitest.Run(root.Main, "--kubeconfig", kc, "--cache-dir", t.TempDir(), "scale", "-f", manifest, "--replicas=4")
+	if r.Code != 0 || r.Stdout != "deployment.apps/web scaled\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	want := []string{`PATCH /apis/apps/v1/namespaces/default/deployments/web/scale {"spec":{"replicas":4}}`}
+	if d := cmp.Diff(want, s.requests); d != "" {
+		t.Errorf("requests (-want +got):\n%s", d)
+	}
+	r = clitest.Run(root.Main, "--kubeconfig", kc, "--exit-codes", "scale", "deploy", "-f", manifest, "--replicas=4")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "-f names the objects to scale") {
+		t.Fatalf("-f with a TYPE: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 }
