@@ -349,6 +349,17 @@ func TestWriteDryRunsMatchKubectl(t *testing.T) {
 			stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n  labels:\n    a: b\ndata:\n  k: v\n"},
 		{args: []string{"apply", "-f", "-"}, kdynArgs: []string{"apply", "--server-side=false", "-f", "-"},
 			stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\ndata:\n  k: v\n"},
+		{args: []string{"apply", "-f", "-", "-o", "json"}, kdynArgs: []string{"apply", "--server-side=false", "-f", "-", "-o", "json"},
+			stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n  annotations:\n    team: a\ndata:\n  k: <v>\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh2\n"},
+		{args: []string{"apply", "-f", "-", "-o", "yaml"}, kdynArgs: []string{"apply", "--server-side=false", "-f", "-", "-o", "yaml"},
+			stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm1\ndata:\n  k: v\n"},
+		{args: []string{"apply", "-f", "-", "-o", "name"}, kdynArgs: []string{"apply", "--server-side=false", "-f", "-", "-o", "name"},
+			stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh2\n"},
+		// create -f
+		{args: []string{"create", "-f", "-", "-o", "yaml"}, stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\ndata:\n  k: v\n"},
+		{args: []string{"create", "-f", "-", "-o", "yaml"}, stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: fresh\nstringData:\n  a: b\n"},
+		{args: []string{"create", "-f", "-", "-o", "json"}, stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: fresh\nstringData:\n  a: b\n"},
+		{args: []string{"create", "-f", "-"}, stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n"},
 		{args: []string{"apply", "-f", "-", "-o", "yaml"}, kdynArgs: []string{"apply", "--server-side=false", "-f", "-", "-o", "yaml"},
 			stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm1\ndata:\n  k: v3\n"},
 	}

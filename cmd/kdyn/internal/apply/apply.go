@@ -142,7 +142,7 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 	}
 	results := r.Each(ctx, cli.ApplyOrder(entries), do)
 	if quiet {
-		if err := cli.PrintResults(f, out, results, len(entries) == 1); err != nil {
+		if err := cli.PrintAppliedResults(f, out, results, len(entries) == 1); err != nil {
 			return err
 		}
 	}
