@@ -12,12 +12,15 @@
 //	root        Main, the command tree, shell completion
 //	get         get, get -w
 //	events      events, events -w
-//	apply       apply, create, replace, diff
+//	apply       apply, create -f, replace, diff
+//	generate    create namespace|configmap|secret|serviceaccount
 //	delete      delete
 //	edit        edit, patch, label, annotate
+//	scale       scale
 //	wait        wait
 //	rollout     rollout status, restart, history, undo
 //	kustomize   kustomize (the build itself is cli's, for -k too)
+//	auth        auth can-i, auth whoami
 //	explain     explain
 //	tree        tree
 //	config      config view, get-contexts, current-context, use-context

@@ -101,8 +101,8 @@ func TestDeleteDryRunAndForce(t *testing.T) {
 	env := testenv.Shared(t)
 	ns := mfNamespace(t, env)
 	mfConfigMaps(t, env, ns, "", "keep", "gone")
-	kdyn(t, env, "delete", "-n", ns, "cm", "keep", "--dry-run=server").must(t).mfStdout(t, `configmap "keep" deleted (server dry run) from `+ns+` namespace`)
-	kdyn(t, env, "delete", "-n", ns, "cm", "keep", "--dry-run=client").must(t).mfStdout(t, `configmap "keep" deleted (dry run) from `+ns+` namespace`)
+	kdyn(t, env, "delete", "-n", ns, "cm", "keep", "--dry-run=server").must(t).mfStdout(t, `configmap "keep" deleted from `+ns+` namespace (server dry run)`)
+	kdyn(t, env, "delete", "-n", ns, "cm", "keep", "--dry-run=client").must(t).mfStdout(t, `configmap "keep" deleted from `+ns+` namespace (dry run)`)
 	if mfGet(t, env, ns, "keep") == nil {
 		t.Fatal("a dry run deleted the object")
 	}

@@ -329,9 +329,9 @@ func TestPatchApplyAndDryRun(t *testing.T) {
 
 	// Server dry run: reported, not persisted.
 	r = kdyn(t, env, "-n", ns, "patch", "cm", "settings", "-p", `{"data":{"a":"changed"}}`, "--dry-run=server").must(t)
-	ocStdout(t, r, "configmap/settings patched (server dry run)\n")
+	ocStdout(t, r, "configmap/settings patched\n") // kubectl's patch adds no dry-run suffix
 	r = kdyn(t, env, "-n", ns, "patch", "cm", "settings", "-p", `{"data":{"a":"1"}}`, "--dry-run=server").must(t)
-	ocStdout(t, r, "configmap/settings patched (no change) (server dry run)\n")
+	ocStdout(t, r, "configmap/settings patched (no change)\n")
 	if data, _, _ := unstructured.NestedStringMap(ocGet(t, c, ocConfigMapGVR, ns, "settings").Object, "data"); data["a"] != "1" {
 		t.Fatalf("a dry run changed the object: %v", data)
 	}
@@ -343,8 +343,8 @@ func TestPatchApplyAndDryRun(t *testing.T) {
 		ocExpect(t, 2, "error: must specify --patch or --patch-file containing the contents of the patch")
 	kdyn(t, env, "-n", ns, "patch", "cm", "-p", `{}`).
 		ocExpect(t, 1, "resource(s) were provided, but no name was specified")
-	kdyn(t, env, "-n", ns, "patch", "cm", "settings", "-p", `{}`, "--dry-run=client").
-		ocExpect(t, 1, "--dry-run=client is not supported")
+	kdyn(t, env, "-n", ns, "patch", "cm", "settings", "--type", "apply", "-p", `{}`, "--dry-run=client").
+		ocExpect(t, 1, "a server-side apply patch (--type apply) cannot be computed locally: use --dry-run=server")
 	kdyn(t, env, "-n", ns, "patch", "cm", "settings", "--type", "xml", "-p", `{}`).
 		ocExpect(t, 1, `--type must be one of [apply json merge strategic], not "xml"`)
 }

@@ -238,7 +238,7 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 	}
 	results := r.EachConcurrent(ctx, cli.ApplyOrder(entries), o.concurrency, do)
 	if quiet {
-		if err := cli.PrintResults(f, out, results, len(entries) == 1); err != nil {
+		if err := cli.PrintAppliedResults(f, out, results, len(entries) == 1); err != nil {
 			return err
 		}
 	}
@@ -338,27 +338,23 @@ func clientSideApply(ctx context.Context, t *cli.ManifestTarget, dry cli.DryRunM
 }
 
 // withLastApplied returns the manifest, stripped of server fields, with
-// the last-applied annotation set to its own JSON (without that
-// annotation).
+// the last-applied annotation set to its own JSON, encoded as kubectl
+// encodes it so that both tools record the same bytes: the annotations
+// without that one (an empty map, "annotations":{}, when there are no
+// others) and a final newline.
 func withLastApplied(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	mod := cli.StripServerFields(obj)
 	ann := mod.GetAnnotations()
-	if _, ok := ann[kunstructured.LastAppliedAnnotation]; ok {
-		delete(ann, kunstructured.LastAppliedAnnotation)
-		if len(ann) == 0 {
-			ann = nil
-		}
-		mod.SetAnnotations(ann)
+	if ann == nil {
+		ann = map[string]string{}
 	}
+	delete(ann, kunstructured.LastAppliedAnnotation)
+	mod.SetAnnotations(ann)
 	cfg, err := json.Marshal(mod.Object)
 	if err != nil {
 		return nil, fmt.Errorf("encode the configuration: %w", err)
 	}
-	ann = mod.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[kunstructured.LastAppliedAnnotation] = string(cfg)
+	ann[kunstructured.LastAppliedAnnotation] = string(cfg) + "\n"
 	mod.SetAnnotations(ann)
 	return mod, nil
 }

@@ -37,13 +37,14 @@ func TestWithLastApplied(t *testing.T) {
 		t.Errorf("object: %v", out.Object)
 	}
 
-	// Without other annotations the configuration has none either.
+	// Without other annotations the configuration has an empty map, and a
+	// final newline: kubectl's bytes.
 	bare, err := withLastApplied(clitest.Obj("v1", "ConfigMap", "y"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := bare.GetAnnotations()[kunstructured.LastAppliedAnnotation]; got != `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"y"}}` {
-		t.Errorf("last-applied = %s", got)
+	if got := bare.GetAnnotations()[kunstructured.LastAppliedAnnotation]; got != `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{},"name":"y"}}`+"\n" {
+		t.Errorf("last-applied = %q", got)
 	}
 }
 

@@ -28,7 +28,7 @@ func NewCreateCommand(f *cli.Factory) *cobra.Command {
 	o := &createOptions{}
 	cmd := &cobra.Command{
 		Use:   "create -f FILENAME",
-		Short: "Create resources from files or stdin",
+		Short: "Create resources from files or stdin, or generate namespaces, config maps, secrets and service accounts",
 		Long: `Create the objects of manifest files (YAML or JSON). An object that already
 exists is an error (AlreadyExists); use apply to create or update.
 
@@ -43,7 +43,10 @@ created (unless --fail-fast).`,
   cat app.yaml | kdyn create -f - -o name
 
   # Check with the server without storing anything
-  kdyn create -f app.yaml --dry-run=server`,
+  kdyn create -f app.yaml --dry-run=server
+
+  # Generate an object instead (see the subcommands below)
+  kdyn create configmap settings --from-file=conf/ --dry-run=client -o yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCreate(cmd.Context(), f, o) },
 	}

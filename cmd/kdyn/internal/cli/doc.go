@@ -1,6 +1,7 @@
 // Package cli is the plumbing that every kdyn command shares; the command
-// families (get, apply, delete, edit, wait, explain, tree, config,
-// serverinfo) sit on it and the root package assembles them.
+// families (get, apply, generate, delete, edit, scale, wait, auth,
+// explain, tree, config, serverinfo) sit on it and the root package
+// assembles them.
 //
 // # Factory
 //

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -661,8 +663,28 @@ func ReadEntries(f *Factory, m *ManifestFlags, verb string) ([]*ManifestEntry, e
 }
 
 // PrintResults prints the objects of a write with -o (name, json, yaml and
-// the other object outputs).
+// the other object outputs); json, yaml and jsonl leave out managedFields,
+// as kubectl's do. Several objects in json or yaml are printed one by one,
+// as kubectl's create and replace print them: JSON objects in a row, YAML
+// documents separated by "---".
 func PrintResults(f *Factory, out OutputSpec, results []*unstructured.Unstructured, single bool) error {
+	if (out.Kind == OutJSON || out.Kind == OutYAML) && len(results) > 1 {
+		for i, obj := range results {
+			if i > 0 && out.Kind == OutYAML {
+				if _, err := io.WriteString(f.Streams.Out, "---\n"); err != nil {
+					return err
+				}
+			}
+			raw, err := json.Marshal(kunstructured.StripManagedFields(obj).Object)
+			if err != nil {
+				return err
+			}
+			if err := PrintObjectJSON(f.Streams.Out, out, raw, false, true); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	p, err := out.ObjectPrinter(f.Streams.Out, false)
 	if err != nil {
 		return err
@@ -671,11 +693,39 @@ func PrintResults(f *Factory, out OutputSpec, results []*unstructured.Unstructur
 		return err
 	}
 	for _, obj := range results {
+		if out.HidesManagedFields() {
+			obj = kunstructured.StripManagedFields(obj)
+		}
 		if err := p.Print(printers.ItemFromObject(obj)); err != nil {
 			return err
 		}
 	}
 	return p.Finish()
+}
+
+// PrintAppliedResults prints apply's objects with -o as kubectl apply
+// does: the object of a single document alone, and otherwise, in json and
+// yaml, one typed v1 List ({"kind":"List","apiVersion":"v1","metadata":{},
+// "items":[...]}, members in that order in json); other outputs as
+// PrintResults.
+func PrintAppliedResults(f *Factory, out OutputSpec, results []*unstructured.Unstructured, single bool) error {
+	if (out.Kind != OutJSON && out.Kind != OutYAML) || (single && len(results) == 1) {
+		return PrintResults(f, out, results, single)
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"kind":"List","apiVersion":"v1","metadata":{},"items":[`)
+	for i, obj := range results {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		raw, err := json.Marshal(kunstructured.StripManagedFields(obj).Object)
+		if err != nil {
+			return err
+		}
+		b.Write(raw)
+	}
+	b.WriteString("]}")
+	return PrintObjectJSON(f.Streams.Out, out, b.Bytes(), true, true)
 }
 
 // WriteOutput parses -o for a write command: "" prints the one-line

@@ -13,6 +13,7 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/printers"
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/restmapper"
+	kunstructured "github.com/kdyn/kdyn/unstructured"
 )
 
 // Target is one object named on the command line (TYPE NAME, TYPE/NAME)
@@ -142,16 +143,24 @@ func NamespaceFor(m restmapper.Match, ns string) string {
 type ResultPrinter struct {
 	w      io.Writer
 	spec   OutputSpec
-	dflt   bool // no -o
-	dryRun bool
+	dflt   bool   // no -o
+	suffix string // after the operation: " (dry run)", " (server dry run)"
+	// ShowManagedFields keeps metadata.managedFields in json, yaml and
+	// jsonl output, which leave them out otherwise, as kubectl's do.
+	ShowManagedFields bool
 }
 
 // NewResultPrinter returns the printer for -o output (one of the object
 // outputs, or "" for the one-line summary), writing to w; dryRun marks the
-// summaries " (server dry run)".
+// summaries " (server dry run)" (SetDryRun tells the two dry runs apart).
 func NewResultPrinter(w io.Writer, output string, dryRun bool) (*ResultPrinter, error) {
+	p := &ResultPrinter{w: w}
+	if dryRun {
+		p.SetDryRun(DryRunServer)
+	}
 	if output == "" {
-		return &ResultPrinter{w: w, dflt: true, dryRun: dryRun}, nil
+		p.dflt = true
+		return p, nil
 	}
 	spec, err := ParseOutput(output)
 	if err != nil {
@@ -160,8 +169,31 @@ func NewResultPrinter(w io.Writer, output string, dryRun bool) (*ResultPrinter, 
 	if spec.IsTable() {
 		return nil, Usagef("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,gjson,json,jsonl,jsonpath,name,yaml", output)
 	}
-	return &ResultPrinter{w: w, spec: spec, dryRun: dryRun}, nil
+	p.spec = spec
+	return p, nil
 }
+
+// NewWriteResultPrinter reads --dry-run and -o for a command that changes
+// objects: the dry run asked for, and the printer of the results, its
+// summaries marked with the dry run's suffix; showManaged keeps
+// managedFields in json and yaml.
+func NewWriteResultPrinter(w io.Writer, dryRun *DryRunFlag, output string, showManaged bool) (DryRunMode, *ResultPrinter, error) {
+	dry, err := dryRun.Mode()
+	if err != nil {
+		return DryRunNone, nil, err
+	}
+	p, err := NewResultPrinter(w, output, false)
+	if err != nil {
+		return DryRunNone, nil, err
+	}
+	p.SetDryRun(dry)
+	p.ShowManagedFields = showManaged
+	return dry, p, nil
+}
+
+// SetDryRun marks the summaries with the dry run's suffix: " (dry run)"
+// for DryRunClient, " (server dry run)" for DryRunServer.
+func (p *ResultPrinter) SetDryRun(d DryRunMode) { p.suffix = d.Suffix() }
 
 // Print reports operation on the object named gk/name; obj is printed for
 // object outputs (and may be nil for the default and name outputs).
@@ -169,10 +201,7 @@ func (p *ResultPrinter) Print(gk schema.GroupKind, name, operation string, obj *
 	kn := printers.KindName(gk, name)
 	switch {
 	case p.dflt:
-		if p.dryRun {
-			operation += " (server dry run)"
-		}
-		_, err := fmt.Fprintf(p.w, "%s %s\n", kn, operation)
+		_, err := fmt.Fprintf(p.w, "%s %s%s\n", kn, operation, p.suffix)
 		return err
 	case p.spec.Kind == OutName:
 		_, err := fmt.Fprintln(p.w, kn)
@@ -180,6 +209,9 @@ func (p *ResultPrinter) Print(gk schema.GroupKind, name, operation string, obj *
 	}
 	if obj == nil {
 		return fmt.Errorf("no object to print for %s", kn)
+	}
+	if p.spec.HidesManagedFields() && !p.ShowManagedFields {
+		obj = kunstructured.StripManagedFields(obj)
 	}
 	pr, err := p.spec.ObjectPrinter(p.w, false)
 	if err != nil {

@@ -115,3 +115,36 @@ func (o OutputSpec) ObjectPrinter(w io.Writer, noHeaders bool) (printers.Printer
 
 // Flusher is implemented by printers that can flush mid-stream (watches).
 type Flusher interface{ Flush() error }
+
+// HidesManagedFields reports the outputs that leave out
+// metadata.managedFields unless --show-managed-fields: kubectl's json and
+// yaml, and kdyn's jsonl (as get does).
+func (o OutputSpec) HidesManagedFields() bool {
+	return o.Kind == OutJSON || o.Kind == OutYAML || o.Kind == OutJSONL
+}
+
+// PrintObjectJSON prints one object, given as its JSON, with an object
+// output (name, json, yaml, jsonpath, ...). managedFields are left out
+// where HidesManagedFields says, unless showManaged. With keepOrder, -o
+// json keeps raw's member order instead of sorting it: kubectl prints the
+// typed objects it builds or decodes (create's generated objects, review
+// answers) in their Go structs' order, which is the server's order too.
+func PrintObjectJSON(w io.Writer, spec OutputSpec, raw []byte, keepOrder, showManaged bool) error {
+	if spec.HidesManagedFields() && !showManaged {
+		raw = printers.StripManagedFieldsJSON(raw)
+	}
+	p, err := spec.ObjectPrinter(w, false)
+	if err != nil {
+		return err
+	}
+	if jp, ok := p.(*printers.JSONPrinter); ok {
+		jp.KeepOrder = keepOrder
+	}
+	if err := p.Begin(true); err != nil {
+		return err
+	}
+	if err := p.Print(printers.ItemFromRaw(raw)); err != nil {
+		return err
+	}
+	return p.Finish()
+}

@@ -391,11 +391,12 @@ func (d *deleter) print(item *Item) {
 	if d.grace == 0 {
 		op = "force deleted"
 	}
-	fmt.Fprintln(d.f.Streams.Out, DeletedLine(item, op+d.dry.Suffix()))
+	fmt.Fprintln(d.f.Streams.Out, DeletedLine(item, op)+d.dry.Suffix())
 }
 
 // DeletedLine is kubectl's `configmap "x" deleted from ns namespace`
-// (without the namespace part for cluster-scoped objects).
+// (without the namespace part for cluster-scoped objects); a dry run's
+// suffix goes after it, as in kubectl's.
 func DeletedLine(item *Item, op string) string {
 	s := fmt.Sprintf("%s %q %s", item.kind(), item.Name, op)
 	if item.Namespaced && item.Namespace != "" {

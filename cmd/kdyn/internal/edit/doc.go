@@ -8,8 +8,11 @@
 // Each object costs a GET and a write (patch of a custom resource may add
 // the CRD lookup once per type). Writes go through the factory's write
 // client: --field-manager and --dry-run=server are set by the library's
-// decorators; these commands have no client-side dry run and refuse
-// --dry-run=client. With several objects, one that fails is reported and
+// decorators. With --dry-run=client patch, label and annotate send no
+// write: they print the object read, changed as kubectl changes it locally
+// (patch: a JSON or merge patch, or a strategic merge patch without lists
+// or $ directives, which means the same; see patchLocally). With several
+// objects, one that fails is reported and
 // the others still change; the command then exits with the last failure's
 // code (cli.ObjErrors).
 package edit

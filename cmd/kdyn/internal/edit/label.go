@@ -48,6 +48,8 @@ type metaOptions struct {
 	output          string
 	fieldManager    string
 	dryRun          *cli.DryRunFlag
+	// showManagedFields keeps managedFields in json and yaml output.
+	showManagedFields bool
 }
 
 // NewLabelCommand returns "kdyn label".
@@ -135,7 +137,8 @@ func newMetaCommand(f *cli.Factory, mf metaField) *cobra.Command {
 	fl.BoolVarP(&o.sel.AllNamespaces, "all-namespaces", "A", false, "With -l or --all, select objects in every namespace.")
 	fl.StringVarP(&o.output, "output", "o", "", fmt.Sprintf("Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME %s\").", mf.done))
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn-"+mf.command, "Name of the manager recorded in managedFields for this change.")
-	o.dryRun = cli.AddDryRunFlag(cmd, false)
+	o.dryRun = cli.AddDryRunFlag(cmd, true)
+	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in json and yaml output.")
 	return cmd
 }
 
@@ -321,11 +324,7 @@ func runMeta(ctx context.Context, f *cli.Factory, o *metaOptions, args []string)
 	if o.list && o.output != "" {
 		return cli.Usagef("--list and --output may not be specified together")
 	}
-	dry, err := o.dryRun.Mode()
-	if err != nil {
-		return err
-	}
-	p, err := cli.NewResultPrinter(f.Streams.Out, o.output, dry == cli.DryRunServer)
+	dry, p, err := cli.NewWriteResultPrinter(f.Streams.Out, o.dryRun, o.output, o.showManagedFields)
 	if err != nil {
 		return err
 	}
@@ -351,7 +350,7 @@ func runMeta(ctx context.Context, f *cli.Factory, o *metaOptions, args []string)
 	}
 	errs := &cli.ObjErrors{Factory: f}
 	for _, t := range targets {
-		err := metaOne(ctx, f, o, p, client.Resource(t.Match.GVR).Namespace(t.Namespace), t, set, remove, len(targets) > 1)
+		err := metaOne(ctx, f, o, p, dry, client.Resource(t.Match.GVR).Namespace(t.Namespace), t, set, remove, len(targets) > 1)
 		if err != nil {
 			if len(targets) == 1 {
 				return err
@@ -367,7 +366,7 @@ type metaClient interface {
 	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, options metav1.PatchOptions, subresources ...string) (*unstructured.Unstructured, error)
 }
 
-func metaOne(ctx context.Context, f *cli.Factory, o *metaOptions, p *cli.ResultPrinter, rc metaClient, t cli.Target, set map[string]string, remove []string, many bool) error {
+func metaOne(ctx context.Context, f *cli.Factory, o *metaOptions, p *cli.ResultPrinter, dry cli.DryRunMode, rc metaClient, t cli.Target, set map[string]string, remove []string, many bool) error {
 	mf := o.mf
 	obj := t.Obj
 	if obj == nil {
@@ -389,6 +388,15 @@ func metaOne(ctx context.Context, f *cli.Factory, o *metaOptions, p *cli.ResultP
 		// without sending them.
 		return printMetaList(f, mf, t, ch.result, many)
 	}
+	msg := mf.done
+	if mf == labelsField {
+		msg = labelMessage(current, ch.result)
+	}
+	if dry == cli.DryRunClient {
+		// As kubectl: the object as read, with the new map (set even when
+		// empty) and the --resource-version given.
+		return p.Print(t.Match.GVK.GroupKind(), t.Name, msg, withMetaMap(obj, mf, ch.result, o.resourceVersion))
+	}
 	if mf == labelsField {
 		for _, k := range ch.missing {
 			fmt.Fprintf(f.Streams.Out, "label %q not found.\n", k)
@@ -405,11 +413,25 @@ func metaOne(ctx context.Context, f *cli.Factory, o *metaOptions, p *cli.ResultP
 			return err
 		}
 	}
-	msg := mf.done
-	if mf == labelsField {
-		msg = labelMessage(current, ch.result)
-	}
 	return p.Print(t.Match.GVK.GroupKind(), t.Name, msg, result)
+}
+
+// withMetaMap returns a copy of obj with its labels or annotations set to m
+// and, when given, resourceVersion set.
+func withMetaMap(obj *unstructured.Unstructured, mf metaField, m map[string]string, resourceVersion string) *unstructured.Unstructured {
+	out := obj.DeepCopy()
+	if m == nil {
+		m = map[string]string{}
+	}
+	if mf == labelsField {
+		out.SetLabels(m)
+	} else {
+		out.SetAnnotations(m)
+	}
+	if resourceVersion != "" {
+		out.SetResourceVersion(resourceVersion)
+	}
+	return out
 }
 
 // printMetaList prints key=value lines, sorted; for several objects each

@@ -33,6 +33,8 @@ type patchOptions struct {
 	fieldManager string
 	dryRun       *cli.DryRunFlag
 	validate     *cli.ValidateFlag
+	// showManagedFields keeps managedFields in json and yaml output.
+	showManagedFields bool
 }
 
 // patchTypes are the --type values.
@@ -100,8 +102,9 @@ change the object (its resourceVersion stayed the same).`,
 	fl.StringVar(&o.subresource, "subresource", "", "Patch this subresource of the object: status or scale.")
 	fl.StringVarP(&o.output, "output", "o", "", "Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME patched\").")
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn-patch", "Name of the manager recorded in managedFields for this change.")
-	o.dryRun = cli.AddDryRunFlag(cmd, false)
+	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	o.validate = cli.AddValidateFlag(cmd)
+	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in json and yaml output.")
 	return cmd
 }
 
@@ -205,14 +208,13 @@ func runPatch(ctx context.Context, f *cli.Factory, o *patchOptions, args []strin
 	if err := validatePatchFlags(o); err != nil {
 		return err
 	}
-	dry, err := o.dryRun.Mode()
+	dry, p, err := cli.NewWriteResultPrinter(f.Streams.Out, o.dryRun, o.output, o.showManagedFields)
 	if err != nil {
 		return err
 	}
-	p, err := cli.NewResultPrinter(f.Streams.Out, o.output, dry == cli.DryRunServer)
-	if err != nil {
-		return err
-	}
+	// kubectl's patch prints "patched" in a dry run too, without the
+	// suffix the other commands add.
+	p.SetDryRun(cli.DryRunNone)
 	data, err := readPatch(o, f.Streams.In)
 	if err != nil {
 		return err
@@ -270,6 +272,19 @@ func (pc *patcher) patchOne(ctx context.Context, t cli.Target) error {
 		if data, err = fillApplyTypeMeta(data, before); err != nil {
 			return err
 		}
+	}
+	if pc.dry == cli.DryRunClient {
+		after, err := patchLocally(before, pt, data, t.Match.GVK.String())
+		if err != nil {
+			return err
+		}
+		op := "patched"
+		if same, err := sameJSON(before, after); err != nil {
+			return err
+		} else if same {
+			op = "patched (no change)"
+		}
+		return pc.p.Print(t.Match.GVK.GroupKind(), t.Name, op, after)
 	}
 	opts := metav1.PatchOptions{}
 	after, err := rc.Patch(ctx, t.Name, pt, data, opts, sub...)

@@ -445,7 +445,7 @@ func (g *getter) runObjects(ctx context.Context, targets []getTarget) error {
 					continue
 				}
 				if !g.keepManagedFields() {
-					raw = stripManagedFieldsJSON(raw)
+					raw = printers.StripManagedFieldsJSON(raw)
 				}
 				if err := emit(printers.ItemFromRaw(raw)); err != nil {
 					return err

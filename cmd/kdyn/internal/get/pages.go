@@ -1,7 +1,6 @@
 package get
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/printers"
 	"github.com/kdyn/kdyn/rest"
 )
 
@@ -85,43 +85,9 @@ func eachListItem(body []byte, keepManagedFields bool, fn func(raw []byte) bool)
 			out = []byte(raw)
 		}
 		if !keepManagedFields {
-			out = stripManagedFieldsJSON(out)
+			out = printers.StripManagedFieldsJSON(out)
 		}
 		return fn(out)
 	})
 	return cont, nil
 }
-
-// stripManagedFieldsJSON removes metadata.managedFields from an object's
-// JSON in place, without decoding it.
-func stripManagedFieldsJSON(b []byte) []byte {
-	r := gjson.GetBytes(b, "metadata.managedFields")
-	if !r.Exists() || r.Index <= 0 {
-		return b
-	}
-	end := r.Index + len(r.Raw)
-	key := bytes.LastIndex(b[:r.Index], []byte(`"managedFields"`))
-	if key < 0 {
-		return b
-	}
-	// Take a following comma, or else a preceding one.
-	j := end
-	for j < len(b) && isSpace(b[j]) {
-		j++
-	}
-	start := key
-	if j < len(b) && b[j] == ',' {
-		end = j + 1
-	} else {
-		i := key - 1
-		for i >= 0 && isSpace(b[i]) {
-			i--
-		}
-		if i >= 0 && b[i] == ',' {
-			start = i
-		}
-	}
-	return append(b[:start], b[end:]...)
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }

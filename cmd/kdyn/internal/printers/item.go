@@ -1,8 +1,11 @@
 package printers
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/tidwall/gjson"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -59,3 +62,38 @@ type Printer interface {
 	Print(it *Item) error
 	Finish() error
 }
+
+// StripManagedFieldsJSON removes metadata.managedFields from an object's
+// JSON in place, without decoding it (and so keeping the order of the other
+// members). kubectl hides managedFields in -o json and yaml.
+func StripManagedFieldsJSON(b []byte) []byte {
+	r := gjson.GetBytes(b, "metadata.managedFields")
+	if !r.Exists() || r.Index <= 0 {
+		return b
+	}
+	end := r.Index + len(r.Raw)
+	key := bytes.LastIndex(b[:r.Index], []byte(`"managedFields"`))
+	if key < 0 {
+		return b
+	}
+	// Take a following comma, or else a preceding one.
+	j := end
+	for j < len(b) && isSpace(b[j]) {
+		j++
+	}
+	start := key
+	if j < len(b) && b[j] == ',' {
+		end = j + 1
+	} else {
+		i := key - 1
+		for i >= 0 && isSpace(b[i]) {
+			i--
+		}
+		if i >= 0 && b[i] == ',' {
+			start = i
+		}
+	}
+	return append(b[:start], b[end:]...)
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }

@@ -15,12 +15,22 @@ import (
 var jsonOptions = &pretty.Options{Width: -1, Indent: "    ", SortKeys: true}
 var jsonItemOptions = &pretty.Options{Width: -1, Indent: "    ", Prefix: "        ", SortKeys: true}
 
+// jsonOrderedOptions are jsonOptions keeping the order of members, which
+// is kubectl's -o json of a typed object (json.MarshalIndent of a struct).
+var jsonOrderedOptions = &pretty.Options{Width: -1, Indent: "    "}
+
 // JSONPrinter prints kubectl's -o json: one object alone, or a List
 // streamed item by item.
 type JSONPrinter struct {
 	w      *bufio.Writer
 	single bool
 	n      int
+	// KeepOrder prints a single object's members in the order they come
+	// instead of sorting them. kubectl sorts the members of the objects it
+	// handles as maps, but prints the typed objects it builds or decodes
+	// (create's generated objects, review answers) in their Go structs'
+	// order, which is also the order the server sends.
+	KeepOrder bool
 }
 
 // NewJSONPrinter returns a JSONPrinter writing to w.
@@ -47,7 +57,11 @@ func (p *JSONPrinter) Print(it *Item) error {
 			return fmt.Errorf("printers: more than one object for a single-object output")
 		}
 		p.n++
-		_, err = p.w.Write(pretty.PrettyOptions(raw, jsonOptions))
+		opts := jsonOptions
+		if p.KeepOrder {
+			opts = jsonOrderedOptions
+		}
+		_, err = p.w.Write(pretty.PrettyOptions(raw, opts))
 		return err
 	}
 	if p.n > 0 {

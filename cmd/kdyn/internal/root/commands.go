@@ -4,14 +4,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/apply"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/auth"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/delete"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/edit"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/events"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/explain"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/generate"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/get"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/kustomize"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/rollout"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/scale"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/serverinfo"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/tree"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/wait"
@@ -21,9 +24,10 @@ import (
 func addCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(get.NewCommand(f))
 	root.AddCommand(events.NewCommand(f))
-	addManifestCommands(root, f)  // apply, create, replace, delete, diff
-	addObjectCommands(root, f)    // patch, label, annotate, edit, wait
-	addDiscoveryCommands(root, f) // api-resources, api-versions, explain, tree, completion
+	addManifestCommands(root, f)        // apply, create, replace, delete, diff
+	addObjectCommands(root, f)          // patch, label, annotate, edit, scale, wait, rollout
+	root.AddCommand(auth.NewCommand(f)) // auth can-i, auth whoami
+	addDiscoveryCommands(root, f)       // api-resources, api-versions, explain, tree, completion
 	root.AddCommand(&cobra.Command{
 		Use:   "exit-codes",
 		Short: "The exit codes of --exit-codes",
@@ -34,9 +38,11 @@ func addCommands(root *cobra.Command, f *cli.Factory) {
 // addManifestCommands registers the commands that read manifests: apply,
 // create, replace, delete and diff, and kustomize, which builds them.
 func addManifestCommands(root *cobra.Command, f *cli.Factory) {
+	create := apply.NewCreateCommand(f)
+	create.AddCommand(generate.Commands(f)...)
 	root.AddCommand(
 		apply.NewApplyCommand(f),
-		apply.NewCreateCommand(f),
+		create,
 		apply.NewReplaceCommand(f),
 		delete.NewCommand(f),
 		apply.NewDiffCommand(f),
@@ -45,13 +51,14 @@ func addManifestCommands(root *cobra.Command, f *cli.Factory) {
 }
 
 // addObjectCommands registers the commands that change or watch existing
-// objects: patch, label, annotate, edit, wait and rollout.
+// objects: patch, label, annotate, edit, scale, wait and rollout.
 func addObjectCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(
 		edit.NewPatchCommand(f),
 		edit.NewLabelCommand(f),
 		edit.NewAnnotateCommand(f),
 		edit.NewEditCommand(f),
+		scale.NewCommand(f),
 		wait.NewCommand(f),
 		rollout.NewCommand(f),
 	)

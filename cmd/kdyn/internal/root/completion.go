@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/auth"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/rollout"
 	"github.com/kdyn/kdyn/discovery"
@@ -103,6 +104,9 @@ func registerCompletions(root *cobra.Command, f *cli.Factory) {
 	if ev, _, err := root.Find([]string{"events"}); err == nil && ev.Name() == "events" {
 		_ = ev.RegisterFlagCompletionFunc("for", forCompletion(f))
 	}
+	if canI, _, err := root.Find([]string{"auth", auth.CanICommandName}); err == nil && canI.Name() == auth.CanICommandName && canI.ValidArgsFunction == nil {
+		canI.ValidArgsFunction = canICompletion(f)
+	}
 	_ = root.RegisterFlagCompletionFunc("namespace", func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		ctx, cancel := context.WithTimeout(commandContext(cmd), completionTimeout)
 		defer cancel()
@@ -113,6 +117,28 @@ func registerCompletions(root *cobra.Command, f *cli.Factory) {
 		_ = root.RegisterFlagCompletionFunc(flag, func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			return kubeconfigNames(f, flag, toComplete), cobra.ShellCompDirectiveNoFileComp
 		})
+	}
+}
+
+// canICompletion completes auth can-i's VERB, then its TYPE.
+func canICompletion(f *cli.Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		const nofile = cobra.ShellCompDirectiveNoFileComp
+		switch len(args) {
+		case 0:
+			var out []string
+			for _, v := range auth.ResourceVerbs {
+				if strings.HasPrefix(v, toComplete) {
+					out = append(out, v)
+				}
+			}
+			return out, nofile
+		case 1:
+			ctx, cancel := context.WithTimeout(commandContext(cmd), completionTimeout)
+			defer cancel()
+			return completeTypes(ctx, f, toComplete, false), nofile
+		}
+		return nil, nofile
 	}
 }
 

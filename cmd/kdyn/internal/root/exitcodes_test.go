@@ -1,6 +1,7 @@
 package root
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -35,15 +36,32 @@ func TestExitCodesUsageErrors(t *testing.T) {
 // (kubectl's deprecated spelling of --dry-run=client) is refused with a
 // message that names what was given and what to use, not with the flag's
 // internal default value.
-func TestBareDryRunMessage(t *testing.T) {
+// TestDryRunFlags: the commands that write take kubectl's --dry-run, a
+// bare --dry-run meaning "client", and a bad value is a usage error found
+// before anything is sent.
+func TestDryRunFlags(t *testing.T) {
+	root, _ := NewRootCommand(cli.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
 	for _, args := range [][]string{
-		{"patch", "cm", "x", "-p", "{}", "--dry-run"},
-		{"label", "cm", "x", "a=b", "--dry-run"},
-		{"annotate", "cm", "x", "a=b", "--dry-run"},
+		{"patch", "cm", "x", "-p", "{}"},
+		{"label", "cm", "x", "a=b"},
+		{"annotate", "cm", "x", "a=b"},
+		{"scale", "deploy", "x", "--replicas=1"},
+		{"create", "configmap", "x"},
+		{"create", "secret", "generic", "x"},
+		{"apply", "-f", "x.yaml"},
+		{"delete", "cm", "x"},
 	} {
-		r := clitest.Run(Main, append([]string{"--exit-codes"}, args...)...)
-		if r.Code != cli.ExitUsage || strings.Contains(r.Stderr, "unchanged") || !strings.Contains(r.Stderr, "--dry-run=server") {
-			t.Errorf("kdyn %v: exit code %d, stderr %q; want a usage error that points to --dry-run=server", args, r.Code, r.Stderr)
+		c, _, err := root.Find(args)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if fl := c.Flags().Lookup("dry-run"); fl == nil || fl.NoOptDefVal != "client" {
+			t.Errorf("kdyn %v: no --dry-run whose bare form means client", args)
+			continue
+		}
+		r := clitest.Run(Main, append([]string{"--exit-codes", "--server", "https://127.0.0.1:1"}, append(args, "--dry-run=bogus")...)...)
+		if r.Code != cli.ExitUsage || !strings.Contains(r.Stderr, "bogus") {
+			t.Errorf("kdyn %v --dry-run=bogus: exit code %d, stderr %q; want a usage error", args, r.Code, r.Stderr)
 		}
 	}
 }

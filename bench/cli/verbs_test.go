@@ -1,0 +1,488 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/integration/testenv"
+)
+
+// These tests run kdyn and kubectl v0.37.2 (both built here, as clibench
+// builds them) with the same arguments against one real control plane and
+// require the same exit code and byte-identical standard output (and, where
+// kubectl's wording does not name itself, standard error): every create
+// generator with --dry-run=client, and the client dry runs of apply, patch,
+// label, annotate, scale and delete, auth can-i and whoami.
+
+// binDir holds the binaries built for this package's tests.
+var binDir string
+
+func TestMain(m *testing.M) {
+	code := testenv.Main(m, testenv.Options{})
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+var build struct {
+	once sync.Once
+	bin  Binaries
+	err  error
+}
+
+// binaries builds kdyn and kubectl once for the package.
+func binaries(t *testing.T) Binaries {
+	t.Helper()
+	build.once.Do(func() {
+		if binDir, build.err = os.MkdirTemp("", "clibench-verbs-"); build.err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+		defer cancel()
+		build.bin, build.err = BuildBinaries(ctx, binDir, t.Logf)
+	})
+	if build.err != nil {
+		t.Fatal(build.err)
+	}
+	return build.bin
+}
+
+// pair runs the two tools as one user of an Env, each with its own home
+// and cache directory.
+type pair struct {
+	bin     Binaries
+	kubecfg string
+	home    string
+	cache   string
+}
+
+func newPair(t *testing.T, env *testenv.Env, u testenv.User) *pair {
+	t.Helper()
+	home := t.TempDir()
+	return &pair{bin: binaries(t), kubecfg: env.KubeconfigPath(u), home: home, cache: filepath.Join(home, "kdyn-cache")}
+}
+
+// run is one execution's outcome.
+type run struct {
+	stdout, stderr []byte
+	code           int
+}
+
+func (p *pair) exec(t *testing.T, bin, stdin string, args ...string) run {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), bin, args...)
+	cmd.Env = []string{"HOME=" + p.home, "PATH=" + os.Getenv("PATH"), "LANG=C", "TZ=UTC"}
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s %q: %v", bin, args, err)
+	}
+	return run{stdout: out.Bytes(), stderr: errb.Bytes(), code: code}
+}
+
+func (p *pair) kdyn(t *testing.T, stdin string, args ...string) run {
+	t.Helper()
+	return p.exec(t, p.bin.Kdyn, stdin, append([]string{"--kubeconfig", p.kubecfg, "--cache-dir", p.cache}, args...)...)
+}
+
+func (p *pair) kubectl(t *testing.T, stdin string, args ...string) run {
+	t.Helper()
+	return p.exec(t, p.bin.Kubectl, stdin, append([]string{"--kubeconfig", p.kubecfg}, args...)...)
+}
+
+// same is one comparison: args for both tools (kdynArgs, when set, for
+// kdyn instead), and how to compare.
+type same struct {
+	args     []string
+	kdynArgs []string
+	stdin    string
+	// stderr requires standard error to be identical too.
+	stderr bool
+	// norm, when set, is applied to both outputs first (what a real write
+	// makes differ: uids, times, resourceVersions).
+	norm func([]byte) []byte
+}
+
+// check runs c with both tools and fails unless they agree.
+func (p *pair) check(t *testing.T, c same) {
+	t.Helper()
+	ka := c.kdynArgs
+	if ka == nil {
+		ka = c.args
+	}
+	k := p.kubectl(t, c.stdin, c.args...)
+	d := p.kdyn(t, c.stdin, ka...)
+	kout, dout := k.stdout, d.stdout
+	if c.norm != nil {
+		kout, dout = c.norm(kout), c.norm(dout)
+	}
+	diff := CompareBytes(dout, kout)
+	switch {
+	case k.code != d.code:
+		t.Errorf("kdyn %q: exit code %d, kubectl's %d\nkdyn stdout:\n%s\nkdyn stderr:\n%s\nkubectl stdout:\n%s\nkubectl stderr:\n%s", ka, d.code, k.code, d.stdout, d.stderr, k.stdout, k.stderr)
+	case !diff.Identical:
+		t.Errorf("kdyn %q: stdout %s\nkdyn:\n%s\nkubectl:\n%s", ka, diff, dout, kout)
+	case c.stderr && !bytes.Equal(d.stderr, k.stderr):
+		t.Errorf("kdyn %q: stderr differs\nkdyn:    %q\nkubectl: %q", ka, d.stderr, k.stderr)
+	default:
+		t.Logf("%q: %s", c.args, diff)
+	}
+}
+
+// vbFiles writes the generators' inputs, env's client key pair (for a
+// TLS secret) among them, and returns their directory.
+func vbFiles(t *testing.T, env *testenv.Env) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"settings.ini": "[app]\nlevel = 3\n",
+		"logo.bin":     "\x89PNG\r\n\x1a\n\x00\xff\xfe",
+		"conf/a.txt":   "alpha\n",
+		"conf/b.txt":   "beta",
+		"app.env":      "\ufeffLEVEL=3\n# comment\n\n  NAME=web app\nURL=http://x/?a=1&b=<2>\nFROM_ENV\n",
+		"docker.json":  `{"auths":{"registry.example.com":{"auth":"dTpw"}}}`,
+		"bad.env":      "OK=1\n1BAD=2\n",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "conf", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The test control plane's client certificate is a key pair to store.
+	for name, b := range map[string][]byte{"tls.crt": env.ClientCertData(), "tls.key": env.ClientKeyData()} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestGeneratorsMatchKubectl: every create generator, with
+// --dry-run=client and each output (summary, name, yaml, json), prints
+// what kubectl prints, byte for byte; so do their refusals of bad input
+// (exit code and stdout; stderr where kubectl does not name itself).
+func TestGeneratorsMatchKubectl(t *testing.T) {
+	env := testenv.Shared(t)
+	p := newPair(t, env, testenv.Admin)
+	dir := vbFiles(t, env)
+	in := func(name string) string { return filepath.Join(dir, name) }
+	generators := [][]string{
+		{"configmap", "web", "--from-literal=level=3", "--from-literal=html=<b>&amp;</b>", "--from-literal=eq=a=b", "--from-literal=empty="},
+		{"cm", "files", "--from-file=" + in("settings.ini"), "--from-file=" + in("conf"), "--from-file=logo=" + in("logo.bin"), "-n", "prod"},
+		{"configmap", "env", "--from-env-file=" + in("app.env"), "--append-hash"},
+		{"configmap", "empty"},
+		{"configmap", "saved", "--from-literal=a=b", "--save-config", "--append-hash"},
+		{"namespace", "team-a"},
+		{"ns", "team-b", "--save-config"},
+		{"serviceaccount", "robot", "-n", "ci", "--save-config"},
+		{"sa", "robot"},
+		{"secret", "generic", "db", "--from-literal=password=s3cr3t", "--from-file=" + in("logo.bin"), "--append-hash", "--save-config"},
+		{"secret", "generic", "typed", "--type=example.com/db", "--from-env-file=" + in("app.env"), "--append-hash"},
+		{"secret", "generic", "dir", "--from-file=" + in("conf"), "-n", "prod"},
+		{"secret", "generic", "empty"},
+		{"secret", "tls", "web-tls", "--cert=" + in("tls.crt"), "--key=" + in("tls.key"), "--append-hash"},
+		{"secret", "docker-registry", "regcred", "--docker-server=registry.example.com", "--docker-username=me", "--docker-password=p<w>", "--docker-email=me@example.com"},
+		{"secret", "docker-registry", "hub", "--docker-username=me", "--docker-password=pw", "--append-hash"},
+		{"secret", "docker-registry", "regfile", "--from-file=" + in("docker.json"), "--append-hash"},
+	}
+	for _, g := range generators {
+		for _, o := range [][]string{nil, {"-o", "name"}, {"-o", "yaml"}, {"-o", "json"}} {
+			args := append(append([]string{"create"}, g...), "--dry-run=client")
+			p.check(t, same{args: append(args, o...)})
+		}
+	}
+	refusals := []same{
+		{args: []string{"create", "configmap"}},
+		{args: []string{"create", "cm", "x", "--from-literal=novalue"}, stderr: true},
+		{args: []string{"create", "cm", "x", "--from-literal==v"}, stderr: true},
+		{args: []string{"create", "cm", "x", "--from-literal=a=1", "--from-literal=a=2"}, stderr: true},
+		{args: []string{"create", "cm", "x", "--from-literal=a b=1"}, stderr: true},
+		{args: []string{"create", "cm", "x", "--from-file=" + in("missing")}, stderr: true},
+		{args: []string{"create", "cm", "x", "--from-file=k=" + in("conf")}, stderr: true},
+		{args: []string{"create", "cm", "x", "--from-file=a=b=c"}, stderr: true},
+		{args: []string{"create", "cm", "x", "--from-env-file=" + in("app.env"), "--from-literal=a=b"}, stderr: true},
+		{args: []string{"create", "cm", "x", "--from-env-file=" + in("bad.env")}, stderr: true},
+		{args: []string{"create", "cm", "x", "--from-env-file=" + in("conf")}, stderr: true},
+		{args: []string{"create", "secret", "generic", "x", "--from-literal=a=1", "--from-literal=a=2"}, stderr: true},
+		{args: []string{"create", "secret", "tls", "x", "--cert=" + in("tls.crt")}, stderr: true},
+		{args: []string{"create", "secret", "tls", "x", "--cert=" + in("tls.crt"), "--key=" + in("settings.ini")}},
+		{args: []string{"create", "secret", "docker-registry", "x"}, stderr: true},
+	}
+	for _, c := range refusals {
+		c.args = append(c.args, "--dry-run=client")
+		p.check(t, c)
+	}
+}
+
+var (
+	vbCMGVR     = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	vbNSGVR     = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	vbDeployGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+)
+
+var vbSeq struct {
+	mu sync.Mutex
+	n  int
+}
+
+// vbNamespace creates a namespace for one test.
+func vbNamespace(t *testing.T, c dynamic.Interface) string {
+	t.Helper()
+	vbSeq.mu.Lock()
+	vbSeq.n++
+	name := fmt.Sprintf("vb-%d-%d", vbSeq.n, time.Now().UnixNano()%1_000_000)
+	vbSeq.mu.Unlock()
+	vbCreate(t, c, vbNSGVR, "", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}})
+	return name
+}
+
+func vbCreate(t *testing.T, c dynamic.Interface, gvr schema.GroupVersionResource, ns string, obj map[string]any) {
+	t.Helper()
+	if _, err := c.Resource(gvr).Namespace(ns).Create(t.Context(), &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func vbClient(t *testing.T, env *testenv.Env) dynamic.Interface {
+	t.Helper()
+	c, err := dynamic.NewForConfig(env.RESTConfig(testenv.Admin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// serverFields are the lines of a real write's output that depend on
+// when and where it ran.
+var serverFields = regexp.MustCompile(`(?m)^(\s*"?(uid|resourceVersion|creationTimestamp|namespace|time)"?:\s*).*$`)
+
+func normServerFields(b []byte) []byte { return serverFields.ReplaceAll(b, []byte("${1}X")) }
+
+// TestWriteDryRunsMatchKubectl: the client dry runs of the commands that
+// change objects print what kubectl's print, on the same live objects;
+// and so do real creates of the generators (server-set fields aside).
+func TestWriteDryRunsMatchKubectl(t *testing.T) {
+	env := testenv.Shared(t)
+	c := vbClient(t, env)
+	ns := vbNamespace(t, c)
+	p := newPair(t, env, testenv.Admin)
+	vbCreate(t, c, vbCMGVR, ns, map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "cm1", "labels": map[string]any{"keep": "1", "tier": "web"}, "annotations": map[string]any{"note": "a"}},
+		"data":     map[string]any{"k": "v", "html": "<b>"},
+	})
+	vbCreate(t, c, vbCMGVR, ns, map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "bare"},
+	})
+	vbCreate(t, c, vbDeployGVR, ns, map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web", "labels": map[string]any{"tier": "web"}},
+		"spec": map[string]any{
+			"replicas": int64(2),
+			"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"app": "web"}},
+				"spec":     map[string]any{"containers": []any{map[string]any{"name": "app", "image": "nginx:1.27"}}},
+			},
+		},
+	})
+	n := []string{"-n", ns}
+	cases := []same{
+		// label and annotate
+		{args: []string{"label", "cm", "cm1", "app=web"}},
+		{args: []string{"label", "cm", "cm1", "app=web", "-o", "yaml"}},
+		{args: []string{"label", "cm/cm1", "keep-", "tier=db", "--overwrite", "-o", "json"}},
+		{args: []string{"label", "cm", "cm1", "keep-", "-o", "name"}},
+		{args: []string{"label", "cm", "cm1", "keep=1"}},
+		{args: []string{"label", "cm", "bare", "a=b", "-o", "yaml"}},
+		{args: []string{"label", "cm", "cm1", "x=y", "--resource-version=1", "-o", "yaml"}},
+		{args: []string{"label", "cm", "cm1", "tier=db"}, stderr: true},
+		{args: []string{"annotate", "cm", "cm1", "note2=b", "-o", "yaml"}},
+		{args: []string{"annotate", "cm", "cm1", "note-"}},
+		{args: []string{"annotate", "cm", "bare", "x=<y>", "-o", "json"}},
+		// patch
+		{args: []string{"patch", "cm", "cm1", "--type", "merge", "-p", `{"data":{"k":"v2"}}`, "-o", "yaml"}},
+		{args: []string{"patch", "cm", "cm1", "--type", "merge", "-p", `{"data":{"k":"v"}}`}},
+		{args: []string{"patch", "cm", "cm1", "--type", "json", "-p", `[{"op":"remove","path":"/data/html"}]`, "-o", "json"}},
+		{args: []string{"patch", "deploy", "web", "-p", `{"spec":{"replicas":5}}`, "-o", "yaml"}},
+		{args: []string{"patch", "deploy/web", "-p", `{"metadata":{"labels":{"tier":null}}}`}},
+		// scale
+		{args: []string{"scale", "deploy/web", "--replicas=4"}},
+		{args: []string{"scale", "deploy", "web", "--replicas=4", "-o", "yaml"}},
+		{args: []string{"scale", "deploy", "-l", "tier=web", "--replicas=0", "-o", "name"}},
+		{args: []string{"scale", "-f", "-", "--replicas=1", "-o", "yaml"}, stdin: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"},
+		// delete
+		{args: []string{"delete", "cm", "cm1"}},
+		{args: []string{"delete", "cm", "cm1", "bare", "-o", "name"}},
+		{args: []string{"delete", "deploy", "-l", "tier=web"}},
+		// apply (kubectl's default is client-side apply, kdyn's
+		// server-side): a new object, and an existing one without the
+		// last-applied annotation.
+		{args: []string{"apply", "-f", "-", "-o", "yaml"}, kdynArgs: []string{"apply", "--server-side=false", "-f", "-", "-o", "yaml"},
+			stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n  labels:\n    a: b\ndata:\n  k: v\n"},
+		{args: []string{"apply", "-f", "-"}, kdynArgs: []string{"apply", "--server-side=false", "-f", "-"},
+			stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\ndata:\n  k: v\n"},
+		{args: []string{"apply", "-f", "-", "-o", "json"}, kdynArgs: []string{"apply", "--server-side=false", "-f", "-", "-o", "json"},
+			stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n  annotations:\n    team: a\ndata:\n  k: <v>\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh2\n"},
+		{args: []string{"apply", "-f", "-", "-o", "yaml"}, kdynArgs: []string{"apply", "--server-side=false", "-f", "-", "-o", "yaml"},
+			stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm1\ndata:\n  k: v\n"},
+		{args: []string{"apply", "-f", "-", "-o", "name"}, kdynArgs: []string{"apply", "--server-side=false", "-f", "-", "-o", "name"},
+			stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh2\n"},
+		// create -f
+		{args: []string{"create", "-f", "-", "-o", "yaml"}, stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\ndata:\n  k: v\n"},
+		{args: []string{"create", "-f", "-", "-o", "yaml"}, stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: fresh\nstringData:\n  a: b\n"},
+		{args: []string{"create", "-f", "-", "-o", "json"}, stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: fresh\nstringData:\n  a: b\n"},
+		{args: []string{"create", "-f", "-"}, stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n"},
+		{args: []string{"apply", "-f", "-", "-o", "yaml"}, kdynArgs: []string{"apply", "--server-side=false", "-f", "-", "-o", "yaml"},
+			stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm1\ndata:\n  k: v3\n"},
+	}
+	for _, c := range cases {
+		c.args = append(append(append([]string{}, n...), c.args...), "--dry-run=client")
+		if c.kdynArgs != nil {
+			c.kdynArgs = append(append(append([]string{}, n...), c.kdynArgs...), "--dry-run=client")
+		}
+		p.check(t, c)
+	}
+
+	// A client-side apply for real by kubectl, then the same manifest
+	// changed, dry-run by both: the three-way patch of kubectl's own
+	// annotation.
+	manifest := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  labels:\n    a: b\ndata:\n  k: v\n  gone: x\n"
+	if r := p.kubectl(t, manifest, "-n", ns, "apply", "-f", "-"); r.code != 0 {
+		t.Fatalf("kubectl apply: %s", r.stderr)
+	}
+	changed := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  k: v2\n"
+	for _, o := range [][]string{nil, {"-o", "yaml"}} {
+		p.check(t, same{
+			args:     append([]string{"-n", ns, "apply", "-f", "-", "--dry-run=client"}, o...),
+			kdynArgs: append([]string{"-n", ns, "apply", "--server-side=false", "-f", "-", "--dry-run=client"}, o...),
+			stdin:    changed,
+		})
+	}
+	p.check(t, same{
+		args:     []string{"-n", ns, "apply", "-f", "-", "--dry-run=client"},
+		kdynArgs: []string{"-n", ns, "apply", "--server-side=false", "-f", "-", "--dry-run=client"},
+		stdin:    manifest,
+	})
+
+	// Real creates by the generators, each tool in its own namespace: the
+	// summaries, and the stored objects as printed (server-set fields
+	// aside).
+	nsK, nsD := vbNamespace(t, c), vbNamespace(t, c)
+	dir := vbFiles(t, env)
+	norm := func(b []byte) []byte {
+		b = bytes.ReplaceAll(b, []byte(nsK), []byte("NS"))
+		return normServerFields(bytes.ReplaceAll(b, []byte(nsD), []byte("NS")))
+	}
+	for gi, g := range [][]string{
+		{"configmap", "real", "--from-literal=a=b", "--from-file=" + filepath.Join(dir, "logo.bin")},
+		{"secret", "generic", "real", "--from-literal=a=b", "--save-config"},
+		{"serviceaccount", "real"},
+		{"secret", "docker-registry", "reg", "--docker-username=u", "--docker-password=p"},
+	} {
+		for i, o := range [][]string{nil, {"-o", "yaml"}, {"-o", "json"}} {
+			args := append(append([]string{"create"}, renamed(g, fmt.Sprintf("obj-%d-%d", gi, i))...), o...)
+			p.check(t, same{
+				args:     append([]string{"-n", nsK}, args...),
+				kdynArgs: append([]string{"-n", nsD}, args...),
+				norm:     norm,
+			})
+		}
+	}
+	// A server dry run of a namespace: nothing stored, the same answer.
+	p.check(t, same{args: []string{"create", "namespace", "dry-" + ns, "--dry-run=server", "-o", "yaml"}, norm: normServerFields})
+}
+
+// renamed replaces a generator's NAME argument (the first one that is not
+// a subcommand or a flag) with name.
+func renamed(g []string, name string) []string {
+	out := append([]string{}, g...)
+	i := 1
+	if out[0] == "secret" {
+		i = 2
+	}
+	out[i] = name
+	return out
+}
+
+// TestAuthMatchesKubectl: auth can-i (yes, no, warnings, --list) and
+// whoami print what kubectl's print, with the same exit codes, for the
+// admin and for a user with little right.
+func TestAuthMatchesKubectl(t *testing.T) {
+	env := testenv.Shared(t)
+	c := vbClient(t, env)
+	ns := vbNamespace(t, c)
+	vbCreate(t, c, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}, ns, map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+		"metadata": map[string]any{"name": "reader"},
+		"rules": []any{
+			map[string]any{"apiGroups": []any{""}, "resources": []any{"configmaps", "pods/log"}, "verbs": []any{"get", "list"}},
+			map[string]any{"apiGroups": []any{"apps"}, "resources": []any{"deployments/scale"}, "verbs": []any{"update", "get"}},
+			map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "resourceNames": []any{"one", "two"}, "verbs": []any{"get"}},
+		},
+	})
+	vbCreate(t, c, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}, ns, map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+		"metadata": map[string]any{"name": "reader"},
+		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"},
+		"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": testenv.NobodyUserName}},
+	})
+	admin := newPair(t, env, testenv.Admin)
+	nobody := newPair(t, env, testenv.Nobody)
+	for _, p := range []*pair{admin, nobody} {
+		for _, args := range [][]string{
+			{"auth", "can-i", "create", "pods"},
+			{"auth", "can-i", "create", "pods", "-A"},
+			{"auth", "can-i", "list", "cm", "-n", ns},
+			{"auth", "can-i", "delete", "configmaps", "-n", ns},
+			{"auth", "can-i", "get", "secrets/one", "-n", ns},
+			{"auth", "can-i", "get", "secrets/three", "-n", ns},
+			{"auth", "can-i", "get", "pods", "--subresource=log", "-n", ns},
+			{"auth", "can-i", "update", "deployments.apps", "--subresource=scale", "-n", ns},
+			{"auth", "can-i", "list", "deploy", "-q", "-n", ns},
+			{"auth", "can-i", "*", "*"},
+			{"auth", "can-i", "get", "/healthz"},
+			{"auth", "can-i", "post", "/logs/"},
+			{"auth", "can-i", "get", "nodes", "-n", ns},
+			{"auth", "can-i", "get", "nosuchthings"},
+			{"auth", "can-i", "fly", "pods"},
+			{"auth", "can-i", "impersonate", "users"},
+			{"auth", "can-i", "--list", "-n", ns},
+			{"auth", "can-i", "--list", "--no-headers", "-n", ns},
+			{"auth", "whoami"},
+			{"auth", "whoami", "-o", "yaml"},
+			{"auth", "whoami", "-o", "json"},
+		} {
+			p.check(t, same{args: args, stderr: true, norm: normServerFields})
+		}
+	}
+	admin.check(t, same{args: []string{"--as", testenv.NobodyUserName, "-n", ns, "auth", "can-i", "--list"}})
+	admin.check(t, same{args: []string{"--as", "jane", "--as-group", "dev", "auth", "whoami"}})
+}

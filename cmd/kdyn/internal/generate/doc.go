@@ -1,0 +1,25 @@
+// Package generate holds the generators of "kdyn create": namespace,
+// configmap, secret generic|tls|docker-registry and serviceaccount, which
+// build an object from flags (--from-literal, --from-file, --from-env-file,
+// --type, --cert/--key, --docker-*) instead of reading a manifest.
+//
+// # Output like kubectl's, byte for byte
+//
+// kubectl builds these objects as Go structs and prints them in the
+// structs' member order (kind, apiVersion, metadata, data, ..., with
+// metadata.namespace only when -n was given and no creationTimestamp), so
+// a generated object here is an ordered list of members (fields), encoded
+// by encoding/json member by member: -o json keeps that order, -o yaml
+// sorts keys as kubectl's does, and --append-hash and --save-config hash
+// and encode the same bytes kubectl does. bench/cli compares every
+// generator's --dry-run=client output with kubectl v0.37.2's.
+//
+// # Requests
+//
+// None with --dry-run=client (the kubeconfig is read for the namespace);
+// otherwise one POST, whose answer is printed as the server sent it (the
+// typed object's order again), managedFields left out of json and yaml
+// unless --show-managed-fields. A refused create is worded as kubectl
+// words it ("error: failed to create configmap: ...") and keeps its exit
+// code under --exit-codes.
+package generate

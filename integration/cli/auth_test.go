@@ -1,0 +1,187 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/integration/testenv"
+)
+
+var (
+	auRoleGVR    = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}
+	auBindingGVR = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}
+)
+
+// auGrant lets user get and list configmaps, and get the secret "one", in
+// ns.
+func auGrant(t *testing.T, c *dynamic.DynamicClient, ns, user string) {
+	t.Helper()
+	role := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+		"metadata": map[string]any{"name": "reader", "namespace": ns},
+		"rules": []any{
+			map[string]any{"apiGroups": []any{""}, "resources": []any{"configmaps"}, "verbs": []any{"get", "list"}},
+			map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "resourceNames": []any{"one"}, "verbs": []any{"get"}},
+		},
+	}}
+	binding := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+		"metadata": map[string]any{"name": "reader", "namespace": ns},
+		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"},
+		"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}},
+	}}
+	if _, err := c.Resource(auRoleGVR).Namespace(ns).Create(t.Context(), role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Resource(auBindingGVR).Namespace(ns).Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAuthCanI(t *testing.T) {
+	env := testenv.Shared(t)
+	c := ocClient(t, env)
+	ns := ocNamespace(t, c)
+	auGrant(t, c, ns, testenv.NobodyUserName)
+	nobody := func(args ...string) result { return kdynAs(t, env, testenv.Nobody, "", args...) }
+
+	// The admin may do anything.
+	ocStdout(t, kdyn(t, env, "auth", "can-i", "create", "pods", "-A").must(t), "yes\n")
+	ocStdout(t, kdyn(t, env, "auth", "can-i", "*", "*").must(t), "yes\n")
+	ocStdout(t, kdyn(t, env, "auth", "can-i", "get", "/healthz").must(t), "yes\n")
+
+	// The limited user: what its role allows, and no more. "no" exits 1.
+	ocStdout(t, nobody("-n", ns, "auth", "can-i", "list", "cm").must(t), "yes\n")
+	ocStdout(t, nobody("-n", ns, "auth", "can-i", "get", "configmaps/any").must(t), "yes\n")
+	ocStdout(t, nobody("-n", ns, "auth", "can-i", "get", "secrets/one").must(t), "yes\n")
+	r := nobody("-n", ns, "auth", "can-i", "get", "secrets/two")
+	if r.code != 1 || !strings.HasPrefix(r.stdout, "no") {
+		t.Fatalf("get secrets/two: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = nobody("-n", ns, "auth", "can-i", "delete", "configmaps")
+	if r.code != 1 || !strings.HasPrefix(r.stdout, "no") {
+		t.Fatalf("delete configmaps: exit %d, stdout %q", r.code, r.stdout)
+	}
+	r = nobody("auth", "can-i", "list", "configmaps", "-A", "-q")
+	if r.code != 1 || r.stdout != "" {
+		t.Fatalf("-q: exit %d, stdout %q", r.code, r.stdout)
+	}
+	r = nobody("-n", ns, "auth", "can-i", "get", "deployments.apps", "--subresource=scale")
+	if r.code != 1 {
+		t.Fatalf("--subresource: exit %d, stdout %q", r.code, r.stdout)
+	}
+
+	// The admin asks on the user's behalf.
+	ocStdout(t, kdyn(t, env, "-n", ns, "--as", testenv.NobodyUserName, "auth", "can-i", "list", "configmaps").must(t), "yes\n")
+	r = kdyn(t, env, "-n", ns, "--as", testenv.NobodyUserName, "auth", "can-i", "list", "secrets")
+	if r.code != 1 {
+		t.Fatalf("--as: exit %d, stdout %q", r.code, r.stdout)
+	}
+
+	// kubectl's warnings.
+	r = kdyn(t, env, "-n", ns, "auth", "can-i", "get", "nodes").must(t)
+	if r.stderr != "Warning: resource 'nodes' is not namespace scoped\n\n" {
+		t.Errorf("cluster-scoped warning: %q", r.stderr)
+	}
+	r = kdyn(t, env, "auth", "can-i", "fly", "pods")
+	if !strings.Contains(r.stderr, "Warning: verb 'fly' is not a known verb") {
+		t.Errorf("unknown verb warning: %q", r.stderr)
+	}
+	r = kdyn(t, env, "auth", "can-i", "get", "nosuchthings")
+	if !strings.Contains(r.stderr, "Warning: the server doesn't have a resource type 'nosuchthings'") || r.stdout != "yes\n" {
+		t.Errorf("unknown type: stdout %q, stderr %q", r.stdout, r.stderr)
+	}
+	r = kdyn(t, env, "--as", testenv.NobodyUserName, "auth", "can-i", "impersonate", "users")
+	if r.code != 1 || !strings.HasPrefix(r.stdout, "no") || r.stderr != "" {
+		t.Errorf("impersonate users (no warning for a type no discovery lists): exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+
+	// Usage errors.
+	kdyn(t, env, "auth", "can-i", "get").ocExpect(t, 1, "you must specify two arguments")
+	kdyn(t, env, "auth", "can-i", "--list", "-q").ocExpect(t, 1, "list option can't be specified with neither quiet, all-namespaces nor subresource options")
+	kdyn(t, env, "auth", "can-i", "get", "pods", "--no-headers").ocExpect(t, 1, "--no-headers cannot be set without --list specified")
+}
+
+func TestAuthCanIList(t *testing.T) {
+	env := testenv.Shared(t)
+	c := ocClient(t, env)
+	ns := ocNamespace(t, c)
+	auGrant(t, c, ns, testenv.NobodyUserName)
+
+	r := kdynAs(t, env, testenv.Nobody, "", "-n", ns, "auth", "can-i", "--list").must(t)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if !strings.HasPrefix(lines[0], "Resources") || !strings.Contains(lines[0], "Non-Resource URLs   Resource Names   Verbs") {
+		t.Fatalf("header: %q", lines[0])
+	}
+	want := map[string]bool{
+		"configmaps   [] [] [get list]":                                  false,
+		"secrets   [] [one] [get]":                                       false,
+		"selfsubjectaccessreviews.authorization.k8s.io   [] [] [create]": false,
+	}
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		if len(f) < 4 {
+			continue
+		}
+		key := f[0] + "   " + strings.Join(f[1:], " ")
+		if _, ok := want[key]; ok {
+			want[key] = true
+		}
+	}
+	for k, seen := range want {
+		if !seen {
+			t.Errorf("no row %q in\n%s", k, r.stdout)
+		}
+	}
+	r = kdynAs(t, env, testenv.Nobody, "", "-n", ns, "auth", "can-i", "--list", "--no-headers").must(t)
+	if strings.HasPrefix(r.stdout, "Resources") {
+		t.Errorf("--no-headers printed the header:\n%s", r.stdout)
+	}
+	// The admin's rules hold everything.
+	r = kdyn(t, env, "auth", "can-i", "--list").must(t)
+	if !strings.Contains(r.stdout, "*.*") || !strings.Contains(r.stdout, "[*]") {
+		t.Errorf("admin --list:\n%s", r.stdout)
+	}
+}
+
+func TestAuthWhoAmI(t *testing.T) {
+	env := testenv.Shared(t)
+	r := kdyn(t, env, "auth", "whoami").must(t)
+	want := "ATTRIBUTE   VALUE\nUsername    kdyn-admin\nUID         kdyn-admin\nGroups      [system:masters system:authenticated]\n"
+	if r.stdout != want {
+		t.Errorf("admin whoami:\n%q\nwant\n%q", r.stdout, want)
+	}
+	r = kdynAs(t, env, testenv.Nobody, "", "auth", "whoami").must(t)
+	want = "ATTRIBUTE   VALUE\nUsername    kdyn-nobody\nUID         kdyn-nobody\nGroups      [system:authenticated]\n"
+	if r.stdout != want {
+		t.Errorf("nobody whoami:\n%q\nwant\n%q", r.stdout, want)
+	}
+	r = kdyn(t, env, "--as", "jane", "--as-group", "dev", "auth", "whoami", "-o", "json").must(t)
+	if !strings.HasPrefix(r.stdout, "{\n    \"kind\": \"SelfSubjectReview\",\n    \"apiVersion\": \"authentication.k8s.io/v1\",") {
+		t.Errorf("-o json is not in the server's (kubectl's) order:\n%s", r.stdout)
+	}
+	var review struct {
+		Status struct {
+			UserInfo struct {
+				Username string
+				Groups   []string
+			} `json:"userInfo"`
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &review); err != nil {
+		t.Fatal(err)
+	}
+	if u := review.Status.UserInfo; u.Username != "jane" || strings.Join(u.Groups, ",") != "dev,system:authenticated" {
+		t.Errorf("impersonated whoami: %+v", u)
+	}
+	r = kdyn(t, env, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}").must(t)
+	if r.stdout != "kdyn-admin" {
+		t.Errorf("jsonpath: %q", r.stdout)
+	}
+}

@@ -1,0 +1,233 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kdyn/kdyn/integration/testenv"
+)
+
+var (
+	geSecretGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	geSAGVR     = schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}
+)
+
+// geFiles writes the generators' inputs into a directory: a text file, a
+// binary one, a directory of two, an env file, a Docker config and env's
+// client key pair (for a TLS secret).
+func geFiles(t *testing.T, env *testenv.Env) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"settings.ini": "[app]\nlevel = 3\n",
+		"logo.bin":     "\x89PNG\x00\xff",
+		"conf/a.txt":   "alpha\n",
+		"conf/b.txt":   "beta",
+		"app.env":      "LEVEL=3\n# comment\nNAME=web app\n",
+		"docker.json":  `{"auths":{"registry.example.com":{"auth":"dTpw"}}}`,
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The test control plane's client certificate is a key pair to store.
+	for name, b := range map[string][]byte{"tls.crt": env.ClientCertData(), "tls.key": env.ClientKeyData()} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestCreateGenerators creates every kind of generated object for real,
+// checks what the server stored, and that --dry-run=client -o yaml of the
+// same command is a manifest apply takes.
+func TestCreateGenerators(t *testing.T) {
+	env := testenv.Shared(t)
+	c := ocClient(t, env)
+	dir := geFiles(t, env)
+	in := func(name string) string { return filepath.Join(dir, name) }
+	ns := "ge-" + ocSuffix()
+
+	r := kdyn(t, env, "create", "namespace", ns).must(t)
+	ocStdout(t, r, "namespace/"+ns+" created\n")
+	ocGet(t, c, ocNamespaceGVR, "", ns)
+
+	tests := []struct {
+		args []string
+		gvr  schema.GroupVersionResource
+		name string
+		// check looks at the stored object.
+		check func(t *testing.T, obj *unstructured.Unstructured)
+	}{
+		{
+			args: []string{"configmap", "files", "--from-file=" + in("settings.ini"), "--from-file=" + in("conf"), "--from-file=logo=" + in("logo.bin"), "--from-literal=eq=a=b"},
+			gvr:  ocConfigMapGVR, name: "files",
+			check: func(t *testing.T, obj *unstructured.Unstructured) {
+				data, _, _ := unstructured.NestedStringMap(obj.Object, "data")
+				want := map[string]string{"settings.ini": "[app]\nlevel = 3\n", "a.txt": "alpha\n", "b.txt": "beta", "eq": "a=b"}
+				if d := cmp.Diff(want, data); d != "" {
+					t.Errorf("data (-want +got):\n%s", d)
+				}
+				if bin, _, _ := unstructured.NestedString(obj.Object, "binaryData", "logo"); bin != "iVBORwD/" {
+					t.Errorf("binaryData.logo = %q", bin)
+				}
+			},
+		},
+		{
+			args: []string{"cm", "env", "--from-env-file=" + in("app.env"), "--append-hash"},
+			gvr:  ocConfigMapGVR, name: "env-2mkhmb27bm",
+			check: func(t *testing.T, obj *unstructured.Unstructured) {
+				data, _, _ := unstructured.NestedStringMap(obj.Object, "data")
+				if d := cmp.Diff(map[string]string{"LEVEL": "3", "NAME": "web app"}, data); d != "" {
+					t.Errorf("data (-want +got):\n%s", d)
+				}
+			},
+		},
+		{
+			args: []string{"secret", "generic", "db", "--from-literal=password=s3cr3t", "--type=example.com/db", "--save-config"},
+			gvr:  geSecretGVR, name: "db",
+			check: func(t *testing.T, obj *unstructured.Unstructured) {
+				if v, _, _ := unstructured.NestedString(obj.Object, "data", "password"); v != "czNjcjN0" {
+					t.Errorf("data.password = %q", v)
+				}
+				if v, _, _ := unstructured.NestedString(obj.Object, "type"); v != "example.com/db" {
+					t.Errorf("type = %q", v)
+				}
+				if !strings.HasPrefix(obj.GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"], `{"kind":"Secret","apiVersion":"v1","metadata":{"name":"db","namespace":"`+obj.GetNamespace()+`"},`) {
+					t.Errorf("--save-config: %v", obj.GetAnnotations())
+				}
+			},
+		},
+		{
+			args: []string{"secret", "generic", "plain", "--from-literal=a=b"},
+			gvr:  geSecretGVR, name: "plain",
+			check: func(t *testing.T, obj *unstructured.Unstructured) {
+				if v, _, _ := unstructured.NestedString(obj.Object, "type"); v != "Opaque" {
+					t.Errorf("type = %q, want the server's default Opaque", v)
+				}
+			},
+		},
+		{
+			args: []string{"secret", "tls", "web-tls", "--cert=" + in("tls.crt"), "--key=" + in("tls.key")},
+			gvr:  geSecretGVR, name: "web-tls",
+			check: func(t *testing.T, obj *unstructured.Unstructured) {
+				data, _, _ := unstructured.NestedMap(obj.Object, "data")
+				if v, _, _ := unstructured.NestedString(obj.Object, "type"); v != "kubernetes.io/tls" || data["tls.crt"] == nil || data["tls.key"] == nil {
+					t.Errorf("tls secret: %v", obj.Object)
+				}
+			},
+		},
+		{
+			args: []string{"secret", "docker-registry", "regcred", "--docker-server=registry.example.com", "--docker-username=me", "--docker-password=pw"},
+			gvr:  geSecretGVR, name: "regcred",
+			check: func(t *testing.T, obj *unstructured.Unstructured) {
+				if v, _, _ := unstructured.NestedString(obj.Object, "type"); v != "kubernetes.io/dockerconfigjson" {
+					t.Errorf("type = %q", v)
+				}
+			},
+		},
+		{
+			args: []string{"secret", "docker-registry", "regfile", "--from-file=" + in("docker.json")},
+			gvr:  geSecretGVR, name: "regfile",
+			check: func(t *testing.T, obj *unstructured.Unstructured) {
+				if _, ok, _ := unstructured.NestedString(obj.Object, "data", ".dockerconfigjson"); !ok {
+					t.Errorf("no .dockerconfigjson: %v", obj.Object)
+				}
+			},
+		},
+		{
+			args: []string{"serviceaccount", "robot"},
+			gvr:  geSAGVR, name: "robot",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.gvr.Resource+"/"+tc.name, func(t *testing.T) {
+			// The manifest a client dry run prints is one apply takes.
+			r := kdyn(t, env, append([]string{"-n", ns, "create"}, append(tc.args, "--dry-run=client", "-o", "yaml")...)...).must(t)
+			manifest := r.stdout
+			if !strings.Contains(manifest, "namespace: "+ns+"\n") {
+				t.Errorf("-n is not in the manifest:\n%s", manifest)
+			}
+			// A server dry run stores nothing.
+			r = kdyn(t, env, append([]string{"-n", ns, "create"}, append(tc.args, "--dry-run=server")...)...).must(t)
+			if !strings.HasSuffix(r.stdout, " created (server dry run)\n") {
+				t.Errorf("server dry run: %q", r.stdout)
+			}
+			// For real.
+			r = kdyn(t, env, append([]string{"-n", ns, "create"}, tc.args...)...).must(t)
+			kind := map[string]string{"configmaps": "configmap", "secrets": "secret", "serviceaccounts": "serviceaccount"}[tc.gvr.Resource]
+			ocStdout(t, r, kind+"/"+tc.name+" created\n")
+			obj := ocGet(t, c, tc.gvr, ns, tc.name)
+			if tc.check != nil {
+				tc.check(t, obj)
+			}
+			// Once more: the server refuses, in kubectl's words.
+			r = kdyn(t, env, append([]string{"-n", ns, "--exit-codes", "create"}, tc.args...)...)
+			if r.code != 4 || !strings.Contains(r.stderr, `already exists`) || !strings.HasPrefix(r.stderr, "error: failed to create ") {
+				t.Errorf("second create: exit %d, stderr %q", r.code, r.stderr)
+			}
+			// The dry run's manifest applies cleanly onto the object.
+			mfStdin(t, env, manifest, "apply", "-f", "-", "--force-conflicts").must(t)
+		})
+	}
+
+	// -o json prints the server's answer in its (kubectl's) order, without
+	// managedFields.
+	r = kdyn(t, env, "-n", ns, "create", "cm", "printed", "--from-literal=a=b", "-o", "json").must(t)
+	if !strings.HasPrefix(r.stdout, "{\n    \"kind\": \"ConfigMap\",\n    \"apiVersion\": \"v1\",\n    \"metadata\": {\n        \"name\": \"printed\",\n        \"namespace\": \""+ns+"\",\n        \"uid\": ") || strings.Contains(r.stdout, "managedFields") {
+		t.Errorf("-o json:\n%s", r.stdout)
+	}
+	r = kdyn(t, env, "-n", ns, "create", "cm", "printed2", "--from-literal=a=b", "-o", "yaml", "--show-managed-fields").must(t)
+	if !strings.Contains(r.stdout, "managedFields:") || !strings.Contains(r.stdout, "manager: kdyn") {
+		t.Errorf("--show-managed-fields:\n%s", r.stdout)
+	}
+	// A generator's object is in the namespace of the context when -n is
+	// not given, and then does not name it.
+	r = kdyn(t, env, "create", "cm", "in-default", "--from-literal=a=b", "--dry-run=client", "-o", "yaml").must(t)
+	if strings.Contains(r.stdout, "namespace:") {
+		t.Errorf("a namespace without -n:\n%s", r.stdout)
+	}
+}
+
+// TestObjectCommandsClientDryRun: label, annotate and patch with
+// --dry-run=client print the changed object and change nothing.
+func TestObjectCommandsClientDryRun(t *testing.T) {
+	env := testenv.Shared(t)
+	c := ocClient(t, env)
+	ns := ocNamespace(t, c)
+	before := ocConfigMap(t, c, ns, "x", map[string]string{"keep": "1"}, map[string]string{"k": "v"})
+
+	r := kdyn(t, env, "-n", ns, "label", "cm", "x", "app=web", "--dry-run=client").must(t)
+	ocStdout(t, r, "configmap/x labeled (dry run)\n")
+	r = kdyn(t, env, "-n", ns, "label", "cm", "x", "keep-", "--dry-run", "-o", "yaml").must(t)
+	if !strings.Contains(r.stdout, "  labels: {}\n") || strings.Contains(r.stdout, "managedFields") {
+		t.Errorf("label --dry-run -o yaml:\n%s", r.stdout)
+	}
+	r = kdyn(t, env, "-n", ns, "annotate", "cm", "x", "note=hi", "--dry-run=client", "-o", "yaml").must(t)
+	if !strings.Contains(r.stdout, "    note: hi\n") {
+		t.Errorf("annotate --dry-run -o yaml:\n%s", r.stdout)
+	}
+	r = kdyn(t, env, "-n", ns, "patch", "cm", "x", "-p", `{"data":{"k":"v2"}}`, "--dry-run=client", "-o", "yaml").must(t)
+	if !strings.Contains(r.stdout, "  k: v2\n") {
+		t.Errorf("patch --dry-run -o yaml:\n%s", r.stdout)
+	}
+	r = kdyn(t, env, "-n", ns, "patch", "cm", "x", "--type", "json", "-p", `[{"op":"replace","path":"/data/k","value":"v"}]`, "--dry-run=client").must(t)
+	ocStdout(t, r, "configmap/x patched (no change)\n")
+	kdyn(t, env, "-n", ns, "patch", "cm", "x", "-p", `{"metadata":{"finalizers":["a/b"]}}`, "--dry-run=client").ocExpect(t, 1, "use --dry-run=server, or --type merge")
+
+	after := ocGet(t, c, ocConfigMapGVR, ns, "x")
+	if after.GetResourceVersion() != before.GetResourceVersion() {
+		t.Fatalf("a client dry run changed the object:\n%v", after.Object)
+	}
+}
