@@ -2,6 +2,7 @@ package informer
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,7 +28,8 @@ func eventObject[T Object](o runtime.Object) (T, []byte, bool) {
 // controllers that cache many large objects; reads cost a decode.
 type compactStorage struct {
 	m       map[string]compactEntry
-	scratch []byte // encoding buffer, reused under the store's write lock
+	scratch []byte       // encoding buffer, reused under the store's write lock
+	decodes atomic.Int64 // objects decoded for reads (the cost tests watch)
 }
 
 type compactEntry struct {
@@ -40,6 +42,7 @@ func newCompactStorage() *compactStorage {
 }
 
 func (c *compactStorage) decode(raw []byte) (*unstructured.Unstructured, bool) {
+	c.decodes.Add(1)
 	m, err := fastjson.DecodeObject(raw)
 	if err != nil {
 		return nil, false

@@ -3,6 +3,7 @@ package informer
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -97,5 +98,37 @@ func TestCompactKeepsSourceText(t *testing.T) {
 				t.Errorf("transform=%v %s: read back %v", transform, key, got.Object)
 			}
 		}
+	}
+}
+
+// The end of a relist removes the objects it did not see; a compact cache
+// decodes only those, not every object it holds (which would cost a relist
+// of an unchanged resource the decode of the whole cache).
+func TestCompactRelistDecodesOnlyTheGone(t *testing.T) {
+	c := newCompactStorage()
+	inf := New[*unstructured.Unstructured](newScriptedSource(), Options[*unstructured.Unstructured]{storage: c})
+	for i := range 100 {
+		o := cm(fmt.Sprintf("o%03d", i), "5")
+		if err := inf.store.putLocked(Key(o), o, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inf.firstSync = false
+	inf.beginSync()
+	for i := range 100 {
+		if i == 42 {
+			continue // gone from the server
+		}
+		if !inf.known(fmt.Sprintf("ns/o%03d", i), "5") {
+			t.Fatalf("o%03d not known", i)
+		}
+	}
+	before := c.decodes.Load()
+	inf.endSync("6")
+	if got := c.decodes.Load() - before; got != 1 {
+		t.Fatalf("the end of the relist decoded %d objects, want 1 (the one gone)", got)
+	}
+	if _, ok := inf.Store().Get("ns/o042"); ok || inf.Store().Len() != 99 {
+		t.Fatalf("%d cached (o042 among them: %v), want the 99 seen", inf.Store().Len(), ok)
 	}
 }

@@ -502,10 +502,10 @@ func (i *Informer[T]) endSync(rv string) {
 	// Objects not seen in this (re)list are gone: deliver them as deletes
 	// whose final state is unknown.
 	if i.seen != nil {
-		i.dropLocked(notification[T]{kind: notifyDelete, unknown: true}, func(key string, _ T) bool {
+		i.dropLocked(notification[T]{kind: notifyDelete, unknown: true}, func(key string) bool {
 			_, seen := i.seen[key]
 			return !seen
-		})
+		}, nil)
 	}
 	i.seen = nil
 	i.syncing = false
@@ -565,30 +565,41 @@ func (i *Informer[T]) CheckMutations() error {
 func (i *Informer[T]) reshard() {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	i.dropLocked(notification[T]{kind: notifyDelete, shardMove: true}, func(_ string, obj T) bool {
+	i.dropLocked(notification[T]{kind: notifyDelete, shardMove: true}, nil, func(obj T) bool {
 		return !i.opts.Shard.Contains(obj)
 	})
 }
 
-// dropLocked removes the cached objects drop picks and delivers each as
-// the delete del (with the object filled in). Called with i.mu held.
-func (i *Informer[T]) dropLocked(del notification[T], drop func(key string, obj T) bool) {
+// dropLocked removes the cached objects that byKey (when not nil) picks
+// by key and byObj (when not nil) by object, and delivers each as the
+// delete del (with the object filled in). An object is read from the
+// store (for a compact store, decoded) only once byKey has picked it, so
+// that the end of a relist, which picks by key alone, decodes only the
+// objects that are gone. Called with i.mu held.
+func (i *Informer[T]) dropLocked(del notification[T], byKey func(key string) bool, byObj func(obj T) bool) {
 	i.store.mu.Lock()
 	var dropped []T
+	removed := 0
 	for _, key := range i.store.data.keys() {
-		obj, ok := i.store.data.get(key)
-		if !ok || !drop(key, obj) {
+		if byKey != nil && !byKey(key) {
 			continue
 		}
-		dropped = append(dropped, obj)
+		obj, ok := i.store.data.get(key)
+		if byObj != nil && (!ok || !byObj(obj)) {
+			continue
+		}
+		if ok {
+			dropped = append(dropped, obj)
+		}
+		removed++
 		i.store.removeLocked(key)
 		if i.copies != nil {
 			delete(i.copies, key)
 		}
 	}
 	i.store.mu.Unlock()
-	if len(dropped) > 0 {
-		i.metrics.Cached(i.opts.Name, -len(dropped))
+	if removed > 0 {
+		i.metrics.Cached(i.opts.Name, -removed)
 	}
 	for _, obj := range dropped {
 		del.obj = obj
