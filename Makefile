@@ -17,6 +17,12 @@ endif
 endif
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
 LDFLAGS   := -s -w -X github.com/kdyn/kdyn/rest.Version=$(VERSION)
+# kustomize's loader of Go plugins imports the standard library's plugin
+# package, which makes the linker keep every exported method and a dynamic
+# symbol table: the CLI's binary grows from 17 to 28 MB and its resident
+# memory at start from 15 to 28 MB. kdyn never loads Go plugins; this tag leaves the
+# loader out.
+BUILDTAGS := kustomize_disable_go_plugin_support
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 TEST_TIMEOUT ?= 40m
 
@@ -30,7 +36,7 @@ toolchain: ## Print the Go toolchain make builds with, and why.
 
 .PHONY: build
 build: ## Build bin/kdyn.
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kdyn ./cmd/kdyn
+	$(GO) build -trimpath -tags '$(BUILDTAGS)' -ldflags '$(LDFLAGS)' -o bin/kdyn ./cmd/kdyn
 
 .PHONY: controlplane
 controlplane: ## Build (or find in the cache) the kube-apiserver+etcd test control plane.

@@ -16,6 +16,12 @@ import (
 // BuildFlags are the flags both binaries are built with.
 var BuildFlags = []string{"-trimpath", "-ldflags", "-s -w"}
 
+// KdynTags are the build tags of kdyn's Makefile (and of its install line
+// in the README): without kustomize's loader of Go plugins, whose import of
+// package plugin doubles the binary. kubectl is built as Kubernetes builds
+// it, with plugin support.
+const KdynTags = "kustomize_disable_go_plugin_support"
+
 const benchModule = "github.com/kdyn/kdyn/bench"
 
 // Modules finds the bench module's directory (walking up from the working
@@ -81,7 +87,7 @@ func BuildBinaries(ctx context.Context, dir string, logf func(string, ...any)) (
 	}
 	b := Binaries{Kdyn: filepath.Join(dir, "kdyn"), Kubectl: filepath.Join(dir, "kubectl")}
 	start := time.Now()
-	if err := goBuild(ctx, root, b.Kdyn, "./cmd/kdyn", BuildFlags...); err != nil {
+	if err := goBuild(ctx, root, b.Kdyn, "./cmd/kdyn", append([]string{"-tags", KdynTags}, BuildFlags...)...); err != nil {
 		return Binaries{}, err
 	}
 	logf("built kdyn in %s", time.Since(start).Round(100*time.Millisecond))
@@ -161,7 +167,7 @@ func BuildProfilingKdyn(ctx context.Context, dir string) (string, error) {
 		return "", err
 	}
 	out := filepath.Join(dir, "kdyn-pprof")
-	if err := goBuild(ctx, root, out, "./cmd/kdyn", "-trimpath", "-overlay", ov); err != nil {
+	if err := goBuild(ctx, root, out, "./cmd/kdyn", "-trimpath", "-tags", KdynTags, "-overlay", ov); err != nil {
 		return "", err
 	}
 	return out, nil
