@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -80,8 +81,8 @@ type Results struct {
 	FloorIdentity Stats
 	// Requests are keyed like Stats, from -v 6 logs of extra runs.
 	Requests map[string]Requests
-	// Output comparisons. JSONDiffManaged compares kdyn's -o json with
-	// kubectl's -o json --show-managed-fields.
+	// Output comparisons. JSONDiffManaged compares the two with
+	// --show-managed-fields.
 	JSONDiff, JSONDiffManaged, TableDiff, APIResourcesDiff Diff
 	JSONLLines                                             int
 	// EventsDiffs compare `events` over the fixed Events of
@@ -578,11 +579,11 @@ func (b *bench) compare(ctx context.Context) error {
 		return err
 	}
 	b.res.JSONDiff = CompareBytes(kd, kc)
-	managed, err := capture(Kubectl, "get.json.managed", append(getJSON, "--show-managed-fields=true"))
+	kd, kc, err = pair("get.json.managed", append(slices.Clone(getJSON), "--show-managed-fields=true"))
 	if err != nil {
 		return err
 	}
-	b.res.JSONDiffManaged = CompareBytes(kd, managed)
+	b.res.JSONDiffManaged = CompareBytes(kd, kc)
 	if kd, kc, err = pair("get.table", getTable); err != nil {
 		return err
 	}

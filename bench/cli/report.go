@@ -217,7 +217,7 @@ func (r *Results) Print(w io.Writer) {
 	fmt.Fprint(w, "\n\n")
 	fmt.Fprintln(w, "Output agreement (warm caches):")
 	fmt.Fprintf(w, "  get cm -o json, byte for byte: %s\n", r.JSONDiff)
-	fmt.Fprintf(w, "  get cm -o json vs kubectl -o json --show-managed-fields, byte for byte: %s\n", r.JSONDiffManaged)
+	fmt.Fprintf(w, "  get cm -o json --show-managed-fields, byte for byte: %s\n", r.JSONDiffManaged)
 	fmt.Fprintf(w, "  get cm (table), line by line:  %s\n", r.TableDiff)
 	fmt.Fprintf(w, "  api-resources, line by line:   %s\n", r.APIResourcesDiff)
 	for _, d := range r.EventsDiffs {
