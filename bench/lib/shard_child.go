@@ -96,8 +96,8 @@ type shardResult struct {
 	Objects  int     `json:"objects"` // cached once synced
 	// HeapBytes is the live heap (HeapAlloc after two GCs) once synced
 	// and every add delivered, minus the same before any client existed.
-	HeapBytes int64  `json:"heapBytes"`
-	BaseHeap  uint64 `json:"baseHeap"`
+	HeapBytes int64   `json:"heapBytes"`
+	BaseHeap  uint64  `json:"baseHeap"`
 	SyncMs    float64 `json:"syncMs"` // GO → informer synced
 	SyncCPUMs float64 `json:"syncCpuMs"`
 	// CPUMs is the process's CPU time (user+sys) from GO until every key
