@@ -208,8 +208,15 @@ func scaleChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 		}
 		f := metadatainformer.NewSharedInformerFactory(mc, 0)
 		var infs []cache.SharedIndexInformer
+		// Every object the informers receive passes the transform, which
+		// counts them: a relist is complete once every object came again
+		// (unchanged objects are not redelivered to handlers).
+		var received atomic.Int64
 		for _, g := range gvrs {
 			inf := f.ForResource(g).Informer()
+			if err := inf.SetTransform(func(o any) (any, error) { received.Add(1); return o, nil }); err != nil {
+				return nil, err
+			}
 			if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 				AddFunc:    func(any) { adds.Add(1) },
 				UpdateFunc: func(_, _ any) { updates.Add(1) },
@@ -235,10 +242,9 @@ func scaleChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 			}
 			return n
 		}
-		// A relist delivers every object again as an update.
-		var updates0 int64
-		settled = func() bool { return updates.Load() >= updates0+int64(args.Count) }
-		mark = func() { updates0 = updates.Load() }
+		var received0 int64
+		settled = func() bool { return received.Load() >= received0+int64(args.Count) }
+		mark = func() { received0 = received.Load() }
 		sharded = func() (int, int) { return len(infs), 0 }
 	default:
 		return nil, fmt.Errorf("unknown scale child %q", name)
