@@ -304,7 +304,13 @@ func shardChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 	after := gc2()
 	res.HeapBytes = int64(after.HeapAlloc) - int64(base.HeapAlloc)
 	writeHeapProfile(args.ProfileDir, profName)
-	res.ServerSharded, res.ShardKnown = inf.ServerSharded()
+	if sharded {
+		// A streaming list's bookmark does not say whether the server
+		// sharded it; the informer probes with a one-object list as it
+		// starts watching, right after the sync.
+		waitFor(ctx, 5*time.Millisecond, 30*time.Second, func() bool { _, known := inf.ServerSharded(); return known })
+		res.ServerSharded, res.ShardKnown = inf.ServerSharded()
+	}
 	if !waitFor(ctx, 10*time.Millisecond, 10*time.Minute, func() bool {
 		st := ctrl.Queue().Stats()
 		return reconciled.Load() >= int64(res.Objects) && st.Depth == 0 && st.Processing == 0

@@ -94,7 +94,13 @@ func (t *Table) Print(w io.Writer) {
 		if r.Note != "" {
 			m += " (" + r.Note + ")"
 		}
-		fmt.Fprintf(w, "| %s | %s%s | %s%s | %s | %s | %s |\n", m, num(r.Kdyn), unit, num(r.ClientGo), unit, ratio, r.Target, r.Verdict())
+		withUnit := func(v float64) string {
+			if math.IsNaN(v) {
+				return num(v)
+			}
+			return num(v) + unit
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", m, withUnit(r.Kdyn), withUnit(r.ClientGo), ratio, r.Target, r.Verdict())
 	}
 	if len(t.Notes) > 0 {
 		fmt.Fprintln(w)
