@@ -3,6 +3,7 @@ package lib
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -73,6 +74,7 @@ func ScaleObject(i int) (schema.GroupVersionResource, *unstructured.Unstructured
 // scaleStep is what one size of the scale scenario measured.
 type scaleStep struct {
 	n          int
+	objects    int           // of the four resources on the server: n and the apiserver's own ConfigMaps
 	seed       time.Duration // seeding from the previous size to this one
 	memSeeded  procMemory    // the control plane after seeding
 	rawMeta    float64       // PartialObjectMetadataList JSON bytes per object
@@ -162,13 +164,14 @@ func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 		// The references: raw metadata bytes and the server's send time.
 		total := 0
 		for _, g := range scaleGVRs {
-			k, err := rawListBytes(ctx, rc, g, "", true)
+			size, items, err := metadataListSize(ctx, rc, g)
 			if err != nil {
 				return nil, fmt.Errorf("raw metadata list of %s: %w", g.Resource, err)
 			}
-			total += k
+			total += size
+			st.objects += items
 		}
-		st.rawMeta = float64(total) / float64(n)
+		st.rawMeta = float64(total) / float64(st.objects)
 		for range 3 {
 			v, err := scaleFloorMs(ctx, rc)
 			if err != nil {
@@ -177,11 +180,11 @@ func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 			st.floors = append(st.floors, v)
 		}
 		st.floorMs = median(st.floors)
-		b.logf("scale %d: raw metadata %.0f B/obj, server send time %s ms", n, st.rawMeta, fmtSample(st.floors, 0))
+		b.logf("scale %d: %d objects on the server, raw metadata %.0f B/obj, server send time %s ms", n, st.objects, st.rawMeta, fmtSample(st.floors, 0))
 
 		// kdyn, then client-go, each synced alone; then both through one
 		// restart of the control plane.
-		args := ChildArgs{Conn: b.Conn, Count: n, GVRs: gvrArgs, Relist: true, ProfileDir: b.Opts.ProfileDir}
+		args := ChildArgs{Conn: b.Conn, Count: st.objects, GVRs: gvrArgs, Relist: true, ProfileDir: b.Opts.ProfileDir}
 		var children []*child
 		kill := func() {
 			for _, c := range children {
@@ -222,7 +225,7 @@ func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 			}
 		}
 		for i, r := range []scaleResult{st.kdyn, st.cg} {
-			b.logf("scale %d: %s sync %.0f ms, heap %.1f MB (%.0f B/obj), relist peak live %.2f× steady (settled %v)", n, []string{"kdyn", "client-go"}[i], r.SyncMs, float64(r.HeapBytes)/mib, float64(r.HeapBytes)/float64(n), relistLive(r), r.Relist != nil && r.Relist.Settled)
+			b.logf("scale %d: %s sync %.0f ms, heap %.1f MB (%.0f B/obj), relist peak live %.2f× steady (settled %v)", n, []string{"kdyn", "client-go"}[i], r.SyncMs, float64(r.HeapBytes)/mib, float64(r.HeapBytes)/float64(max(r.Objects, 1)), relistLive(r), r.Relist != nil && r.Relist.Settled)
 		}
 	}
 
@@ -231,7 +234,7 @@ func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 	shardObjects := 0
 	for i := range ScaleShards {
 		time.Sleep(settleBetweenChildren)
-		args := ChildArgs{Conn: b.Conn, Count: last.n, GVRs: gvrArgs, ShardIndex: i, ShardCount: ScaleShards, ProfileDir: b.Opts.ProfileDir}
+		args := ChildArgs{Conn: b.Conn, Count: last.objects, GVRs: gvrArgs, ShardIndex: i, ShardCount: ScaleShards, ProfileDir: b.Opts.ProfileDir}
 		var r scaleResult
 		if err := runChild(ctx, "scale-kdyn", args, &r); err != nil {
 			return nil, err
@@ -240,8 +243,8 @@ func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 		shardObjects += r.Objects
 		b.logf("scale %d: shard %d of %d: %d objects, sync %.0f ms, heap %.1f MB, %d of %d informers sharded by the server", last.n, i, ScaleShards, r.Objects, r.SyncMs, float64(r.HeapBytes)/mib, r.ServerSharded, r.Informers)
 	}
-	if shardObjects != last.n {
-		return nil, fmt.Errorf("the %d shards cached %d objects together, want %d", ScaleShards, shardObjects, last.n)
+	if shardObjects != last.objects {
+		return nil, fmt.Errorf("the %d shards cached %d objects together, want %d", ScaleShards, shardObjects, last.objects)
 	}
 	memEnd, _ := controlPlaneMemory(b.Env)
 	return scaleTables(steps, mem0, memEnd), nil
@@ -263,6 +266,24 @@ func waitScaleCRDs(ctx context.Context, dc *dynamic.DynamicClient) error {
 		}
 	}
 	return nil
+}
+
+// metadataListSize lists g in all namespaces, unpaged, as
+// PartialObjectMetadataList JSON, and returns the body's size and how many
+// items it holds.
+func metadataListSize(ctx context.Context, rc *krest.Client, g schema.GroupVersionResource) (size, items int, err error) {
+	body, err := rc.Get().Group(g.Group).Version(g.Version).Resource(g.Resource).
+		SetHeader("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1").DoRaw(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	var l struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(body, &l); err != nil {
+		return 0, 0, err
+	}
+	return len(body), len(l.Items), nil
 }
 
 // scaleFloorMs is the server's own time to send the four resources'
@@ -297,7 +318,9 @@ func relistLive(r scaleResult) float64 {
 // memory.
 func scaleTables(steps []*scaleStep, mem0, memEnd procMemory) []*Table {
 	var ts []*Table
-	per := func(r scaleResult, n int) float64 { return float64(r.HeapBytes) / float64(n) }
+	// Per object: of the objects the contender cached (n, and the
+	// apiserver's own ConfigMaps in kube-system).
+	per := func(r scaleResult, _ int) float64 { return float64(r.HeapBytes) / float64(max(r.Objects, 1)) }
 	nan := math.NaN()
 	relist := func(r scaleResult, peak func(*relistResult) uint64) (float64, float64) {
 		if r.Relist == nil || !r.Relist.Observed {
@@ -326,7 +349,7 @@ func scaleTables(steps []*scaleStep, mem0, memEnd procMemory) []*Table {
 		t.Add(Row{Metric: "client-go: relist, peak live heap vs steady heap", Unit: "MB", Kdyn: p, ClientGo: s, Target: "—"})
 		p, s = relist(st.cg, alloc)
 		t.Add(Row{Metric: "client-go: relist, peak HeapAlloc vs steady heap", Unit: "MB", Kdyn: p, ClientGo: s, Target: "—"})
-		t.RawLine("server send time (the four metadata streaming lists read raw, together) %s ms; raw metadata JSON %.0f B/obj (%.1f MB)", fmtSample(st.floors, 0), st.rawMeta, st.rawMeta*float64(st.n)/mib)
+		t.RawLine("server send time (the four metadata streaming lists read raw, together) %s ms; raw metadata JSON %.0f B/obj (%.1f MB)", fmtSample(st.floors, 0), st.rawMeta, st.rawMeta*float64(st.objects)/mib)
 		for i, r := range []scaleResult{st.kdyn, st.cg} {
 			who := []string{"kdyn", "client-go"}[i]
 			t.RawLine("%-9s %d objects, sync %.0f ms (CPU %.0f ms, allocated %.0f MB), heap %.1f MB = %.0f B/obj (baseline %.1f MB), requests %+v", who, r.Objects, r.SyncMs, r.SyncCPUMs, r.AllocMB, float64(r.HeapBytes)/mib, per(r, st.n), float64(r.BaseHeap)/mib, r.Requests)
@@ -410,7 +433,7 @@ func scaleTables(steps []*scaleStep, mem0, memEnd procMemory) []*Table {
 	last4 := ts[len(ts)-1]
 	last4.Note("objects: i-th object is resource i%%4 (configmaps, secrets, gizmos.%s, doohickeys.%s), in namespace scale-NN (%d namespaces), with 5 labels, 2 annotations and ~200 B of data or spec; seeded once, growing through the sizes", ScaleGroup, ScaleGroup, ScaleNamespaces)
 	last4.Note("contenders: kdyn informer.NewResourceSet (metadata-only, the default) with restmapper.NewForConfig, Keep restricted to the four resources, all namespaces, streaming lists (the default); client-go metadatainformer.NewSharedInformerFactory with ForResource for each of the four (WatchListClient on, its default in v0.37.2); one counting handler each; sync = process start of the measurement (before any client, discovery included for kdyn) → every informer synced and every add delivered; heap = HeapAlloc after two runtime.GC() then minus the same before any client existed")
-	last4.Note("references: raw metadata = the four unpaged lists with Accept application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, total body bytes / N (managedFields included: client-go's cache keeps them, kdyn's leaves them out by default); server send time = the four metadata streaming lists (sendInitialEvents, protobuf, Accept-Encoding identity) read raw and concurrently up to their initial-events-end bookmarks, median of 3")
+	last4.Note("references: raw metadata = the four unpaged lists with Accept application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, total body bytes / items (N, and the 2 ConfigMaps the apiserver keeps in kube-system, which both caches hold too; managedFields included: client-go's cache keeps them, kdyn's leaves them out by default); server send time = the four metadata streaming lists (sendInitialEvents, protobuf, Accept-Encoding identity) read raw and concurrently up to their initial-events-end bookmarks, median of 3")
 	last4.Note("relist: kdyn and client-go children stay up after their sync (the kdyn one idle while client-go syncs), then the parent restarts the control plane (testenv Restart: a fresh watch cache answers 410), both relist at once; each samples ReadMemStats HeapAlloc and /gc/heap/live:bytes every 10 ms from before the restart until 1 s after its relist completed (kdyn: every informer synced again, seen by an informer.Metrics hook; client-go: every object received again, counted by a no-op transform)")
 	return ts
 }
