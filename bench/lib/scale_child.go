@@ -270,6 +270,11 @@ func scaleChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 		AllocMB:  float64(ms1.TotalAlloc-base.TotalAlloc) / mib,
 		Requests: rec.snapshot(),
 	}
+	if args.ShardCount > 0 {
+		// Each informer learns whether the server shards by a one-object
+		// probe as it starts watching, right after its sync.
+		waitFor(ctx, 10*time.Millisecond, 30*time.Second, func() bool { n, served := sharded(); return n == len(gvrs) && served == n })
+	}
 	res.Informers, res.ServerSharded = sharded()
 	if args.ShardCount == 0 && n != args.Count {
 		return nil, fmt.Errorf("%s cached %d objects, want %d", name, n, args.Count)
