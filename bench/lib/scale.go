@@ -97,14 +97,11 @@ func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 	if b.Opts.Quick {
 		sizes = []int{1000, 5000}
 	}
-	if err := b.startGatedEnv(ctx); err != nil {
-		return nil, err
-	}
-	defer b.Env.Stop()
-	dc, err := dynamic.NewForConfig(b.Conn.Kdyn(Unlimited, nil))
+	dc, err := b.startGatedEnv(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer b.Env.Stop()
 	rc, err := krest.NewForConfig(b.Conn.Kdyn(Unlimited, nil))
 	if err != nil {
 		return nil, err

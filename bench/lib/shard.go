@@ -39,8 +39,9 @@ const (
 )
 
 // startGatedEnv starts a control plane of the scenario's own with the
-// ShardedListAndWatch feature gate on, and points the bench at it.
-func (b *Bench) startGatedEnv(ctx context.Context) error {
+// ShardedListAndWatch feature gate on, points the bench at it, and returns
+// a client without a rate limit. The caller stops b.Env.
+func (b *Bench) startGatedEnv(ctx context.Context) (*dynamic.DynamicClient, error) {
 	b.logf("starting a control plane with %s", shardGate)
 	env, err := testenv.Start(ctx, testenv.Options{
 		ExtraArgs:    []string{shardGate},
@@ -48,12 +49,17 @@ func (b *Bench) startGatedEnv(ctx context.Context) error {
 		ReadyTimeout: 5 * time.Minute, // a restart with 250k objects reloads every watch cache
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b.Env = env
 	b.Conn = Conn{Host: env.Host(), Token: env.AdminToken(), CA: env.CAData()}
 	b.logf("control plane at %s, directory %s", b.Conn.Host, env.Dir())
-	return nil
+	dc, err := dynamic.NewForConfig(b.Conn.Kdyn(Unlimited, nil))
+	if err != nil {
+		env.Stop()
+		return nil, err
+	}
+	return dc, nil
 }
 
 // createNamespaces creates namespaces that may exist already.
@@ -75,14 +81,11 @@ func (b *Bench) Shard(ctx context.Context) ([]*Table, error) {
 	if b.Opts.Quick {
 		n = ShardObjects / 10
 	}
-	if err := b.startGatedEnv(ctx); err != nil {
-		return nil, err
-	}
-	defer b.Env.Stop()
-	dc, err := dynamic.NewForConfig(b.Conn.Kdyn(Unlimited, nil))
+	dc, err := b.startGatedEnv(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer b.Env.Stop()
 	if err := createNamespaces(ctx, dc, NSShard, NSShardRing); err != nil {
 		return nil, err
 	}

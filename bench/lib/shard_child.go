@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -139,20 +140,8 @@ type memberState struct {
 }
 
 func (s memberState) same(o memberState) bool {
-	return equalHashRanges(s.Processing, o.Processing) && equalHashRanges(s.Target, o.Target) &&
+	return slices.Equal(s.Processing, o.Processing) && slices.Equal(s.Target, o.Target) &&
 		s.Gen == o.Gen && s.SyncGen == o.SyncGen && s.Cached == o.Cached && s.Reconciled == o.Reconciled && s.Idle == o.Idle
-}
-
-func equalHashRanges(a, b []informer.HashRange) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // atomicMax raises v to x.
@@ -263,7 +252,7 @@ func shardChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 		want := 1 / float64(args.Members)
 		if !waitFor(ctx, 10*time.Millisecond, 2*time.Minute, func() bool {
 			p := member.Processing()
-			return len(p) > 0 && equalHashRanges(p, member.Target()) && math.Abs(shard.Size(p)-want) < 0.01
+			return len(p) > 0 && slices.Equal(p, member.Target()) && math.Abs(shard.Size(p)-want) < 0.01
 		}) {
 			return nil, fmt.Errorf("%s: the ring did not settle: processing %s, target %s", args.Identity, shard.FormatRanges(member.Processing()), shard.FormatRanges(member.Target()))
 		}
