@@ -51,6 +51,7 @@ type ChildArgs struct {
 	// group empty for the core group), and, for a sharded kdyn child, its
 	// part ShardIndex of informer.SplitRanges(ShardCount).
 	GVRs       []string `json:"gvrs,omitempty"`
+	Compact    bool     `json:"compact,omitempty"` // InformerOptions.Compact
 	ShardIndex int      `json:"shardIndex,omitempty"`
 	ShardCount int      `json:"shardCount,omitempty"`
 }

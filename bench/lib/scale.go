@@ -82,6 +82,7 @@ type scaleStep struct {
 	floors     []float64
 	restart    time.Duration
 	kdyn, cg   scaleResult
+	compact    scaleResult // kdyn with InformerOptions.Compact
 	shards     []scaleResult
 	shardOrder []int
 }
@@ -179,8 +180,8 @@ func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 		st.floorMs = median(st.floors)
 		b.logf("scale %d: %d objects on the server, raw metadata %.0f B/obj, server send time %s ms", n, st.objects, st.rawMeta, fmtSample(st.floors, 0))
 
-		// kdyn, then client-go, each synced alone; then both through one
-		// restart of the control plane.
+		// kdyn, kdyn compact, then client-go, each synced alone; then all
+		// through one restart of the control plane.
 		args := ChildArgs{Conn: b.Conn, Count: st.objects, GVRs: gvrArgs, Relist: true, ProfileDir: b.Opts.ProfileDir}
 		var children []*child
 		kill := func() {
@@ -188,9 +189,13 @@ func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 				c.cmd.Process.Kill()
 			}
 		}
-		for _, who := range []string{"scale-kdyn", "scale-clientgo"} {
+		for _, who := range []string{"scale-kdyn", "scale-kdyn-compact", "scale-clientgo"} {
 			time.Sleep(settleBetweenChildren)
-			c, err := startChild(ctx, who, args)
+			a := args
+			if who == "scale-kdyn-compact" {
+				who, a.Compact = "scale-kdyn", true
+			}
+			c, err := startChild(ctx, who, a)
 			if err != nil {
 				kill()
 				return nil, err
@@ -200,7 +205,7 @@ func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 				kill()
 				return nil, err
 			}
-			b.logf("scale %d: %s synced", n, who)
+			b.logf("scale %d: %s (compact %v) synced", n, who, a.Compact)
 		}
 		t0 = time.Now()
 		if err := b.Env.Restart(ctx); err != nil {
@@ -215,14 +220,14 @@ func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 				return nil, err
 			}
 		}
-		for i, out := range []*scaleResult{&st.kdyn, &st.cg} {
+		for i, out := range []*scaleResult{&st.kdyn, &st.compact, &st.cg} {
 			if err := children[i].finish(ctx, out); err != nil {
 				kill()
 				return nil, err
 			}
 		}
-		for i, r := range []scaleResult{st.kdyn, st.cg} {
-			b.logf("scale %d: %s sync %.0f ms, heap %.1f MB (%.0f B/obj), relist peak live %.2f× steady (settled %v)", n, []string{"kdyn", "client-go"}[i], r.SyncMs, float64(r.HeapBytes)/mib, float64(r.HeapBytes)/float64(max(r.Objects, 1)), relistLive(r), r.Relist != nil && r.Relist.Settled)
+		for i, r := range []scaleResult{st.kdyn, st.compact, st.cg} {
+			b.logf("scale %d: %s sync %.0f ms, heap %.1f MB (%.0f B/obj), relist peak live %.2f× steady (settled %v)", n, []string{"kdyn", "kdyn compact", "client-go"}[i], r.SyncMs, float64(r.HeapBytes)/mib, float64(r.HeapBytes)/float64(max(r.Objects, 1)), relistLive(r), r.Relist != nil && r.Relist.Settled)
 		}
 	}
 
@@ -329,26 +334,32 @@ func scaleTables(steps []*scaleStep, mem0, memEnd procMemory) []*Table {
 	alloc := func(rr *relistResult) uint64 { return rr.PeakHeapAlloc }
 	for _, st := range steps {
 		t := &Table{
-			Title: fmt.Sprintf("scale, %d objects (%d each of ConfigMaps, Secrets and two CRDs, in %d namespaces): metadata-only kdyn ResourceSet and client-go metadatainformer, each in its own process", st.n, st.n/4, ScaleNamespaces),
+			Title: fmt.Sprintf("scale, %d objects (%d each of ConfigMaps, Secrets and two CRDs, in %d namespaces): metadata-only kdyn ResourceSet (default and compact) and client-go metadatainformer, each in its own process", st.n, st.n/4, ScaleNamespaces),
 			Cols:  [2]string{"value", "reference"},
 		}
 		t.Add(Row{Metric: "kdyn: heap per object vs raw metadata JSON per object (PartialObjectMetadataList)", Unit: "B", Kdyn: per(st.kdyn, st.n), ClientGo: st.rawMeta, Target: "≤ 1.0×", Check: ratioAtMost(1.0)})
+		t.Add(Row{Metric: "kdyn compact (InformerOptions.Compact): heap per object vs raw metadata JSON per object", Unit: "B", Kdyn: per(st.compact, st.n), ClientGo: st.rawMeta, Target: "≤ 1.0×", Check: ratioAtMost(1.0)})
 		t.Add(Row{Metric: "client-go: heap per object vs raw metadata JSON per object", Unit: "B", Kdyn: per(st.cg, st.n), ClientGo: st.rawMeta, Target: "—"})
 		t.Add(Row{Metric: "heap per object, kdyn vs client-go", Unit: "B", Kdyn: per(st.kdyn, st.n), ClientGo: per(st.cg, st.n), Target: "—"})
 		t.Add(Row{Metric: "kdyn: sync time vs the server's own send time", Unit: "ms", Kdyn: st.kdyn.SyncMs, ClientGo: st.floorMs, Target: "≤ 1.3×", Check: ratioAtMost(1.3)})
+		t.Add(Row{Metric: "kdyn compact: sync time vs the server's own send time", Unit: "ms", Kdyn: st.compact.SyncMs, ClientGo: st.floorMs, Target: "≤ 1.3×", Check: ratioAtMost(1.3)})
 		t.Add(Row{Metric: "client-go: sync time vs the server's own send time", Unit: "ms", Kdyn: st.cg.SyncMs, ClientGo: st.floorMs, Target: "—"})
 		t.Add(Row{Metric: "CPU during sync (user+sys), kdyn vs client-go", Unit: "ms", Kdyn: st.kdyn.SyncCPUMs, ClientGo: st.cg.SyncCPUMs, Target: "—"})
 		p, s := relist(st.kdyn, live)
 		t.Add(Row{Metric: "kdyn: relist after a restart, peak live heap vs steady heap", Unit: "MB", Kdyn: p, ClientGo: s, Target: "≤ 1.2×", Check: ratioAtMost(1.2)})
 		p, s = relist(st.kdyn, alloc)
 		t.Add(Row{Metric: "kdyn: relist after a restart, peak HeapAlloc (garbage not yet collected included) vs steady heap", Unit: "MB", Kdyn: p, ClientGo: s, Target: "— (GC pacing)"})
+		p, s = relist(st.compact, live)
+		t.Add(Row{Metric: "kdyn compact: relist after a restart, peak live heap vs steady heap", Unit: "MB", Kdyn: p, ClientGo: s, Target: "≤ 1.2×", Check: ratioAtMost(1.2)})
+		p, s = relist(st.compact, alloc)
+		t.Add(Row{Metric: "kdyn compact: relist after a restart, peak HeapAlloc vs steady heap", Unit: "MB", Kdyn: p, ClientGo: s, Target: "— (GC pacing)"})
 		p, s = relist(st.cg, live)
 		t.Add(Row{Metric: "client-go: relist, peak live heap vs steady heap", Unit: "MB", Kdyn: p, ClientGo: s, Target: "—"})
 		p, s = relist(st.cg, alloc)
 		t.Add(Row{Metric: "client-go: relist, peak HeapAlloc vs steady heap", Unit: "MB", Kdyn: p, ClientGo: s, Target: "—"})
 		t.RawLine("server send time (the four metadata streaming lists read raw, together) %s ms; raw metadata JSON %.0f B/obj (%.1f MB)", fmtSample(st.floors, 0), st.rawMeta, st.rawMeta*float64(st.objects)/mib)
-		for i, r := range []scaleResult{st.kdyn, st.cg} {
-			who := []string{"kdyn", "client-go"}[i]
+		for i, r := range []scaleResult{st.kdyn, st.compact, st.cg} {
+			who := []string{"kdyn", "compact", "client-go"}[i]
 			t.RawLine("%-9s %d objects, sync %.0f ms (CPU %.0f ms, allocated %.0f MB), heap %.1f MB = %.0f B/obj (baseline %.1f MB), requests %+v", who, r.Objects, r.SyncMs, r.SyncCPUMs, r.AllocMB, float64(r.HeapBytes)/mib, per(r, st.n), float64(r.BaseHeap)/mib, r.Requests)
 			if rr := r.Relist; rr != nil {
 				t.RawLine("%-9s relist observed %v after %.1f s, settled %v after %.1f s; steady %.1f MB, peak HeapAlloc %.1f MB, peak live %.1f MB, after %.1f MB; %d relist requests (%d failed while down), %d samples", who, rr.Observed, rr.SecondsToSeen, rr.Settled, rr.SecondsToSettled, float64(rr.SteadyHeap)/mib, float64(rr.PeakHeapAlloc)/mib, float64(rr.PeakLive)/mib, float64(rr.AfterHeap)/mib, rr.RelistRequests, rr.FailedRequests, rr.Samples)
@@ -367,11 +378,17 @@ func scaleTables(steps []*scaleStep, mem0, memEnd procMemory) []*Table {
 		g.Add(Row{Metric: fmt.Sprintf("kdyn heap per object, %d vs %d", st.n, first.n), Unit: "B", Kdyn: per(st.kdyn, st.n), ClientGo: per(first.kdyn, first.n), Target: "≤ 1.1×", Check: ratioAtMost(1.1)})
 	}
 	for _, st := range steps[1:] {
+		g.Add(Row{Metric: fmt.Sprintf("kdyn compact heap per object, %d vs %d", st.n, first.n), Unit: "B", Kdyn: per(st.compact, st.n), ClientGo: per(first.compact, first.n), Target: "≤ 1.1×", Check: ratioAtMost(1.1)})
+	}
+	for _, st := range steps[1:] {
 		g.Add(Row{Metric: fmt.Sprintf("client-go heap per object, %d vs %d", st.n, first.n), Unit: "B", Kdyn: per(st.cg, st.n), ClientGo: per(first.cg, first.n), Target: "—"})
 	}
 	us := func(v float64, n int) float64 { return v * 1000 / float64(n) }
 	for _, st := range steps[1:] {
 		g.Add(Row{Metric: fmt.Sprintf("kdyn sync time per object, %d vs %d", st.n, first.n), Unit: "µs", Kdyn: us(st.kdyn.SyncMs, st.n), ClientGo: us(first.kdyn.SyncMs, first.n), Target: "≤ 1.2×", Check: ratioAtMost(1.2)})
+	}
+	for _, st := range steps[1:] {
+		g.Add(Row{Metric: fmt.Sprintf("kdyn compact sync time per object, %d vs %d", st.n, first.n), Unit: "µs", Kdyn: us(st.compact.SyncMs, st.n), ClientGo: us(first.compact.SyncMs, first.n), Target: "≤ 1.2×", Check: ratioAtMost(1.2)})
 	}
 	for _, st := range steps[1:] {
 		g.Add(Row{Metric: fmt.Sprintf("client-go sync time per object, %d vs %d", st.n, first.n), Unit: "µs", Kdyn: us(st.cg.SyncMs, st.n), ClientGo: us(first.cg.SyncMs, first.n), Target: "—"})
@@ -429,8 +446,8 @@ func scaleTables(steps []*scaleStep, mem0, memEnd procMemory) []*Table {
 
 	last4 := ts[len(ts)-1]
 	last4.Note("objects: i-th object is resource i%%4 (configmaps, secrets, gizmos.%s, doohickeys.%s), in namespace scale-NN (%d namespaces), with 5 labels, 2 annotations and ~200 B of data or spec; seeded once, growing through the sizes", ScaleGroup, ScaleGroup, ScaleNamespaces)
-	last4.Note("contenders: kdyn informer.NewResourceSet (metadata-only, the default) with restmapper.NewForConfig, Keep restricted to the four resources, all namespaces, streaming lists (the default); client-go metadatainformer.NewSharedInformerFactory with ForResource for each of the four (WatchListClient on, its default in v0.37.2); one counting handler each; sync = process start of the measurement (before any client, discovery included for kdyn) → every informer synced and every add delivered; heap = HeapAlloc after two runtime.GC() then minus the same before any client existed")
+	last4.Note("contenders: kdyn informer.NewResourceSet (metadata-only, the default; and the same with ResourceSetOptions.Informer.Compact, which keeps each object's metadata as its protobuf encoding) with restmapper.NewForConfig, Keep restricted to the four resources, all namespaces, streaming lists (the default); client-go metadatainformer.NewSharedInformerFactory with ForResource for each of the four (WatchListClient on, its default in v0.37.2); one counting handler each; sync = process start of the measurement (before any client, discovery included for kdyn) → every informer synced and every add delivered; heap = HeapAlloc after two runtime.GC() then minus the same before any client existed")
 	last4.Note("references: raw metadata = the four unpaged lists with Accept application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, total body bytes / items (N, and the 2 ConfigMaps the apiserver keeps in kube-system, which both caches hold too; managedFields included: client-go's cache keeps them, kdyn's leaves them out by default); server send time = the four metadata streaming lists (sendInitialEvents, protobuf, Accept-Encoding identity) read raw and concurrently up to their initial-events-end bookmarks, median of 3")
-	last4.Note("relist: kdyn and client-go children stay up after their sync (the kdyn one idle while client-go syncs), then the parent restarts the control plane (testenv Restart: a fresh watch cache answers 410), both relist at once; each samples ReadMemStats HeapAlloc and /gc/heap/live:bytes (the heap marked live by the last GC) every 10 ms from before the restart until 1 s after its relist completed (kdyn: every informer synced again, seen by an informer.Metrics hook; client-go: every object received again, counted by a no-op transform); the goal applies to the live heap: HeapAlloc also holds garbage not yet collected, which Go's GC lets grow to the live heap's size (GOGC=100) in any program that allocates while it decodes")
+	last4.Note("relist: the three children stay up after their sync (idle while the next one syncs), then the parent restarts the control plane (testenv Restart: a fresh watch cache answers 410), and all three relist at once; each samples ReadMemStats HeapAlloc and /gc/heap/live:bytes (the heap marked live by the last GC) every 10 ms from before the restart until 1 s after its relist completed (kdyn: every informer synced again, seen by an informer.Metrics hook; client-go: every object received again, counted by a no-op transform); the goal applies to the live heap: HeapAlloc also holds garbage not yet collected, which Go's GC lets grow to the live heap's size (GOGC=100) in any program that allocates while it decodes")
 	return ts
 }

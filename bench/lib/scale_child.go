@@ -85,7 +85,8 @@ func formatGVR(g schema.GroupVersionResource) string {
 
 // scaleChild caches the metadata of every object of args.GVRs in all
 // namespaces: "scale-kdyn" with a kdyn ResourceSet (its resources found by
-// discovery, restricted by Keep; a Shard when args.ShardCount is set),
+// discovery, restricted by Keep; a Shard when args.ShardCount is set;
+// compact informers with args.Compact),
 // "scale-clientgo" with client-go's metadatainformer. It reports once
 // synced, or, with args.Relist, after the relist that follows the
 // parent's restart of the control plane.
@@ -102,6 +103,9 @@ func scaleChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 	profName := fmt.Sprintf("%s-%d", name, args.Count)
 	if args.ShardCount > 0 {
 		profName += fmt.Sprintf("-shard%dof%d", args.ShardIndex, args.ShardCount)
+	}
+	if args.Compact {
+		profName += "-compact"
 	}
 
 	base := gc2()
@@ -140,7 +144,7 @@ func scaleChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 		for _, g := range gvrs {
 			want[g] = true
 		}
-		opts := informer.InformerOptions{Shard: sh}
+		opts := informer.InformerOptions{Shard: sh, Compact: args.Compact}
 		set := informer.NewResourceSet(f, mp, informer.ResourceSetOptions{
 			Keep:     func(r *discovery.Resource) bool { return want[r.GVR()] },
 			Informer: opts,
