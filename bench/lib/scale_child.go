@@ -36,8 +36,9 @@ type scaleResult struct {
 	Requests  reqLog  `json:"requests"`
 	// Informers (of the scale resources) and how many of them report
 	// that the server applied their shard selector.
-	Informers     int `json:"informers"`
-	ServerSharded int `json:"serverSharded"`
+	Informers       int      `json:"informers"`
+	ServerSharded   int      `json:"serverSharded"`
+	ServedResources []string `json:"servedResources,omitempty"` // those sharded by the server
 
 	Relist *relistResult `json:"relist,omitempty"`
 }
@@ -117,7 +118,7 @@ func scaleChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 		cached   func() int
 		settled  func() bool // after a restart: every informer synced again
 		mark     func()      // called before the restart, for settled
-		sharded  func() (int, int)
+		sharded  func() (n, known int, served []string)
 		stopping func()
 	)
 	switch name {
@@ -193,15 +194,20 @@ func scaleChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 				before[informer.ResourceName(g)] = syncs.get(informer.ResourceName(g))
 			}
 		}
-		sharded = func() (int, int) {
-			n, served := 0, 0
-			for _, inf := range infs() {
+		sharded = func() (int, int, []string) {
+			n, known := 0, 0
+			var served []string
+			for _, g := range set.Resources() {
 				n++
-				if s, known := inf.ServerSharded(); s && known {
-					served++
+				s, k := f.ForResourceMetadata(g, opts).ServerSharded()
+				if k {
+					known++
+				}
+				if s && k {
+					served = append(served, g.Resource)
 				}
 			}
-			return n, served
+			return n, known, served
 		}
 	case "scale-clientgo":
 		cfg := args.Conn.ClientGo(Unlimited, nil)
@@ -249,7 +255,7 @@ func scaleChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 		var received0 int64
 		settled = func() bool { return received.Load() >= received0+int64(args.Count) }
 		mark = func() { received0 = received.Load() }
-		sharded = func() (int, int) { return len(infs), 0 }
+		sharded = func() (int, int, []string) { return len(infs), 0, nil }
 	default:
 		return nil, fmt.Errorf("unknown scale child %q", name)
 	}
@@ -277,9 +283,11 @@ func scaleChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 	if args.ShardCount > 0 {
 		// Each informer learns whether the server shards by a one-object
 		// probe as it starts watching, right after its sync.
-		waitFor(ctx, 10*time.Millisecond, 30*time.Second, func() bool { n, served := sharded(); return n == len(gvrs) && served == n })
+		waitFor(ctx, 10*time.Millisecond, 30*time.Second, func() bool { n, known, _ := sharded(); return n == len(gvrs) && known == n })
 	}
-	res.Informers, res.ServerSharded = sharded()
+	var served []string
+	res.Informers, _, served = sharded()
+	res.ServerSharded, res.ServedResources = len(served), served
 	if args.ShardCount == 0 && n != args.Count {
 		return nil, fmt.Errorf("%s cached %d objects, want %d", name, n, args.Count)
 	}
