@@ -11,12 +11,12 @@
 //     unsharded controller against four sharded ring members (package
 //     shard), each in its own process — heap, bytes received, CPU,
 //     reconcile throughput, and the time to full coverage after a member is
-//     killed (about 3 minutes);
+//     killed (about 2 minutes on 2 cores);
 //   - `go run ./cmd/libbench -scenario scale`: a metadata-only ResourceSet
 //     and client-go's metadatainformer over 10k, 50k and 250k objects
 //     (ConfigMaps, Secrets and two CRDs) — heap per object against the raw
 //     metadata, sync time against the server's send time, relist peak,
-//     growth — then 250k in four shards (about 25 minutes on 2 cores).
+//     growth — then 250k in four shards (about 9 minutes on 2 cores, 3 of them seeding).
 //
 // See docs/benchmarks.md for the figures and how they were taken.
 package bench
