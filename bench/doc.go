@@ -13,10 +13,11 @@
 //     reconcile throughput, and the time to full coverage after a member is
 //     killed (about 2 minutes on 2 cores);
 //   - `go run ./cmd/libbench -scenario scale`: a metadata-only ResourceSet
-//     and client-go's metadatainformer over 10k, 50k and 250k objects
-//     (ConfigMaps, Secrets and two CRDs) — heap per object against the raw
-//     metadata, sync time against the server's send time, relist peak,
-//     growth — then 250k in four shards (about 9 minutes on 2 cores, 3 of them seeding).
+//     (default and compact) and client-go's metadatainformer over 10k, 50k
+//     and 250k objects (ConfigMaps, Secrets and two CRDs) — heap per object
+//     against the raw metadata, sync time against the server's send time,
+//     relist peak, growth — then 250k in four shards (about 9 minutes on 2
+//     cores, 3 of them seeding).
 //
 // See docs/benchmarks.md for the figures and how they were taken.
 package bench
