@@ -83,7 +83,9 @@
 // without them, apiVersion and kind put first); with a Transform, the
 // transformed object is encoded instead. Handlers still get decoded
 // objects, as in the default mode. Metadata-only informers
-// (Factory.ForResourceMetadata) cache *metav1.PartialObjectMetadata.
+// (Factory.ForResourceMetadata) cache *metav1.PartialObjectMetadata; in
+// compact mode they keep each one as its protobuf encoding and decode it
+// on every read.
 //
 // # Sources
 //

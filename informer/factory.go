@@ -56,7 +56,10 @@ type InformerOptions struct {
 	Transform func(*unstructured.Unstructured) (*unstructured.Unstructured, error)
 	// Compact keeps objects as JSON bytes (the text the server sent, less
 	// managedFields) and decodes them on each read (see RawJSON): far less
-	// memory, slower reads. Metadata-only informers ignore it.
+	// memory, slower reads. Metadata-only informers keep each object's
+	// metadata as its protobuf encoding instead, and decode it on each read
+	// (about a third of the memory for objects with a few labels and
+	// annotations).
 	Compact bool
 	// Shard, when set, caches only the objects in the shard's ranges and
 	// follows its changes (see Shard). Informers with different Shards are
@@ -127,7 +130,7 @@ func NewFactory(client dynamic.Interface, opts FactoryOptions) *Factory {
 
 func (f *Factory) key(gvr schema.GroupVersionResource, o InformerOptions, metadata bool) factoryKey {
 	if metadata {
-		o.Compact, o.Transform = false, nil
+		o.Transform = nil
 	}
 	ns := o.Namespace
 	switch {
@@ -193,6 +196,9 @@ var (
 	metadataOnly = objectKind[*metav1.PartialObjectMetadata]{
 		metadata: true,
 		build: func(ri dynamic.ResourceInterface, opts InformerOptions, o Options[*metav1.PartialObjectMetadata]) *Informer[*metav1.PartialObjectMetadata] {
+			if opts.Compact {
+				o.storage = newCompactMetadataStorage()
+			}
 			return New(NewMetadataSource(ri, SourceOptions{KeepManagedFields: opts.KeepManagedFields}), o)
 		},
 	}

@@ -39,6 +39,21 @@ type ChildArgs struct {
 	Burst   int     `json:"burst,omitempty"`
 	// ProfileDir, when set, receives CPU and heap profiles.
 	ProfileDir string `json:"profileDir,omitempty"`
+	// Shard children: the ring, this member's identity, the number of
+	// members and where their Leases live, and the fixed cost of one
+	// reconcile (Workers reconcile concurrently).
+	Ring           string  `json:"ring,omitempty"`
+	Identity       string  `json:"identity,omitempty"`
+	Members        int     `json:"members,omitempty"`
+	LeaseNamespace string  `json:"leaseNamespace,omitempty"`
+	ReconcileMs    float64 `json:"reconcileMs,omitempty"`
+	// Scale children: the resources to cache ("group/version/resource",
+	// group empty for the core group), and, for a sharded kdyn child, its
+	// part ShardIndex of informer.SplitRanges(ShardCount).
+	GVRs       []string `json:"gvrs,omitempty"`
+	Compact    bool     `json:"compact,omitempty"` // InformerOptions.Compact
+	ShardIndex int      `json:"shardIndex,omitempty"`
+	ShardCount int      `json:"shardCount,omitempty"`
 }
 
 // childIO is how a child talks to its parent: lines on stdout (READY/RESULT
@@ -88,6 +103,10 @@ func RunChild(name string) error {
 		res, err = informerChild(ctx, name, args, io)
 	case strings.HasPrefix(name, "load-"):
 		res, err = loadChild(ctx, name, args)
+	case strings.HasPrefix(name, "shard-"):
+		res, err = shardChild(ctx, name, args, io)
+	case strings.HasPrefix(name, "scale-"):
+		res, err = scaleChild(ctx, name, args, io)
 	default:
 		err = fmt.Errorf("unknown child %q", name)
 	}

@@ -17,6 +17,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	"github.com/kdyn/kdyn/dynamic"
@@ -26,8 +27,7 @@ import (
 
 // rawListBytes returns the size of one unpaged JSON list (full objects, or
 // PartialObjectMetadataList when metadataOnly).
-func rawListBytes(ctx context.Context, rc *krest.Client, gvr string, ns string, metadataOnly bool) (int, error) {
-	g := gvrFor(gvr)
+func rawListBytes(ctx context.Context, rc *krest.Client, g schema.GroupVersionResource, ns string, metadataOnly bool) (int, error) {
 	r := rc.Get().Group(g.Group).Version(g.Version).Namespace(ns).Resource(g.Resource)
 	if metadataOnly {
 		r = r.SetHeader("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
@@ -45,8 +45,7 @@ func rawListBytes(ctx context.Context, rc *krest.Client, gvr string, ns string, 
 // as JSON; metadata-only as protobuf PartialObjectMetadata, as both
 // metadata-only informers ask for it. Uncompressed, as kdyn's informers
 // ask (client-go accepts gzip, which v1.37 servers use for streaming lists).
-func serverFloorMs(ctx context.Context, rc *krest.Client, gvr string, ns string, stream, metadataOnly bool) (float64, error) {
-	g := gvrFor(gvr)
+func serverFloorMs(ctx context.Context, rc *krest.Client, g schema.GroupVersionResource, ns string, stream, metadataOnly bool) (float64, error) {
 	opts := metav1.ListOptions{ResourceVersion: "0", Limit: 500}
 	if stream {
 		opts = metav1.ListOptions{Watch: true, SendInitialEvents: ptr.To(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true}
@@ -131,12 +130,12 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 	raw := map[string]float64{}
 	rawMeta := map[string]float64{}
 	for _, res := range []string{"configmaps", "widgets"} {
-		n, err := rawListBytes(ctx, rc, res, nsFor(res), false)
+		n, err := rawListBytes(ctx, rc, gvrFor(res), nsFor(res), false)
 		if err != nil {
 			return nil, err
 		}
 		raw[res] = float64(n) / float64(b.Sizes.Objects)
-		n, err = rawListBytes(ctx, rc, res, nsFor(res), true)
+		n, err = rawListBytes(ctx, rc, gvrFor(res), nsFor(res), true)
 		if err != nil {
 			return nil, err
 		}
@@ -162,7 +161,7 @@ func (b *Bench) Informer(ctx context.Context) (*Table, error) {
 			for _, metadataOnly := range []bool{false, true} {
 				var xs []float64
 				for range runs {
-					v, err := serverFloorMs(ctx, rc, res, nsFor(res), mode == "stream", metadataOnly)
+					v, err := serverFloorMs(ctx, rc, gvrFor(res), nsFor(res), mode == "stream", metadataOnly)
 					if err != nil {
 						return nil, fmt.Errorf("server floor %s %s (metadata-only %v): %w", res, mode, metadataOnly, err)
 					}

@@ -66,6 +66,10 @@ type relistResult struct {
 	RelistRequests int     `json:"relistRequests"` // answered 200
 	FailedRequests int     `json:"failedRequests"`
 	SecondsToSeen  float64 `json:"secondsToSeen"`
+	// Settled: the relist was seen to complete (relistPhase's settled
+	// held); SecondsToSettled is from the restart until then.
+	Settled          bool    `json:"settled,omitempty"`
+	SecondsToSettled float64 `json:"secondsToSettled,omitempty"`
 }
 
 type watchResult struct {
@@ -394,7 +398,7 @@ func informerChild(ctx context.Context, name string, args ChildArgs, cio *childI
 	}
 
 	if args.Relist {
-		rr, err := relistPhase(ctx, cio, rec, after.HeapAlloc, args.ProfileDir, profName)
+		rr, err := relistPhase(ctx, cio, rec, after.HeapAlloc, args.ProfileDir, profName, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -412,8 +416,10 @@ func informerChild(ctx context.Context, name string, args ChildArgs, cio *childI
 }
 
 // relistPhase: tell the parent we are steady, let it restart the control
-// plane, sample the heap every 10 ms until a relist was seen and settled.
-func relistPhase(ctx context.Context, cio *childIO, rec *recordingRT, steady uint64, profDir, profName string) (*relistResult, error) {
+// plane, sample the heap every 10 ms until a relist was seen and settled:
+// 5 s after it was seen, or, when settled is set, 1 s after settled holds
+// (at most 5 minutes).
+func relistPhase(ctx context.Context, cio *childIO, rec *recordingRT, steady uint64, profDir, profName string, settled func() bool) (*relistResult, error) {
 	before := rec.snapshot()
 	rr := &relistResult{SteadyHeap: steady}
 	var peak, peakLive atomic.Uint64
@@ -455,7 +461,12 @@ func relistPhase(ctx context.Context, cio *childIO, rec *recordingRT, steady uin
 	relisted := func() bool { return rec.snapshot().OKRelists > before.OKRelists }
 	rr.Observed = waitFor(ctx, 10*time.Millisecond, 90*time.Second, relisted)
 	rr.SecondsToSeen = time.Since(t0).Seconds()
-	if rr.Observed {
+	switch {
+	case rr.Observed && settled != nil:
+		rr.Settled = waitFor(ctx, 10*time.Millisecond, 5*time.Minute, settled)
+		rr.SecondsToSettled = time.Since(t0).Seconds()
+		time.Sleep(time.Second)
+	case rr.Observed:
 		time.Sleep(5 * time.Second) // the relist of 10k objects takes 1–3 s
 	}
 	close(stop)

@@ -46,6 +46,11 @@ func (r Row) Verdict() string {
 // Table is one scenario's results.
 type Table struct {
 	Title string
+	// Cols names the two value columns (Row.Kdyn, Row.ClientGo); the zero
+	// value means "kdyn" and "client-go". Scenarios that compare kdyn with
+	// itself (sharded against unsharded, a figure against its reference)
+	// name them.
+	Cols  [2]string
 	Notes []string
 	Rows  []Row
 	Raw   []string
@@ -73,7 +78,11 @@ func both(a, b func(Row) bool) func(Row) bool {
 // Print writes the table in Markdown.
 func (t *Table) Print(w io.Writer) {
 	fmt.Fprintf(w, "\n### %s\n\n", t.Title)
-	fmt.Fprintln(w, "| metric | kdyn | client-go | ratio (kdyn/client-go) | target | result |")
+	a, b := t.Cols[0], t.Cols[1]
+	if a == "" && b == "" {
+		a, b = "kdyn", "client-go"
+	}
+	fmt.Fprintf(w, "| metric | %s | %s | ratio (%s/%s) | target | result |\n", a, b, a, b)
 	fmt.Fprintln(w, "|---|---:|---:|---:|---|---|")
 	for _, r := range t.Rows {
 		unit := ""
@@ -85,7 +94,13 @@ func (t *Table) Print(w io.Writer) {
 		if r.Note != "" {
 			m += " (" + r.Note + ")"
 		}
-		fmt.Fprintf(w, "| %s | %s%s | %s%s | %s | %s | %s |\n", m, num(r.Kdyn), unit, num(r.ClientGo), unit, ratio, r.Target, r.Verdict())
+		withUnit := func(v float64) string {
+			if math.IsNaN(v) {
+				return num(v)
+			}
+			return num(v) + unit
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", m, withUnit(r.Kdyn), withUnit(r.ClientGo), ratio, r.Target, r.Verdict())
 	}
 	if len(t.Notes) > 0 {
 		fmt.Fprintln(w)

@@ -2,6 +2,10 @@
 // one real control plane and prints a table per scenario.
 //
 //	go run ./cmd/libbench [-scenario all|discovery|mapper|dynamic|informer|footprint|controller|load] [-quick]
+//	go run ./cmd/libbench -scenario shard|scale [-quick]
+//
+// shard and scale are not part of "all": each starts a control plane of its
+// own with the ShardedListAndWatch feature gate on (see bench/lib).
 //
 // Memory figures come from child processes (the same binary re-executed
 // with the hidden -child flag), one per contender.
@@ -21,7 +25,7 @@ import (
 
 func main() {
 	testing.Init() // testing.Benchmark is used programmatically
-	scenario := flag.String("scenario", "all", "all, or a comma list of: discovery, mapper, dynamic, informer, footprint, controller, load")
+	scenario := flag.String("scenario", "all", "all, or a comma list of: discovery, mapper, dynamic, informer, footprint, controller, load; or, alone and never part of all: shard (1 vs 4 sharded members over 40,000 ConfigMaps), scale (metadata-only caches at 10k, 50k, 250k objects)")
 	quick := flag.Bool("quick", false, "small counts for a fast smoke run (1,000 objects, 20 CRDs, short phases)")
 	runs := flag.Int("runs", 0, "timing repetitions, median reported (0: 5, or 3 with -quick)")
 	profile := flag.String("profile", "", "directory for CPU/heap profiles of the informer children")
