@@ -284,51 +284,80 @@ func (r *reflector[T]) withShard(opts metav1.ListOptions) metav1.ListOptions {
 	return opts
 }
 
-// noteShardEcho reports, once, whether the server applied the shard
-// selector: a list's ListMeta.shardInfo echoes it when it did.
-func (r *reflector[T]) noteShardEcho(echo string) {
+// noteSharded reports, once, whether the server applies the shard
+// selector (how says how that was learnt).
+func (r *reflector[T]) noteSharded(sharded bool, how string) {
 	if r.opts.shard == nil || r.echoKnown {
 		return
 	}
 	r.echoKnown = true
-	if echo != "" {
-		r.opts.log.Info("the server shards the list and watch", zap.String("selector", echo))
+	if sharded {
+		r.opts.log.Info("the server shards the list and watch", zap.String("selector", r.opts.shard.Selector()), zap.String("seen", how))
 	} else {
-		r.opts.log.Info("the server does not shard (no shardInfo echo); filtering on the client", zap.String("selector", r.opts.shard.Selector()))
+		r.opts.log.Info("the server does not shard; filtering on the client", zap.String("selector", r.opts.shard.Selector()), zap.String("seen", how))
 	}
-	r.opts.metrics.ShardServed(r.opts.name, echo != "")
+	r.opts.metrics.ShardServed(r.opts.name, sharded)
 	if r.opts.onShardEcho != nil {
-		r.opts.onShardEcho(echo != "")
+		r.opts.onShardEcho(sharded)
 	}
 }
 
-// probeShardEcho lists one whole object with the shard selector to learn
-// whether the server applies it: a streaming list's bookmark does not say,
-// and a metadata-only list (PartialObjectMetadataList) does not echo
-// shardInfo. It is a consistent list (resourceVersion ""), which honours
-// the limit; one that fails is tried again before the next watch.
+// probeShardEcho learns whether the server applies the shard selector,
+// when no list has said so yet: a streaming list's bookmark does not echo
+// it, a metadata-only list (PartialObjectMetadataList) does not, and a
+// v1.37 server shards the lists of custom resources without echoing it.
+// It lists one whole object with the selector (consistent reads, which
+// honour the limit): an echo settles it. Without one, what the server
+// sends does: when that list brought an object, one with a selector no
+// object's hash falls in (a single hash value) brings none from a server
+// that applies selectors and the first object from one that ignores them;
+// when it brought none, one without a selector brings an object only if
+// the server filtered. When the resource has no object at all, or a list
+// fails, it is tried again before the next watch.
 func (r *reflector[T]) probeShardEcho(ctx context.Context) {
 	if r.opts.shard == nil || r.echoKnown {
 		return
 	}
 	opts := r.withShard(r.opts.listOptions)
 	opts.Limit, opts.ResourceVersion, opts.ResourceVersionMatch = 1, "", ""
-	var (
-		page ListPage
-		err  error
-	)
-	if p, ok := r.feed.(shardProber); ok {
-		page, err = p.probeShard(ctx, opts)
-	} else {
-		page, err = r.feed.list(ctx, opts, nil, func(T, []byte) error { return nil })
-	}
+	page, n, err := r.probeList(ctx, opts)
 	if err != nil {
-		if ctx.Err() == nil {
-			r.opts.log.Debug("could not probe whether the server shards; will try again before the next watch", zap.Error(err))
+		return
+	}
+	if page.ShardSelector != "" {
+		r.noteSharded(true, "the list echoed the selector")
+		return
+	}
+	if n > 0 {
+		opts.ShardSelector = selector(r.opts.shard.Key(), []HashRange{{}})
+		if _, m, err := r.probeList(ctx, opts); err == nil {
+			r.noteSharded(m == 0, "a list for a single hash value")
 		}
 		return
 	}
-	r.noteShardEcho(page.ShardSelector)
+	opts.ShardSelector = ""
+	if _, m, err := r.probeList(ctx, opts); err == nil && m > 0 {
+		r.noteSharded(true, "the shard's list was empty, the resource's was not")
+	}
+}
+
+// probeList lists one page of whole objects for probeShardEcho and counts
+// its items.
+func (r *reflector[T]) probeList(ctx context.Context, opts metav1.ListOptions) (ListPage, int, error) {
+	var (
+		page ListPage
+		n    int
+		err  error
+	)
+	if p, ok := r.feed.(shardProber); ok {
+		page, n, err = p.probeShard(ctx, opts)
+	} else {
+		page, err = r.feed.list(ctx, opts, nil, func(T, []byte) error { n++; return nil })
+	}
+	if err != nil && ctx.Err() == nil {
+		r.opts.log.Debug("could not probe whether the server shards; will try again before the next watch", zap.Error(err))
+	}
+	return page, n, err
 }
 
 // sync is the state that syncs the cache: a streaming list unless it is
@@ -393,7 +422,7 @@ func (r *reflector[T]) exec(ctx context.Context, s state) outcome {
 		if err == nil && echo != "" {
 			// Only an echo is conclusive: a metadata-only list never
 			// carries one; the probe before the watch settles the rest.
-			r.noteShardEcho(echo)
+			r.noteSharded(true, "the list echoed the selector")
 		}
 		return r.failure(outcome{rv: rv}, err)
 	case streaming:

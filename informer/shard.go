@@ -1,7 +1,6 @@
 package informer
 
 import (
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -209,11 +208,6 @@ func selector(key ShardKey, ranges []HashRange) string {
 	}
 	return strings.Join(parts, " || ")
 }
-
-// errNoShardEcho says a list answered without echoing the shard selector:
-// the server does not shard (gate off, or older), and the informer
-// filters on its own.
-var errNoShardEcho = errors.New("informer: the server did not echo the shard selector; filtering on the client")
 
 // SplitRanges splits the whole hash space into n equal ranges, in order:
 // the simplest assignment of a resource to n shards.

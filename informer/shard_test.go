@@ -116,6 +116,7 @@ func TestShardedInformerFollowsItsRanges(t *testing.T) {
 	src := newScriptedSource()
 	src.addList("10", "", nil, objs...) // the server ignores the selector
 	src.addList("10", "", nil, objs[0]) // the probe: no shardInfo echo
+	src.addList("10", "", nil, objs[0]) // the probe for a single hash value: an object all the same
 	src.addWatch(nil)
 	src.addList("20", "", nil, objs...)
 	src.addWatch(nil)
@@ -128,13 +129,17 @@ func TestShardedInformerFollowsItsRanges(t *testing.T) {
 	}
 	src.waitCall(t, "list")
 	src.waitCall(t, "list")
+	src.waitCall(t, "list")
 	src.waitCall(t, "watch")
 	waitUntil(t, inf.HasSynced)
 	src.mu.Lock()
-	probe := src.listCalls[1]
+	probe, needle := src.listCalls[1], src.listCalls[2]
 	src.mu.Unlock()
 	if probe.Limit != 1 || probe.ResourceVersion != "" || probe.ShardSelector != first.Selector() {
 		t.Fatalf("probe list: limit %d, resourceVersion %q, selector %q; want one object, consistent, with the shard's selector", probe.Limit, probe.ResourceVersion, probe.ShardSelector)
+	}
+	if want := "shardRange(object.metadata.uid, '0x0000000000000000', '0x0000000000000001')"; needle.Limit != 1 || needle.ShardSelector != want {
+		t.Fatalf("second probe: limit %d, selector %q; want one object for the single hash value 0", needle.Limit, needle.ShardSelector)
 	}
 	if got := inf.Store().Len(); got != len(in) {
 		t.Fatalf("cached %d objects, want the %d in the shard", got, len(in))
@@ -170,7 +175,7 @@ func TestShardedInformerFollowsItsRanges(t *testing.T) {
 		t.Fatalf("cached %d objects after the move, want %d", got, len(out))
 	}
 	src.mu.Lock()
-	relist := src.listCalls[2]
+	relist := src.listCalls[3]
 	src.mu.Unlock()
 	if !strings.Contains(relist.ShardSelector, "0x8000000000000000', '0x10000000000000000'") {
 		t.Fatalf("relist selector %q", relist.ShardSelector)
@@ -204,4 +209,64 @@ func TestEmptyShardAsksNothing(t *testing.T) {
 	}
 	src.waitCall(t, "list")
 	waitUntil(t, func() bool { _, ok := inf.Store().Get("ns/a"); return ok })
+}
+
+// Without a shardInfo echo (a v1.37 server's lists of custom resources),
+// the informer tells a server that applies the selector from one that
+// ignores it by what it sends: a list for a single hash value that brings
+// nothing, or a shard's empty list beside a resource that has objects.
+// When the resource has no object, it cannot tell, and asks again before
+// the next watch.
+func TestShardProbeWithoutEcho(t *testing.T) {
+	sh, _ := NewShard(ShardByUID, SplitRanges(2)[0])
+	var in *unstructured.Unstructured
+	for i := range 40 {
+		o := cm(fmt.Sprintf("o%02d", i), "5")
+		o.SetUID(types.UID(fmt.Sprintf("%08x-4b1e-4c2d-9e3f-%012x", i*2654435761, i*40503)))
+		if sh.Contains(o) {
+			in = o
+			break
+		}
+	}
+	for _, tc := range []struct {
+		name           string
+		lists          [][]*unstructured.Unstructured // the sync, then the probes
+		sharded, known bool
+	}{
+		{"an object, none for a single hash", [][]*unstructured.Unstructured{{in}, {in}, {}}, true, true},
+		{"an object for a single hash too", [][]*unstructured.Unstructured{{in}, {in}, {in}}, false, true},
+		{"the shard empty, the resource not", [][]*unstructured.Unstructured{{}, {}, {in}}, true, true},
+		{"no object at all", [][]*unstructured.Unstructured{{}, {}, {}}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := newScriptedSource()
+			for _, l := range tc.lists {
+				src.addList("10", "", nil, l...)
+			}
+			src.addWatch(nil)
+			opts := listWatch
+			opts.Shard = sh
+			inf, _ := startInformer(t, src, opts, nil)
+			for range tc.lists {
+				src.waitCall(t, "list")
+			}
+			src.waitCall(t, "watch")
+			waitUntil(t, inf.HasSynced)
+			if sharded, known := inf.ServerSharded(); sharded != tc.sharded || known != tc.known {
+				t.Fatalf("ServerSharded = %v, %v; want %v, %v", sharded, known, tc.sharded, tc.known)
+			}
+			src.mu.Lock()
+			defer src.mu.Unlock()
+			if got := len(src.listCalls); got != len(tc.lists) {
+				t.Fatalf("%d lists, want %d", got, len(tc.lists))
+			}
+			want := "shardRange(object.metadata.uid, '0x0000000000000000', '0x0000000000000001')" // one hash value
+			if len(tc.lists[1]) == 0 {
+				want = "" // the whole resource
+			}
+			if sel := src.listCalls[2].ShardSelector; sel != want {
+				t.Fatalf("the second probe asked for %q, want %q", sel, want)
+			}
+		})
+	}
 }

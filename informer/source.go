@@ -30,9 +30,9 @@ type feed[T Object] interface {
 
 // shardProber is a feed that asks whether the server shards with a list
 // other than its own: one of whole objects, whose ListMeta echoes
-// shardInfo. opts has the shard selector, limit 1 and resourceVersion "".
+// shardInfo. It returns the page and how many items it held.
 type shardProber interface {
-	probeShard(ctx context.Context, opts metav1.ListOptions) (ListPage, error)
+	probeShard(ctx context.Context, opts metav1.ListOptions) (ListPage, int, error)
 }
 
 // feedOf returns the feed of src: src itself when it is one of this
@@ -208,16 +208,17 @@ func (s *metadataSource) list(ctx context.Context, opts metav1.ListOptions, _ wi
 
 // probeShard lists whole objects (JSON): a PartialObjectMetadataList does
 // not echo shardInfo.
-func (s *metadataSource) probeShard(ctx context.Context, opts metav1.ListOptions) (ListPage, error) {
+func (s *metadataSource) probeShard(ctx context.Context, opts metav1.ListOptions) (ListPage, int, error) {
 	if s.ep != nil {
-		p, err := s.ep.ListObjects(ctx, opts, wire.Decoding{OmitManagedFields: true}, nil, func(map[string]any, []byte) error { return nil })
-		return ListPage(p), err
+		n := 0
+		p, err := s.ep.ListObjects(ctx, opts, wire.Decoding{OmitManagedFields: true}, nil, func(map[string]any, []byte) error { n++; return nil })
+		return ListPage(p), n, err
 	}
 	l, err := s.ri.List(ctx, opts)
 	if err != nil {
-		return ListPage{}, err
+		return ListPage{}, 0, err
 	}
-	return listPage(l), nil
+	return listPage(l), len(l.Items), nil
 }
 
 func (s *metadataSource) watch(ctx context.Context, opts metav1.ListOptions, known wire.Known) (wire.Stream, error) {

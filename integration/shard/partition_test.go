@@ -190,6 +190,7 @@ func testPartition(t *testing.T, env *testenv.Env, gateOn bool) {
 	if len(missing) > 0 || len(owner) != len(l.Items) {
 		t.Fatalf("the caches' union differs from the server: %d missing (%v), %d cached of %d", len(missing), missing, len(owner), len(l.Items))
 	}
+	t.Run("custom resources", func(t *testing.T) { testCustomResourceShard(t, c, gateOn) })
 }
 
 // kdyn get --shard-selector passes the selector through: the server's
