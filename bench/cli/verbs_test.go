@@ -263,11 +263,14 @@ func vbNamespace(t *testing.T, c dynamic.Interface) string {
 	return name
 }
 
-func vbCreate(t *testing.T, c dynamic.Interface, gvr schema.GroupVersionResource, ns string, obj map[string]any) {
+// vbCreate creates obj and returns it as stored.
+func vbCreate(t *testing.T, c dynamic.Interface, gvr schema.GroupVersionResource, ns string, obj map[string]any) *unstructured.Unstructured {
 	t.Helper()
-	if _, err := c.Resource(gvr).Namespace(ns).Create(t.Context(), &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{}); err != nil {
+	got, err := c.Resource(gvr).Namespace(ns).Create(t.Context(), &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
+	return got
 }
 
 func vbClient(t *testing.T, env *testenv.Env) dynamic.Interface {

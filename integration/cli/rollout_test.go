@@ -193,7 +193,7 @@ func TestRolloutStatus(t *testing.T) {
 	rdSetStatus(t, env, ns, "sts/db", `{"status":{"readyReplicas":1,"availableReplicas":1}}`)
 	kdyn(t, env, "-n", ns, "--exit-codes", "rollout", "status", "sts/db", "--timeout=1s").mfExpect(t, 7, "timed out waiting for the condition")
 	ocConfigMap(t, c, ns, "cm", nil, nil)
-	kdyn(t, env, "-n", ns, "rollout", "status", "cm/cm").mfExpect(t, 1, `no status viewer has been implemented for "ConfigMap"`)
+	kdyn(t, env, "-n", ns, "rollout", "status", "cm/cm").mfExpect(t, 1, `no status viewer has been implemented for ConfigMap`)
 }
 
 // TestRolloutRestartHistoryUndo: for each kind, restart stamps the pod
@@ -256,6 +256,14 @@ func TestRolloutRestartHistoryUndo(t *testing.T) {
 			kdyn(t, env, "-n", ns, "rollout", "undo", ref, "--dry-run=server").must(t)
 			if img := rdImage(t, c, tc.gvr, ns, name); img != "nginx:1.27" {
 				t.Fatalf("a server dry run changed the image to %s", img)
+			}
+			// A client dry run describes the template it would restore.
+			r = kdyn(t, env, "-n", ns, "rollout", "undo", ref, "--dry-run=client").must(t)
+			if !strings.Contains(r.stdout, "Pod Template:\n") || !strings.Contains(r.stdout, "    Image:\tnginx:1.26\n") || !strings.HasSuffix(r.stdout, "\n (dry run)\n") {
+				t.Errorf("undo --dry-run=client:\n%s", r.stdout)
+			}
+			if img := rdImage(t, c, tc.gvr, ns, name); img != "nginx:1.27" {
+				t.Fatalf("a client dry run changed the image to %s", img)
 			}
 			r = kdyn(t, env, "-n", ns, "rollout", "undo", ref).must(t)
 			ocStdout(t, r, tc.kindName+"/"+name+" rolled back\n")

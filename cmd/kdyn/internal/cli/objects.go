@@ -226,6 +226,16 @@ func (p *ResultPrinter) Print(gk schema.GroupKind, name, operation string, obj *
 	return pr.Finish()
 }
 
+// PrintRaw is Print for an object given as the server's JSON text, whose
+// member order -o json keeps: kubectl prints the typed objects its
+// commands decode in the order the server sends.
+func (p *ResultPrinter) PrintRaw(gk schema.GroupKind, name, operation string, raw []byte) error {
+	if p.dflt || p.spec.Kind == OutName {
+		return p.Print(gk, name, operation, nil)
+	}
+	return PrintObjectJSON(p.w, p.spec, raw, true, p.ShowManagedFields)
+}
+
 // ObjErrors collects the errors of commands that carry on past a failed
 // object, as kubectl does, and turns them into the command's result.
 type ObjErrors struct {

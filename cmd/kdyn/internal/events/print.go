@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/printers"
 )
 
 type format int
@@ -159,7 +160,7 @@ func (p *printer) rows(evs []*event) error {
 		if p.allNamespaces {
 			b.WriteString(e.namespace + "\t")
 		}
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%s/%s\t%s", interval(e, t), escape(e.typ), escape(e.reason), escape(e.kind), escape(e.name), escape(strings.TrimSpace(e.message)))
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s/%s\t%s", interval(e, t), printers.EscapeTerminal(e.typ), printers.EscapeTerminal(e.reason), printers.EscapeTerminal(e.kind), printers.EscapeTerminal(e.name), printers.EscapeTerminal(strings.TrimSpace(e.message)))
 		lines = append(lines, b.String())
 	}
 	var text strings.Builder
@@ -170,10 +171,6 @@ func (p *printer) rows(evs []*event) error {
 	_, err := io.WriteString(p.w, p.table.format(text.String()))
 	return err
 }
-
-// escape is kubectl's EscapeTerminal: escape characters and carriage
-// returns shown as ^[ and \r.
-var escape = strings.NewReplacer("\x1b", "^[", "\r", "\\r").Replace
 
 // interval is kubectl events' LAST SEEN: the age of the last occurrence,
 // with "(xN over AGE)" for a series or a repeated event.

@@ -54,9 +54,11 @@ func (it *Item) Object() (*unstructured.Unstructured, error) {
 	return it.obj, nil
 }
 
-// Printer writes objects. Begin is called once with single=true when the
-// command names exactly one object (printed alone rather than as a List),
-// then Print once per object, then Finish.
+// Printer writes objects. Begin is called once, with single=true when the
+// objects are printed alone rather than as a List (a command that names
+// exactly one object, or one that prints its objects one after the other
+// as kubectl's rollout history does), then Print once per object, then
+// Finish.
 type Printer interface {
 	Begin(single bool) error
 	Print(it *Item) error

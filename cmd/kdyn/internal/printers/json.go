@@ -19,8 +19,8 @@ var jsonItemOptions = &pretty.Options{Width: -1, Indent: "    ", Prefix: "      
 // is kubectl's -o json of a typed object (json.MarshalIndent of a struct).
 var jsonOrderedOptions = &pretty.Options{Width: -1, Indent: "    "}
 
-// JSONPrinter prints kubectl's -o json: one object alone, or a List
-// streamed item by item.
+// JSONPrinter prints kubectl's -o json: objects alone (Begin(true)), or
+// a List streamed item by item.
 type JSONPrinter struct {
 	w      *bufio.Writer
 	single bool
@@ -53,9 +53,9 @@ func (p *JSONPrinter) Print(it *Item) error {
 		return err
 	}
 	if p.single {
-		if p.n > 0 {
-			return fmt.Errorf("printers: more than one object for a single-object output")
-		}
+		// Several objects without a List follow one another, as
+		// kubectl prints the objects of commands that print one at a
+		// time (rollout history).
 		p.n++
 		opts := jsonOptions
 		if p.KeepOrder {

@@ -16,11 +16,19 @@
 //     controls, by their deployment.kubernetes.io/revision annotation; for
 //     StatefulSets and DaemonSets, the ControllerRevisions they control;
 //     the change cause is the kubernetes.io/change-cause annotation.
-//     --revision=N describes that revision's pod template.
+//     --revision=N describes that revision's pod template in the layout
+//     of kubectl's describe (describe.go); -o prints the revisions one
+//     after the other.
 //   - undo rolls back as kubectl does: a Deployment gets the chosen
 //     ReplicaSet's pod template (less its pod-template-hash label) and
 //     annotations with a JSON patch; a StatefulSet or DaemonSet gets the
-//     ControllerRevision's data as a strategic merge patch.
+//     ControllerRevision's data as a strategic merge patch. With
+//     --dry-run=client it sends nothing and describes the template it
+//     would restore.
+//
+// What each prints, errors included, is kubectl v0.37.2's byte for byte
+// (bench/cli compares them on the real control plane), but for the order
+// of members in history -o json, which kdyn sorts.
 //
 // Requests: status 1 list and watches; restart a GET and a PATCH; history
 // and undo a GET, one list of ReplicaSets or ControllerRevisions (by the

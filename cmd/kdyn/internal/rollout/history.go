@@ -11,6 +11,7 @@ import (
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/printers"
+	kunstructured "github.com/kdyn/kdyn/unstructured"
 )
 
 type historyOptions struct {
@@ -61,7 +62,7 @@ func runHistory(ctx context.Context, f *cli.Factory, o *historyOptions, args []s
 			return err
 		}
 	}
-	targets, client, err := prepare(ctx, f, args, o.selector, "history viewer")
+	targets, client, err := prepare(ctx, f, args, o.selector, noHistoryViewer)
 	if err != nil {
 		return err
 	}
@@ -80,7 +81,7 @@ func runHistory(ctx context.Context, f *cli.Factory, o *historyOptions, args []s
 			}
 			continue
 		}
-		text, err := historyText(revs, o.revision)
+		text, err := historyText(revs, o.revision, obj.GroupVersionKind().GroupKind() == deploymentGK)
 		if err != nil {
 			return err
 		}
@@ -94,8 +95,10 @@ func runHistory(ctx context.Context, f *cli.Factory, o *historyOptions, args []s
 }
 
 // historyText is kubectl's history view: a REVISION / CHANGE-CAUSE table,
-// or the pod template of one revision.
-func historyText(revs []revision, n int64) (string, error) {
+// or the pod template of one revision (a Deployment's with the
+// ReplicaSet's change cause among the template's annotations, as kubectl
+// shows it).
+func historyText(revs []revision, n int64, deployment bool) (string, error) {
 	if len(revs) == 0 {
 		return "No rollout history found.", nil
 	}
@@ -105,7 +108,12 @@ func historyText(revs []revision, n int64) (string, error) {
 		if !ok {
 			return "", fmt.Errorf("unable to find the specified revision")
 		}
-		describeTemplate(&b, r.template)
+		template := r.template
+		if deployment && r.changeCause != "" {
+			template = copyMap(template)
+			_ = unstructured.SetNestedField(template, r.changeCause, "metadata", "annotations", changeCauseAnnotation)
+		}
+		describeTemplate(&b, template)
 		return b.String(), nil
 	}
 	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
@@ -121,8 +129,10 @@ func historyText(revs []revision, n int64) (string, error) {
 	return b.String(), nil
 }
 
-// printRevisions prints the revisions (or revision n) with -o: a
-// Deployment's ReplicaSets, or the object as it was at each revision.
+// printRevisions prints the revisions (or revision n) with -o, one object
+// after the other as kubectl does (YAML documents apart by "---", nothing
+// when there are none) and without managedFields: a Deployment's
+// ReplicaSets, or the object as it was at each revision.
 func printRevisions(f *cli.Factory, out cli.OutputSpec, obj *unstructured.Unstructured, revs []revision, n int64) error {
 	if n > 0 {
 		r, ok := find(revs, n)
@@ -135,13 +145,16 @@ func printRevisions(f *cli.Factory, out cli.OutputSpec, obj *unstructured.Unstru
 	if err != nil {
 		return err
 	}
-	if err := p.Begin(len(revs) == 1); err != nil {
+	if err := p.Begin(true); err != nil {
 		return err
 	}
 	for _, r := range revs {
 		shown := r.source
 		if obj.GroupVersionKind().GroupKind() != deploymentGK {
 			shown = withTemplate(obj, r.template)
+		}
+		if out.HidesManagedFields() {
+			shown = kunstructured.StripManagedFields(shown)
 		}
 		if err := p.Print(printers.ItemFromObject(shown)); err != nil {
 			return err

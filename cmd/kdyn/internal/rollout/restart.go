@@ -62,11 +62,13 @@ func runRestart(ctx context.Context, f *cli.Factory, o *restartOptions, args []s
 	if err != nil {
 		return err
 	}
-	targets, read, err := prepare(ctx, f, args, o.selector, "restarter")
+	targets, read, err := prepare(ctx, f, args, o.selector, noRestarter)
 	if err != nil {
 		return err
 	}
-	write, err := f.WriteClient(o.fieldManager, cli.DryRunNone)
+	// The patch goes through the REST client so that -o json can print
+	// the answer in the server's member order, as kubectl does.
+	rc, err := f.RESTClient()
 	if err != nil {
 		return err
 	}
@@ -89,12 +91,13 @@ func runRestart(ctx context.Context, f *cli.Factory, o *restartOptions, args []s
 			continue
 		}
 		patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"annotations": map[string]string{restartedAtAnnotation: stamp}}}}})
-		res, err := t.Resource(write).Patch(ctx, t.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+		raw, err := cli.ResourceRequest(rc.Patch(string(types.StrategicMergePatchType)), t.Match.GVR, t.Namespace).Name(t.Name).
+			VersionedParams(&metav1.PatchOptions{FieldManager: o.fieldManager}).Body(patch).DoRaw(ctx)
 		if err != nil {
 			errs.Add(fmt.Errorf("failed to patch: %w", err))
 			continue
 		}
-		if err := p.Print(t.Match.GVK.GroupKind(), t.Name, "restarted", res); err != nil {
+		if err := p.PrintRaw(t.Match.GVK.GroupKind(), t.Name, "restarted", raw); err != nil {
 			return err
 		}
 	}

@@ -35,8 +35,10 @@ type revision struct {
 	source *unstructured.Unstructured
 }
 
-// revisions returns obj's revisions, oldest first: ReplicaSets with a
-// revision annotation for a Deployment, ControllerRevisions otherwise;
+// revisions returns obj's revisions, oldest first: ReplicaSets for a
+// Deployment, numbered by their revision annotation (0 without one, as
+// kubectl numbers them; skipped when it is not a number),
+// ControllerRevisions otherwise;
 // only those obj controls (its controller owner reference), among those
 // its selector matches.
 func revisions(ctx context.Context, c dynamic.Interface, obj *unstructured.Unstructured) ([]revision, error) {
@@ -69,9 +71,9 @@ func revisions(ctx context.Context, c dynamic.Interface, obj *unstructured.Unstr
 		}
 		r := revision{source: item, changeCause: item.GetAnnotations()[changeCauseAnnotation]}
 		if deployment {
-			n, ok := annotationRevision(item)
-			if !ok {
-				continue
+			n, err := annotationRevision(item)
+			if err != nil {
+				continue // as kubectl: a ReplicaSet without a number is no revision
 			}
 			r.number = n
 			r.template, _, _ = unstructured.NestedMap(item.Object, "spec", "template")

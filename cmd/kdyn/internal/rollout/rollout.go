@@ -53,9 +53,9 @@ Valid resource types include:
 
 // resolve returns the objects the arguments name (TYPE NAME..., TYPE/NAME...,
 // TYPE -l SELECTOR); each must be a Deployment, StatefulSet or DaemonSet.
-// what names the command's part in kubectl's message for other kinds
-// ("status viewer", "history viewer", "rollbacker", "restarter").
-func resolve(ctx context.Context, f *cli.Factory, args []string, selector, what string) ([]cli.Target, error) {
+// unsupported is the command's error, in kubectl's words, for an object
+// of another kind.
+func resolve(ctx context.Context, f *cli.Factory, args []string, selector string, unsupported func(cli.Target) error) ([]cli.Target, error) {
 	if len(args) == 0 {
 		return nil, cli.Usagef("required resource not specified")
 	}
@@ -73,7 +73,7 @@ func resolve(ctx context.Context, f *cli.Factory, args []string, selector, what 
 		switch t.Match.GVK.GroupKind() {
 		case deploymentGK, statefulSetGK, daemonSetGK:
 		default:
-			return nil, fmt.Errorf("no %s has been implemented for %q", what, t.Match.GVK.GroupKind().String())
+			return nil, unsupported(t)
 		}
 	}
 	if len(targets) == 0 {
@@ -83,10 +83,32 @@ func resolve(ctx context.Context, f *cli.Factory, args []string, selector, what 
 	return targets, nil
 }
 
+// kubectl's errors for a kind without rollouts, which each command words
+// its own way (the history and undo ones print the group and kind as Go
+// prints kubectl's GroupKindElement).
+
+func noStatusViewer(t cli.Target) error {
+	return fmt.Errorf("no status viewer has been implemented for %s", t.Match.GVK.GroupKind())
+}
+
+func noHistoryViewer(t cli.Target) error {
+	gk := t.Match.GVK.GroupKind()
+	return fmt.Errorf("error retrieving history for %q, no visitor method exists for {%s %s}", gk.String(), gk.Group, gk.Kind)
+}
+
+func noRollbacker(t cli.Target) error {
+	gk := t.Match.GVK.GroupKind()
+	return fmt.Errorf("error retrieving rollbacker for %q, no visitor method exists for {%s %s}", gk.String(), gk.Group, gk.Kind)
+}
+
+func noRestarter(t cli.Target) error {
+	return fmt.Errorf("%s %q restarting is not supported", t.Match.GVR.GroupResource(), t.Name)
+}
+
 // prepare resolves the arguments (see resolve) and returns the factory's
 // client for reads.
-func prepare(ctx context.Context, f *cli.Factory, args []string, selector, what string) ([]cli.Target, dynamic.Interface, error) {
-	targets, err := resolve(ctx, f, args, selector, what)
+func prepare(ctx context.Context, f *cli.Factory, args []string, selector string, unsupported func(cli.Target) error) ([]cli.Target, dynamic.Interface, error) {
+	targets, err := resolve(ctx, f, args, selector, unsupported)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -133,13 +155,13 @@ func stringField(obj *unstructured.Unstructured, fields ...string) string {
 // Deployments and their ReplicaSets.
 const revisionAnnotation = "deployment.kubernetes.io/revision"
 
-// annotationRevision reads the revision annotation (0, false when absent
-// or not a number).
-func annotationRevision(obj *unstructured.Unstructured) (int64, bool) {
+// annotationRevision reads the revision annotation as kubectl's
+// deploymentutil.Revision does: 0 when absent, an error when it is not a
+// number.
+func annotationRevision(obj *unstructured.Unstructured) (int64, error) {
 	v, ok := obj.GetAnnotations()[revisionAnnotation]
 	if !ok {
-		return 0, false
+		return 0, nil
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	return n, err == nil
+	return strconv.ParseInt(v, 10, 64)
 }

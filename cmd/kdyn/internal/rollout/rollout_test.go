@@ -77,17 +77,30 @@ func TestRolloutStatus(t *testing.T) {
 }
 
 func TestHistoryText(t *testing.T) {
-	if s, _ := historyText(nil, 0); s != "No rollout history found." {
+	if s, _ := historyText(nil, 0, true); s != "No rollout history found." {
 		t.Errorf("empty history: %q", s)
 	}
 	revs := []revision{{number: 1}, {number: 3, changeCause: "kubectl set image deployment/web app=nginx:1.27"}}
-	got, err := historyText(revs, 0)
+	got, err := historyText(revs, 0, true)
 	want := "REVISION  CHANGE-CAUSE\n1         <none>\n3         kubectl set image deployment/web app=nginx:1.27\n"
 	if err != nil || got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if _, err := historyText(revs, 2); err == nil || err.Error() != "unable to find the specified revision" {
+	if _, err := historyText(revs, 2, true); err == nil || err.Error() != "unable to find the specified revision" {
 		t.Errorf("revision 2: %v", err)
+	}
+	// A Deployment's revision shows the ReplicaSet's change cause among
+	// the template's annotations, as kubectl does; a ControllerRevision's
+	// does not.
+	cause := "  Annotations:\tkubernetes.io/change-cause: kubectl set image deployment/web app=nginx:1.27\n"
+	if got, _ := historyText(revs, 3, true); !strings.Contains(got, cause) {
+		t.Errorf("deployment revision 3 without its change cause:\n%s", got)
+	}
+	if got, _ := historyText(revs, 3, false); strings.Contains(got, "change-cause") {
+		t.Errorf("controller revision 3 with a change cause:\n%s", got)
+	}
+	if revs[1].template != nil {
+		t.Errorf("historyText changed the revision's template: %v", revs[1].template)
 	}
 	if r, ok := find(revs, 0); !ok || r.number != 1 {
 		t.Errorf("find(0) = %v, %v; want the revision before the latest", r.number, ok)

@@ -65,7 +65,7 @@ func runStatus(ctx context.Context, f *cli.Factory, o *statusOptions, args []str
 	if o.revision < 0 {
 		return cli.Usagef("revision must be a positive integer: %v", o.revision)
 	}
-	targets, client, err := prepare(ctx, f, args, o.selector, "status viewer")
+	targets, client, err := prepare(ctx, f, args, o.selector, noStatusViewer)
 	if err != nil {
 		return err
 	}
@@ -159,9 +159,9 @@ func kindWords(obj *unstructured.Unstructured) string {
 func deploymentStatus(d *unstructured.Unstructured, revision int64) (string, bool, error) {
 	name := d.GetName()
 	if revision > 0 {
-		rev, ok := annotationRevision(d)
-		if !ok {
-			return "", false, fmt.Errorf("cannot get the revision of deployment %q: no %s annotation", name, revisionAnnotation)
+		rev, err := annotationRevision(d)
+		if err != nil {
+			return "", false, fmt.Errorf("cannot get the revision of deployment %q: %w", name, err)
 		}
 		if rev != revision {
 			return "", false, fmt.Errorf("desired revision (%d) is different from the running revision (%d)", revision, rev)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -36,12 +37,17 @@ revision (without its pod-template-hash label) and that ReplicaSet's
 annotations, with a JSON patch; a StatefulSet or DaemonSet gets the data of
 the revision's ControllerRevision as a strategic merge patch. Without
 --to-revision the revision before the latest is restored. An object whose
-template already matches the revision is left alone ("skipped rollback").`,
+template already matches the revision is left alone ("skipped rollback").
+With --dry-run=client nothing is sent: kdyn prints the pod template the
+rollback would restore, as kubectl does.`,
 		Example: `  # Roll back to the previous deployment
   kdyn rollout undo deployment/abc
 
   # Roll back to daemonset revision 3
   kdyn rollout undo daemonset/abc --to-revision=3
+
+  # Show the pod template a rollback would restore, changing nothing
+  kdyn rollout undo --dry-run=client deployment/abc
 
   # Let the server check the rollback without storing it
   kdyn rollout undo --dry-run=server deployment/abc`,
@@ -51,7 +57,7 @@ template already matches the revision is left alone ("skipped rollback").`,
 	fl.Int64Var(&o.toRevision, "to-revision", 0, "The revision to rollback to. Default to 0 (last revision).")
 	fl.StringVarP(&o.selector, "selector", "l", "", "Selector (label query) to filter on.")
 	fl.StringVarP(&o.output, "output", "o", "", "Output format: name, json, yaml (or any object output of get).")
-	o.dryRun = cli.AddDryRunFlag(cmd, false)
+	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	return cmd
 }
 
@@ -78,11 +84,12 @@ func runUndo(ctx context.Context, f *cli.Factory, o *undoOptions, args []string)
 	if o.toRevision < 0 {
 		return fmt.Errorf("unable to find specified revision %v in history", o.toRevision)
 	}
-	p, err := cli.NewResultPrinter(f.Streams.Out, o.output, dry == cli.DryRunServer)
+	p, err := cli.NewResultPrinter(f.Streams.Out, o.output, false)
 	if err != nil {
 		return err
 	}
-	targets, read, err := prepare(ctx, f, args, o.selector, "rollbacker")
+	p.SetDryRun(dry)
+	targets, read, err := prepare(ctx, f, args, o.selector, noRollbacker)
 	if err != nil {
 		return err
 	}
@@ -100,7 +107,7 @@ func runUndo(ctx context.Context, f *cli.Factory, o *undoOptions, args []string)
 				"Rolling back will not update the %[2]s annotation, which may cause unexpected behavior on future '%[3]s apply' operations. "+
 				"Consider using '%[3]s apply' with your previous configuration file instead.\n", t.Match.GVR.Resource+"/"+t.Name, kunstructured.LastAppliedAnnotation, "kdyn")
 		}
-		result, res, err := rollback(ctx, read, t.Resource(write), obj, o.toRevision)
+		result, res, err := rollback(ctx, read, t.Resource(write), obj, o.toRevision, dry == cli.DryRunClient)
 		if err != nil {
 			return err
 		}
@@ -116,8 +123,10 @@ func runUndo(ctx context.Context, f *cli.Factory, o *undoOptions, args []string)
 
 // rollback restores revision n (0: the one before the latest) of obj
 // through rc, and returns kubectl's word for what happened and the object
-// the server returned (nil when nothing was sent).
-func rollback(ctx context.Context, read dynamic.Interface, rc dynamic.ResourceInterface, obj *unstructured.Unstructured, n int64) (string, *unstructured.Unstructured, error) {
+// the server returned (nil when nothing was sent). With describeOnly it
+// sends nothing and returns the description of the pod template it would
+// restore, as kubectl's client dry run does.
+func rollback(ctx context.Context, read dynamic.Interface, rc dynamic.ResourceInterface, obj *unstructured.Unstructured, n int64, describeOnly bool) (string, *unstructured.Unstructured, error) {
 	revs, err := revisions(ctx, read, obj)
 	if err != nil {
 		return "", nil, err
@@ -132,6 +141,14 @@ func rollback(ctx context.Context, read dynamic.Interface, rc dynamic.ResourceIn
 	case !ok:
 		return "", nil, fmt.Errorf("no last revision to roll back to")
 	}
+	if describeOnly {
+		var b strings.Builder
+		if !deployment {
+			b.WriteString("will roll back to ")
+		}
+		describeTemplate(&b, r.template)
+		return b.String(), nil, nil
+	}
 	if paused, _, _ := unstructured.NestedBool(obj.Object, "spec", "paused"); deployment && paused {
 		return "", nil, fmt.Errorf("you cannot rollback a paused deployment; resume it first with 'kdyn rollout resume' and try again")
 	}
@@ -144,7 +161,8 @@ func rollback(ctx context.Context, read dynamic.Interface, rc dynamic.ResourceIn
 	}
 	current, _, _ := unstructured.NestedMap(obj.Object, "spec", "template")
 	if templatesEqual(current, template) {
-		return fmt.Sprintf("skipped rollback (current template already matches revision %d)", r.number), nil, nil
+		// kubectl names the revision asked for (0 without --to-revision).
+		return fmt.Sprintf("skipped rollback (current template already matches revision %d)", n), nil, nil
 	}
 	var (
 		patchType types.PatchType
