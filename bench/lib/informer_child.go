@@ -432,6 +432,7 @@ func relistPhase(ctx context.Context, cio *childIO, rec *recordingRT, steady uin
 		defer tick.Stop()
 		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 		var m runtime.MemStats
+		var profiled uint64 // the live heap of the last peak profile
 		for {
 			runtime.ReadMemStats(&m)
 			if m.HeapAlloc > peak.Load() {
@@ -440,6 +441,15 @@ func relistPhase(ctx context.Context, cio *childIO, rec *recordingRT, steady uin
 			metrics.Read(s)
 			if s[0].Value.Kind() == metrics.KindUint64 && s[0].Value.Uint64() > peakLive.Load() {
 				peakLive.Store(s[0].Value.Uint64())
+				// With -profile, the in-use heap at the highest live
+				// heap seen (a heap profile's in-use figures are as of
+				// the last GC, as /gc/heap/live is): what a relist holds
+				// beyond the cache. Written again each time the peak
+				// grows by 5% or more.
+				if live := s[0].Value.Uint64(); profDir != "" && live > steady && live >= profiled+profiled/20 {
+					profiled = live
+					writeHeapProfile(profDir, profName+"-relist-peaklive")
+				}
 			}
 			samples.Add(1)
 			select {
