@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,11 +80,16 @@ type Informer[T Object] struct {
 
 	// mu serializes cache changes and handler (un)registration, so every
 	// handler sees every change exactly once, in order.
-	mu         sync.Mutex
-	handlers   []*Registration[T]
-	syncing    bool
-	firstSync  bool
-	seen       map[string]struct{}
+	mu        sync.Mutex
+	handlers  []*Registration[T]
+	syncing   bool
+	firstSync bool
+	// unseen holds, during a sync of a cache that had objects, the keys
+	// the sync has not seen yet (the store's own strings: no copies);
+	// what is left at its end is gone. A set of the keys still to see
+	// rather than of those seen: sized once, it holds no string of its
+	// own and does not grow as a relist goes.
+	unseen     map[string]struct{}
 	synced     atomic.Bool
 	lastSyncRV atomic.Value
 	lastErr    atomic.Value
@@ -374,10 +378,16 @@ func (i *Informer[T]) beginSync() {
 	i.mu.Lock()
 	i.relisting.Store(!i.firstSync)
 	i.syncing = true
-	i.seen = nil
+	i.unseen = nil
 	if i.store.Len() > 0 {
 		// Only a cache with objects can have some that vanished.
-		i.seen = map[string]struct{}{}
+		i.store.mu.RLock()
+		keys := i.store.data.keys()
+		i.store.mu.RUnlock()
+		i.unseen = make(map[string]struct{}, len(keys))
+		for _, k := range keys {
+			i.unseen[k] = struct{}{}
+		}
 	}
 	i.mu.Unlock()
 }
@@ -394,10 +404,8 @@ func (i *Informer[T]) known(key, rv string) bool {
 	if !ok || have != rv {
 		return false
 	}
-	if i.seen != nil {
-		if _, dup := i.seen[key]; !dup {
-			i.seen[strings.Clone(key)] = struct{}{}
-		}
+	if i.unseen != nil {
+		delete(i.unseen, key)
 	}
 	return true
 }
@@ -408,7 +416,7 @@ func (i *Informer[T]) abortSync() {
 	i.mu.Lock()
 	i.relisting.Store(false)
 	i.syncing = false
-	i.seen = nil
+	i.unseen = nil
 	i.mu.Unlock()
 }
 
@@ -447,8 +455,8 @@ func (i *Informer[T]) upsert(obj T, text []byte, syncing bool) {
 	key = Key(obj)
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	if syncing && i.seen != nil {
-		i.seen[key] = struct{}{}
+	if syncing && i.unseen != nil {
+		delete(i.unseen, key)
 	}
 	i.checkMutation(key)
 	i.store.mu.Lock()
@@ -501,13 +509,13 @@ func (i *Informer[T]) endSync(rv string) {
 	defer i.mu.Unlock()
 	// Objects not seen in this (re)list are gone: deliver them as deletes
 	// whose final state is unknown.
-	if i.seen != nil {
+	if len(i.unseen) > 0 {
 		i.dropLocked(notification[T]{kind: notifyDelete, unknown: true}, func(key string) bool {
-			_, seen := i.seen[key]
-			return !seen
+			_, gone := i.unseen[key]
+			return gone
 		}, nil)
 	}
-	i.seen = nil
+	i.unseen = nil
 	i.syncing = false
 	i.relisting.Store(false)
 	i.lastSyncRV.Store(rv)
