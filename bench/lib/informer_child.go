@@ -442,12 +442,15 @@ func relistPhase(ctx context.Context, cio *childIO, rec *recordingRT, steady uin
 			if s[0].Value.Kind() == metrics.KindUint64 && s[0].Value.Uint64() > peakLive.Load() {
 				peakLive.Store(s[0].Value.Uint64())
 				// With -profile, the in-use heap at the highest live
-				// heap seen (a heap profile's in-use figures are as of
-				// the last GC, as /gc/heap/live is): what a relist holds
-				// beyond the cache. Written again each time the peak
-				// grows by 5% or more.
-				if live := s[0].Value.Uint64(); profDir != "" && live > steady && live >= profiled+profiled/20 {
+				// heap seen: what a relist holds beyond the cache. A GC
+				// first, so that the profile is of this moment (its
+				// in-use figures are otherwise a cycle or two old);
+				// written again each time the peak grows by 5% or more.
+				// The forced GCs lower the peak HeapAlloc of a profiled
+				// run.
+				if live := s[0].Value.Uint64(); profDir != "" && live > steady+steady/20 && live >= profiled+profiled/20 {
 					profiled = live
+					runtime.GC()
 					writeHeapProfile(profDir, profName+"-relist-peaklive")
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -74,13 +75,17 @@ func ScaleObject(i int) (schema.GroupVersionResource, *unstructured.Unstructured
 
 // scaleStep is what one size of the scale scenario measured.
 type scaleStep struct {
-	n          int
-	objects    int           // of the four resources on the server: n and the apiserver's own ConfigMaps
-	seed       time.Duration // seeding from the previous size to this one
-	memSeeded  procMemory    // the control plane after seeding
-	rawMeta    float64       // PartialObjectMetadataList JSON bytes per object
-	floorMs    float64       // the server's time to send the four metadata streaming lists
-	floors     []float64
+	n         int
+	objects   int           // of the four resources on the server: n and the apiserver's own ConfigMaps
+	seed      time.Duration // seeding from the previous size to this one
+	memSeeded procMemory    // the control plane after seeding
+	rawMeta   float64       // PartialObjectMetadataList JSON bytes per object
+	floorMs   float64       // the server's time to send the four metadata streaming lists: the best of floors
+	floors    []float64
+	// syncs are each contender's sync times (kdyn, compact, client-go):
+	// the first round's, then the second's, run in the reverse order; its
+	// result's SyncMs and SyncCPUMs are those of the faster run.
+	syncs      [3][]float64
 	restart    time.Duration
 	kdyn, cg   scaleResult
 	compact    scaleResult // kdyn with InformerOptions.Compact
@@ -91,10 +96,11 @@ type scaleStep struct {
 
 // Scale runs the scale scenario on a control plane of its own: for each of
 // ScaleSizes, seed up to that size, measure the raw metadata and the
-// server's send time, run a kdyn ResourceSet and client-go's
-// metadatainformer one after the other (each in its own process), restart
-// the control plane so both relist; at the largest size also run kdyn in
-// ScaleShards shards.
+// server's send time, run a kdyn ResourceSet (default and compact) and
+// client-go's metadatainformer one after the other (each in its own
+// process), restart the control plane so all three relist, then time
+// their syncs again in the reverse order; at the largest size also run
+// kdyn in ScaleShards shards.
 func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 	sizes := ScaleSizes
 	if b.Opts.Quick {
@@ -179,7 +185,7 @@ func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 			}
 			st.floors = append(st.floors, v)
 		}
-		st.floorMs = median(st.floors)
+		st.floorMs = slices.Min(st.floors)
 		b.logf("scale %d: %d objects on the server, raw metadata %.0f B/obj, server send time %s ms", n, st.objects, st.rawMeta, fmtSample(st.floors, 0))
 
 		// kdyn, kdyn compact, then client-go, each synced alone; then all
@@ -226,6 +232,31 @@ func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 			if err := children[i].finish(ctx, out); err != nil {
 				kill()
 				return nil, err
+			}
+		}
+		// A second timing round in the reverse order, each alone: the
+		// server's pace varies by seconds at 250k (its own GC, etcd's
+		// compaction after seeding), and whoever comes first after the
+		// seeding meets the slowest server. Each contender's sync is the
+		// faster of its two, as the reference is the fastest of its
+		// three.
+		results := []*scaleResult{&st.kdyn, &st.compact, &st.cg}
+		for i, r := range results {
+			st.syncs[i] = append(st.syncs[i], r.SyncMs)
+		}
+		for _, i := range []int{2, 1, 0} {
+			time.Sleep(settleBetweenChildren)
+			a := args
+			a.Relist, a.ProfileDir = false, ""
+			who := []string{"scale-kdyn", "scale-kdyn", "scale-clientgo"}[i]
+			a.Compact = i == 1
+			var r scaleResult
+			if err := runChild(ctx, who, a, &r); err != nil {
+				return nil, err
+			}
+			st.syncs[i] = append(st.syncs[i], r.SyncMs)
+			if r.SyncMs < results[i].SyncMs {
+				results[i].SyncMs, results[i].SyncCPUMs = r.SyncMs, r.SyncCPUMs
 			}
 		}
 		for i, r := range []scaleResult{st.kdyn, st.compact, st.cg} {
@@ -377,7 +408,7 @@ func scaleTables(steps []*scaleStep, mem0, memEnd procMemory) []*Table {
 		t.RawLine("server send time (the four metadata streaming lists read raw, together) %s ms; raw metadata JSON %.0f B/obj (%.1f MB)", fmtSample(st.floors, 0), st.rawMeta, st.rawMeta*float64(st.objects)/mib)
 		for i, r := range []scaleResult{st.kdyn, st.compact, st.cg} {
 			who := []string{"kdyn", "compact", "client-go"}[i]
-			t.RawLine("%-9s %d objects, sync %.0f ms (CPU %.0f ms, allocated %.0f MB), heap %.1f MB = %.0f B/obj (baseline %.1f MB), requests %+v", who, r.Objects, r.SyncMs, r.SyncCPUMs, r.AllocMB, float64(r.HeapBytes)/mib, per(r, st.n), float64(r.BaseHeap)/mib, r.Requests)
+			t.RawLine("%-9s %d objects, sync %.0f ms of %s (CPU %.0f ms, allocated %.0f MB), heap %.1f MB = %.0f B/obj (baseline %.1f MB), requests %+v", who, r.Objects, r.SyncMs, fmtSample(st.syncs[i], 0), r.SyncCPUMs, r.AllocMB, float64(r.HeapBytes)/mib, per(r, st.n), float64(r.BaseHeap)/mib, r.Requests)
 			if rr := r.Relist; rr != nil {
 				t.RawLine("%-9s relist observed %v after %.1f s, settled %v after %.1f s; steady %.1f MB, peak HeapAlloc %.1f MB, peak live %.1f MB, after %.1f MB; %d relist requests (%d failed while down), %d samples", who, rr.Observed, rr.SecondsToSeen, rr.Settled, rr.SecondsToSettled, float64(rr.SteadyHeap)/mib, float64(rr.PeakHeapAlloc)/mib, float64(rr.PeakLive)/mib, float64(rr.AfterHeap)/mib, rr.RelistRequests, rr.FailedRequests, rr.Samples)
 			}
@@ -466,8 +497,8 @@ func scaleTables(steps []*scaleStep, mem0, memEnd procMemory) []*Table {
 
 	last4 := ts[len(ts)-1]
 	last4.Note("objects: i-th object is resource i%%4 (configmaps, secrets, gizmos.%s, doohickeys.%s), in namespace scale-NN (%d namespaces), with 5 labels, 2 annotations and ~200 B of data or spec; seeded once, growing through the sizes", ScaleGroup, ScaleGroup, ScaleNamespaces)
-	last4.Note("contenders: kdyn informer.NewResourceSet (metadata-only, the default; and the same with ResourceSetOptions.Informer.Compact, which keeps each object's metadata as its protobuf encoding) with restmapper.NewForConfig, Keep restricted to the four resources, all namespaces, streaming lists (the default); client-go metadatainformer.NewSharedInformerFactory with ForResource for each of the four (WatchListClient on, its default in v0.37.2); one counting handler each; sync = process start of the measurement (before any client, discovery included for kdyn) → every informer synced and every add delivered; heap = HeapAlloc after two runtime.GC() then minus the same before any client existed")
-	last4.Note("references: raw metadata = the four unpaged lists with Accept application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, total body bytes / items (N, and the 2 ConfigMaps the apiserver keeps in kube-system, which both caches hold too; managedFields included: client-go's cache keeps them, kdyn's leaves them out by default); server send time = the four metadata streaming lists (sendInitialEvents, protobuf, Accept-Encoding identity) read raw and concurrently up to their initial-events-end bookmarks, median of 3")
+	last4.Note("contenders: kdyn informer.NewResourceSet (metadata-only, the default; and the same with ResourceSetOptions.Informer.Compact, which keeps each object's metadata as its protobuf encoding) with restmapper.NewForConfig, Keep restricted to the four resources, all namespaces, streaming lists (the default); client-go metadatainformer.NewSharedInformerFactory with ForResource for each of the four (WatchListClient on, its default in v0.37.2); one counting handler each; sync = process start of the measurement (before any client, discovery included for kdyn) → every informer synced and every add delivered, the faster of two rounds (kdyn, compact, client-go; then, after the relist, client-go, compact, kdyn, each alone again: the server's pace varies by seconds at 250k, and the first after seeding meets the slowest); heap = HeapAlloc after two runtime.GC() then minus the same before any client existed")
+	last4.Note("references: raw metadata = the four unpaged lists with Accept application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, total body bytes / items (N, and the 2 ConfigMaps the apiserver keeps in kube-system, which both caches hold too; managedFields included: client-go's cache keeps them, kdyn's leaves them out by default); server send time = the four metadata streaming lists (sendInitialEvents, protobuf, Accept-Encoding identity) read raw and concurrently up to their initial-events-end bookmarks, the fastest of 3")
 	last4.Note("relist: the three children stay up after their sync (idle while the next one syncs), then the parent restarts the control plane (testenv Restart: a fresh watch cache answers 410), and all three relist at once; each samples ReadMemStats HeapAlloc and /gc/heap/live:bytes (the heap marked live by the last GC) every 10 ms from before the restart until 1 s after its relist completed (kdyn: every informer synced again, seen by an informer.Metrics hook; client-go: every object received again, counted by a no-op transform); the goal applies to the live heap: HeapAlloc also holds garbage not yet collected, which Go's GC lets grow to the live heap's size (GOGC=100) in any program that allocates while it decodes; but /gc/heap/live:bytes is only updated as a GC cycle ends, so when no GC runs during the relist (a large steady heap, GOGC=100) the peak live figure stays at the steady one, and the peak HeapAlloc, an upper bound of the live heap, is the figure to read")
 	return ts
 }
