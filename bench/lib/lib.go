@@ -40,7 +40,10 @@ type Options struct {
 	// InformerContenders limits the informer scenario to a comma list of
 	// contenders ("" runs all), for head-to-head runs of two of them.
 	InformerContenders string
-	Out                io.Writer
+	// ScaleSizes replaces the scale scenario's object counts (ScaleSizes,
+	// or with Quick 1,000 and 5,000), for a run at one size.
+	ScaleSizes []int
+	Out        io.Writer
 }
 
 // contenders returns the informer contenders to run, in their order.

@@ -106,6 +106,9 @@ func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 	if b.Opts.Quick {
 		sizes = []int{1000, 5000}
 	}
+	if len(b.Opts.ScaleSizes) > 0 {
+		sizes = b.Opts.ScaleSizes
+	}
 	dc, err := b.startGatedEnv(ctx)
 	if err != nil {
 		return nil, err

@@ -17,6 +17,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -31,6 +33,7 @@ func main() {
 	profile := flag.String("profile", "", "directory for CPU/heap profiles of the informer children")
 	parts := flag.String("informer-parts", "", "informer scenario parts to run: a comma list of sync, relist, watch (default all)")
 	contenders := flag.String("informer-contenders", "", "informer contenders to run: a comma list of kdyn-default, kdyn-compact, kdyn-metadata, clientgo-plain, clientgo-strip, clientgo-metadata (default all)")
+	scaleSizes := flag.String("scale-sizes", "", "the scale scenario's object counts, a comma list in increasing order (default 10000,50000,250000)")
 	child := flag.String(lib.ChildFlag, "", "internal: run one child measurement")
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		if len(f.Name) > 5 && f.Name[:5] == "test." {
@@ -45,9 +48,18 @@ func main() {
 		}
 		return
 	}
+	var sizes []int
+	for _, f := range strings.FieldsFunc(*scaleSizes, func(r rune) bool { return r == ',' }) {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 || (len(sizes) > 0 && n <= sizes[len(sizes)-1]) {
+			fmt.Fprintf(os.Stderr, "libbench: -scale-sizes %q: want positive counts in increasing order\n", *scaleSizes)
+			os.Exit(2)
+		}
+		sizes = append(sizes, n)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := lib.Run(ctx, lib.Options{Scenario: *scenario, Quick: *quick, Runs: *runs, ProfileDir: *profile, InformerParts: *parts, InformerContenders: *contenders}); err != nil {
+	if err := lib.Run(ctx, lib.Options{Scenario: *scenario, Quick: *quick, Runs: *runs, ProfileDir: *profile, InformerParts: *parts, InformerContenders: *contenders, ScaleSizes: sizes}); err != nil {
 		fmt.Fprintln(os.Stderr, "libbench:", err)
 		os.Exit(1)
 	}
