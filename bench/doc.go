@@ -16,8 +16,9 @@
 //     (default and compact) and client-go's metadatainformer over 10k, 50k
 //     and 250k objects (ConfigMaps, Secrets and two CRDs) — heap per object
 //     against the raw metadata, sync time against the server's send time,
-//     relist peak, growth — then 250k in four shards (about 9 minutes on 2
-//     cores, 3 of them seeding).
+//     relist peak, growth; each sync timed twice, the second time after
+//     the relist in the reverse order — then 250k in four shards (about 8
+//     minutes on 2 cores, 3 of them seeding; -scale-sizes picks the sizes).
 //
 // See docs/benchmarks.md for the figures and how they were taken.
 package bench
