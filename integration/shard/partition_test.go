@@ -154,9 +154,17 @@ func testPartition(t *testing.T, env *testenv.Env, gateOn bool) {
 		if total != n {
 			return false, fmt.Sprintf("caches hold %d of %d", total, n)
 		}
+		// Whether the server applied the selector is known once the
+		// informer's probe has run, after its sync (before its watch):
+		// at once from an echo, a little later without one (gate off).
+		for _, m := range ms {
+			if _, known := m.inf.ServerSharded(); !known {
+				return false, m.id + " has not probed the server yet"
+			}
+		}
 		return true, ""
 	})
-	t.Logf("members settled and synced in %v", time.Since(start).Round(time.Millisecond))
+	t.Logf("members settled, synced and probed in %v", time.Since(start).Round(time.Millisecond))
 	owner := map[string]string{}
 	for _, m := range ms {
 		keys := m.inf.Store().Keys()
