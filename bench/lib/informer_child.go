@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"runtime/trace"
 	"sort"
 	"strconv"
 	"strings"
@@ -325,6 +326,11 @@ func waitFor(ctx context.Context, every, limit time.Duration, cond func() bool) 
 	return true
 }
 
+// startCPUProfile starts a CPU profile and an execution trace of this
+// process into dir (nothing when dir is ""); the function it returns ends
+// both. The trace shows where the time the CPU profile does not see went:
+// `go tool trace -pprof=net` (waiting on the network) and -pprof=sched
+// (runnable, waiting for a CPU).
 func startCPUProfile(dir, name string) func() {
 	if dir == "" {
 		return func() {}
@@ -337,7 +343,19 @@ func startCPUProfile(dir, name string) func() {
 		f.Close()
 		return func() {}
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }
+	tf, err := os.Create(filepath.Join(dir, name+".trace"))
+	if err == nil && trace.Start(tf) != nil {
+		tf.Close()
+		tf = nil
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		if tf != nil {
+			trace.Stop()
+			tf.Close()
+		}
+	}
 }
 
 func writeHeapProfile(dir, name string) {

@@ -73,6 +73,20 @@ func ScaleObject(i int) (schema.GroupVersionResource, *unstructured.Unstructured
 	return gvr, &unstructured.Unstructured{Object: obj}
 }
 
+// quiet readies the control plane for a measurement: a full garbage
+// collection (GET /debug/pprof/heap?gc=1), so that no sync pays for one
+// the previous syncs' allocations made due — at 50,000 objects the second
+// of three syncs in a row took 1.5× the others, whichever contender it
+// was — then a wait until it has gone quiet (waitQuiet).
+func (b *Bench) quiet(ctx context.Context, rc *krest.Client) {
+	if _, err := rc.Get().AbsPath("/debug/pprof/heap").Param("gc", "1").DoRaw(ctx); err != nil {
+		b.logf("scale: could not make the control plane collect its garbage: %v", err)
+	}
+	if d := waitQuiet(ctx, b.Env); d > 3*time.Second {
+		b.logf("scale: waited %s for the control plane to go quiet", d.Round(100*time.Millisecond))
+	}
+}
+
 // scaleStep is what one size of the scale scenario measured.
 type scaleStep struct {
 	n         int
@@ -182,6 +196,7 @@ func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 		}
 		st.rawMeta = float64(total) / float64(st.objects)
 		for range 3 {
+			b.quiet(ctx, rc)
 			v, err := scaleFloorMs(ctx, rc)
 			if err != nil {
 				return nil, err
@@ -201,7 +216,7 @@ func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 			}
 		}
 		for _, who := range []string{"scale-kdyn", "scale-kdyn-compact", "scale-clientgo"} {
-			time.Sleep(settleBetweenChildren)
+			b.quiet(ctx, rc)
 			a := args
 			if who == "scale-kdyn-compact" {
 				who, a.Compact = "scale-kdyn", true
@@ -248,7 +263,7 @@ func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 			st.syncs[i] = append(st.syncs[i], r.SyncMs)
 		}
 		for _, i := range []int{2, 1, 0} {
-			time.Sleep(settleBetweenChildren)
+			b.quiet(ctx, rc)
 			a := args
 			a.Relist, a.ProfileDir = false, ""
 			who := []string{"scale-kdyn", "scale-kdyn", "scale-clientgo"}[i]
@@ -271,7 +286,7 @@ func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 	last := steps[len(steps)-1]
 	shardObjects := 0
 	for i := range ScaleShards {
-		time.Sleep(settleBetweenChildren)
+		b.quiet(ctx, rc)
 		args := ChildArgs{Conn: b.Conn, Count: last.objects, GVRs: gvrArgs, ShardIndex: i, ShardCount: ScaleShards, ProfileDir: b.Opts.ProfileDir}
 		var r scaleResult
 		if err := runChild(ctx, "scale-kdyn", args, &r); err != nil {
@@ -500,7 +515,7 @@ func scaleTables(steps []*scaleStep, mem0, memEnd procMemory) []*Table {
 
 	last4 := ts[len(ts)-1]
 	last4.Note("objects: i-th object is resource i%%4 (configmaps, secrets, gizmos.%s, doohickeys.%s), in namespace scale-NN (%d namespaces), with 5 labels, 2 annotations and ~200 B of data or spec; seeded once, growing through the sizes", ScaleGroup, ScaleGroup, ScaleNamespaces)
-	last4.Note("contenders: kdyn informer.NewResourceSet (metadata-only, the default; and the same with ResourceSetOptions.Informer.Compact, which keeps each object's metadata as its protobuf encoding) with restmapper.NewForConfig, Keep restricted to the four resources, all namespaces, streaming lists (the default); client-go metadatainformer.NewSharedInformerFactory with ForResource for each of the four (WatchListClient on, its default in v0.37.2); one counting handler each; sync = process start of the measurement (before any client, discovery included for kdyn) → every informer synced and every add delivered, the faster of two rounds (kdyn, compact, client-go; then, after the relist, client-go, compact, kdyn, each alone again: the server's pace varies by seconds at 250k, and the first after seeding meets the slowest); heap = HeapAlloc after two runtime.GC() then minus the same before any client existed")
+	last4.Note("contenders: kdyn informer.NewResourceSet (metadata-only, the default; and the same with ResourceSetOptions.Informer.Compact, which keeps each object's metadata as its protobuf encoding) with restmapper.NewForConfig, Keep restricted to the four resources, all namespaces, streaming lists (the default); client-go metadatainformer.NewSharedInformerFactory with ForResource for each of the four (WatchListClient on, its default in v0.37.2); one counting handler each; sync = process start of the measurement (before any client, discovery included for kdyn) → every informer synced and every add delivered, the faster of two rounds (kdyn, compact, client-go; then, after the relist, client-go, compact, kdyn, each alone again); every measurement, and every sample of the server's send time, starts after a full garbage collection of the control plane (GET /debug/pprof/heap?gc=1) and once it has used under a tenth of a CPU for half a second (otherwise the second of three syncs in a row meets the collection the first two made due); heap = HeapAlloc after two runtime.GC() then minus the same before any client existed")
 	last4.Note("references: raw metadata = the four unpaged lists with Accept application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, total body bytes / items (N, and the 2 ConfigMaps the apiserver keeps in kube-system, which both caches hold too; managedFields included: client-go's cache keeps them, kdyn's leaves them out by default); server send time = the four metadata streaming lists (sendInitialEvents, protobuf, Accept-Encoding identity) read raw and concurrently up to their initial-events-end bookmarks, the fastest of 3")
 	last4.Note("relist: the three children stay up after their sync (idle while the next one syncs), then the parent restarts the control plane (testenv Restart: a fresh watch cache answers 410), and all three relist at once; each samples ReadMemStats HeapAlloc and /gc/heap/live:bytes (the heap marked live by the last GC) every 10 ms from before the restart until 1 s after its relist completed (kdyn: every informer synced again, seen by an informer.Metrics hook; client-go: every object received again, counted by a no-op transform); the goal applies to the live heap: HeapAlloc also holds garbage not yet collected, which Go's GC lets grow to the live heap's size (GOGC=100) in any program that allocates while it decodes; but /gc/heap/live:bytes is only updated as a GC cycle ends, so when no GC runs during the relist (a large steady heap, GOGC=100) the peak live figure stays at the steady one, and the peak HeapAlloc, an upper bound of the live heap, is the figure to read")
 	return ts

@@ -1,6 +1,7 @@
 package lib
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -499,34 +501,88 @@ func (m procMemory) String() string {
 // (kube-apiserver with etcd embedded): the process whose command line
 // holds the env's directory (its --etcd-dir).
 func controlPlaneMemory(env *testenv.Env) (procMemory, error) {
+	pid, err := controlPlanePID(env)
+	if err != nil {
+		return procMemory{}, err
+	}
+	st, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return procMemory{}, err
+	}
+	var m procMemory
+	for _, l := range strings.Split(string(st), "\n") {
+		var kb int64
+		if _, err := fmt.Sscanf(l, "VmRSS: %d kB", &kb); err == nil {
+			m.RSS = kb << 10
+		}
+		if _, err := fmt.Sscanf(l, "VmHWM: %d kB", &kb); err == nil {
+			m.Peak = kb << 10
+		}
+	}
+	return m, nil
+}
+
+// controlPlanePID finds the process that runs env's control plane.
+func controlPlanePID(env *testenv.Env) (string, error) {
 	dir := env.Dir()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return procMemory{}, err
+		return "", err
 	}
 	for _, e := range ents {
 		if e.Name()[0] < '0' || e.Name()[0] > '9' {
 			continue
 		}
 		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !strings.Contains(string(cmd), "--etcd-dir\x00"+dir) {
-			continue
+		if err == nil && strings.Contains(string(cmd), "--etcd-dir\x00"+dir) {
+			return e.Name(), nil
 		}
-		st, err := os.ReadFile("/proc/" + e.Name() + "/status")
-		if err != nil {
-			return procMemory{}, err
-		}
-		var m procMemory
-		for _, l := range strings.Split(string(st), "\n") {
-			var kb int64
-			if _, err := fmt.Sscanf(l, "VmRSS: %d kB", &kb); err == nil {
-				m.RSS = kb << 10
-			}
-			if _, err := fmt.Sscanf(l, "VmHWM: %d kB", &kb); err == nil {
-				m.Peak = kb << 10
-			}
-		}
-		return m, nil
 	}
-	return procMemory{}, fmt.Errorf("no process runs the control plane of %s", dir)
+	return "", fmt.Errorf("no process runs the control plane of %s", dir)
+}
+
+// processCPUTicks is a process's user and system CPU time, in clock ticks
+// (/proc/PID/stat).
+func processCPUTicks(pid string) (int64, error) {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command name (which may hold spaces) start
+	// with the state; utime and stime are the 12th and 13th after it.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%s/stat: %d fields", pid, len(f))
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	s, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%s/stat: utime %q, stime %q", pid, f[11], f[12])
+	}
+	return u + s, nil
+}
+
+// waitQuiet waits until the control plane has used under a tenth of a CPU
+// over half a second (at most 30 s), so that a measurement does not share
+// the two cores with work the server still does for the previous one. It
+// returns how long it waited.
+func waitQuiet(ctx context.Context, env *testenv.Env) time.Duration {
+	t0 := time.Now()
+	pid, err := controlPlanePID(env)
+	if err != nil {
+		time.Sleep(settleBetweenChildren)
+		return time.Since(t0)
+	}
+	prev, err := processCPUTicks(pid)
+	for err == nil && time.Since(t0) < 30*time.Second && ctx.Err() == nil {
+		time.Sleep(500 * time.Millisecond)
+		var now int64
+		if now, err = processCPUTicks(pid); err == nil {
+			if now-prev < 5 { // clock ticks are 10 ms: under 50 ms of CPU in 500 ms
+				break
+			}
+			prev = now
+		}
+	}
+	return time.Since(t0)
 }
