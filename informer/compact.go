@@ -93,6 +93,14 @@ func (c *compactStorage) put(key string, obj *unstructured.Unstructured, raw []b
 
 func (c *compactStorage) remove(key string) { delete(c.m, key) }
 
+func (c *compactStorage) loader(key string) func() (*unstructured.Unstructured, bool) {
+	e, ok := c.m[key]
+	if !ok {
+		return nil
+	}
+	return func() (*unstructured.Unstructured, bool) { return c.decode(e.raw) }
+}
+
 func (c *compactStorage) resourceVersion(key string) (string, bool) {
 	e, ok := c.m[key]
 	return e.rv, ok

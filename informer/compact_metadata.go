@@ -68,6 +68,14 @@ func (c *compactMetadataStorage) put(key string, obj *metav1.PartialObjectMetada
 
 func (c *compactMetadataStorage) remove(key string) { delete(c.m, key) }
 
+func (c *compactMetadataStorage) loader(key string) func() (*metav1.PartialObjectMetadata, bool) {
+	e, ok := c.m[key]
+	if !ok {
+		return nil
+	}
+	return func() (*metav1.PartialObjectMetadata, bool) { return c.decode(e) }
+}
+
 func (c *compactMetadataStorage) resourceVersion(key string) (string, bool) {
 	e, ok := c.m[key]
 	return e.rv, ok

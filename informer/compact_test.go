@@ -132,3 +132,54 @@ func TestCompactRelistDecodesOnlyTheGone(t *testing.T) {
 		t.Fatalf("%d cached (o042 among them: %v), want the 99 seen", inf.Store().Len(), ok)
 	}
 }
+
+// A handler added to a compact informer that holds objects gets them all,
+// in key order and as cached when it was added, but each is decoded as it
+// is delivered: the replay never holds the whole cache decoded at once.
+func TestCompactReplayDecodesAtDelivery(t *testing.T) {
+	c := newCompactStorage()
+	inf := New[*unstructured.Unstructured](newScriptedSource(), Options[*unstructured.Unstructured]{storage: c})
+	const n = 50
+	for i := range n {
+		o := cm(fmt.Sprintf("o%03d", i), "5")
+		if err := inf.store.putLocked(Key(o), o, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inf.synced.Store(true)
+	before := c.decodes.Load()
+	var got []string
+	var decodedAtDelivery []int64
+	r, err := inf.AddEventHandler(HandlerFuncs[*unstructured.Unstructured]{AddFunc: func(o *unstructured.Unstructured, initial bool) {
+		if !initial {
+			t.Errorf("%s delivered as a new object, want the initial list's", o.GetName())
+		}
+		got = append(got, o.GetName()+"@"+o.GetResourceVersion())
+		decodedAtDelivery = append(decodedAtDelivery, c.decodes.Load()-before)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := c.decodes.Load() - before; d != 0 {
+		t.Fatalf("adding the handler decoded %d objects, want none until delivery", d)
+	}
+	// A change after the handler was added does not alter its replay.
+	o := cm("o007", "6")
+	if err := inf.store.putLocked(Key(o), o, nil); err != nil {
+		t.Fatal(err)
+	}
+	inf.startHandler(r)
+	waitUntil(t, r.HasSynced)
+	r.Remove()
+	if len(got) != n {
+		t.Fatalf("delivered %d objects, want %d", len(got), n)
+	}
+	for i, name := range got {
+		if want := fmt.Sprintf("o%03d@5", i); name != want {
+			t.Fatalf("delivery %d is %s, want %s (key order, as cached when the handler was added)", i, name, want)
+		}
+		if decodedAtDelivery[i] != int64(i+1) {
+			t.Fatalf("at delivery %d, %d objects had been decoded, want %d (one per delivery)", i, decodedAtDelivery[i], i+1)
+		}
+	}
+}

@@ -60,8 +60,11 @@ const (
 )
 
 type notification[T Object] struct {
-	kind      notificationKind
-	obj, old  T
+	kind     notificationKind
+	obj, old T
+	// load, when set, decodes obj at delivery (a new handler's replay of
+	// a compact cache; see storage.loader).
+	load      func() (T, bool)
 	initial   bool
 	unknown   bool
 	shardMove bool
@@ -165,6 +168,13 @@ func (r *Registration[T]) run() {
 		r.mu.Unlock()
 		if r.delivered != nil && n.at != 0 && n.kind != notifySynced {
 			r.delivered(time.Duration(time.Now().UnixNano() - n.at))
+		}
+		if n.load != nil {
+			obj, ok := n.load()
+			if !ok {
+				continue // undecodable bytes: what a read of them gives too
+			}
+			n.obj = obj
 		}
 		switch n.kind {
 		case notifyAdd:

@@ -370,8 +370,12 @@ func startMember[T Object](s *ResourceSet, k objectKind[T], r *discovery.Resourc
 		reg.Remove()
 		s.f.releaseHeld(key)
 	}, drain: func() {
-		for _, o := range inf.Store().List() {
-			h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: o, FinalStateUnknown: true, ResourceGone: true})
+		// One object at a time: a compact cache decodes on every read.
+		st := inf.Store()
+		for _, k := range st.Keys() {
+			if o, ok := st.Get(k); ok {
+				h(Event{Type: watch.Deleted, GVR: gvr, Resource: r, Object: o, FinalStateUnknown: true, ResourceGone: true})
+			}
 		}
 	}}, nil
 }

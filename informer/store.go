@@ -25,6 +25,13 @@ type storage[T Object] interface {
 	remove(key string)
 	resourceVersion(key string) (string, bool)
 	each(fn func(key string, obj T) bool)
+	// loader returns, for a storage whose reads decode, a function that
+	// decodes key's object as it stands now (its encoding is kept, not
+	// the object): a new handler's replay of the cache decodes each
+	// object as the handler gets to it, never the whole cache at once.
+	// It returns nil for a storage that keeps objects decoded, and for a
+	// key it does not hold.
+	loader(key string) func() (T, bool)
 	keys() []string
 	size() int
 }
@@ -335,6 +342,8 @@ func (m *mapStorage[T]) each(fn func(string, T) bool) {
 		}
 	}
 }
+func (m *mapStorage[T]) loader(string) func() (T, bool) { return nil }
+
 func (m *mapStorage[T]) keys() []string {
 	out := make([]string, 0, len(m.m))
 	for k := range m.m {
