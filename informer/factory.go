@@ -59,7 +59,9 @@ type InformerOptions struct {
 	// memory, slower reads. Metadata-only informers keep each object's
 	// metadata as its protobuf encoding instead, and decode it on each read
 	// (about a third of the memory for objects with a few labels and
-	// annotations).
+	// annotations). A handler added to a compact informer that holds
+	// objects gets each one decoded as it is delivered, so the replay of
+	// the cache never holds all of it decoded at once.
 	Compact bool
 	// Shard, when set, caches only the objects in the shard's ranges and
 	// follows its changes (see Shard). Informers with different Shards are
