@@ -189,9 +189,8 @@ func (i *Informer[T]) AddEventHandler(h Handler[T]) (*Registration[T], error) {
 		// The cache as it stands, by key; a handler joining during the
 		// first list gets the rest as the list goes on. A compact cache
 		// hands over each object's encoding, decoded at delivery: decoding
-		// all of it here would hold the whole cache decoded at once (at
-		// 250,000 objects, a ResourceSet re-adding its members after a
-		// restart of the control plane held 1.8× its steady heap).
+		// all of it here would hold the whole cache decoded at once, for
+		// as long as the new handler takes to catch up.
 		i.store.mu.RLock()
 		keys := i.store.data.keys()
 		sort.Strings(keys)
