@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -81,7 +82,11 @@ type ResourceSetOptions struct {
 // answered 404, and every RefreshInterval; it starts informers for new
 // resources and releases those whose resource is gone. Group-versions
 // that fail discovery are reported and retried; their informers keep
-// running meanwhile.
+// running meanwhile. A custom resource that discovery lacks while its CRD
+// is still there (not being deleted) keeps its informer: a server that
+// restarts lists its own groups before it serves custom resources again,
+// and releasing them would deliver a ResourceGone delete for each of
+// their objects and list them all again.
 type ResourceSet struct {
 	f      *Factory
 	mapper *restmapper.Mapper
@@ -89,6 +94,8 @@ type ResourceSet struct {
 	log    *zap.Logger
 
 	trigger chan struct{}
+	// crds is the set's cache of CustomResourceDefinitions (set by Run).
+	crds atomic.Pointer[Informer[*metav1.PartialObjectMetadata]]
 
 	// mu guards members.
 	mu      sync.Mutex
@@ -130,6 +137,7 @@ func NewResourceSet(f *Factory, mapper *restmapper.Mapper, opts ResourceSetOptio
 // at least as long: it runs the informers the set takes from it.
 func (s *ResourceSet) Run(ctx context.Context) error {
 	crds := s.f.ForResourceMetadata(crdGVR, InformerOptions{AllNamespaces: true})
+	s.crds.Store(crds)
 	reg, err := crds.AddEventHandler(HandlerFuncs[*metav1.PartialObjectMetadata]{
 		AddFunc:    func(_ *metav1.PartialObjectMetadata, initial bool) { s.kick() },
 		UpdateFunc: func(_, _ *metav1.PartialObjectMetadata) { s.kick() },
@@ -282,12 +290,25 @@ func (s *ResourceSet) sync(ctx context.Context) {
 	for _, r := range resources {
 		want[r.GVR()] = r
 	}
+	wantGR := map[schema.GroupResource]bool{}
+	for gvr := range want {
+		wantGR[gvr.GroupResource()] = true
+	}
 	s.mu.Lock()
 	var gone []schema.GroupVersionResource
 	for gvr := range s.members {
-		if _, ok := want[gvr]; !ok && !failedGroups[gvr.Group] {
-			gone = append(gone, gvr)
+		if _, ok := want[gvr]; ok || failedGroups[gvr.Group] {
+			continue
 		}
+		if !wantGR[gvr.GroupResource()] && s.crdServes(gvr) {
+			// Discovery lacks a custom resource whose CRD is there and
+			// not being deleted: a server coming back lists its own
+			// groups before it serves the custom resources again (and
+			// rebuilds their storage). Releasing the member would send
+			// a ResourceGone delete for every object, and a new list.
+			continue
+		}
+		gone = append(gone, gvr)
 	}
 	var added []*discovery.Resource
 	for gvr, r := range want {
@@ -305,6 +326,17 @@ func (s *ResourceSet) sync(ctx context.Context) {
 	if len(gone)+len(added) > 0 {
 		s.log.Debug("resource set changed", zap.Int("added", len(added)), zap.Int("released", len(gone)))
 	}
+}
+
+// crdServes reports whether the set's CRD cache holds the definition of
+// gvr's resource ("<plural>.<group>"), not being deleted.
+func (s *ResourceSet) crdServes(gvr schema.GroupVersionResource) bool {
+	crds := s.crds.Load()
+	if crds == nil || !crds.HasSynced() {
+		return false
+	}
+	crd, ok := crds.Store().Get(gvr.Resource + "." + gvr.Group)
+	return ok && crd.GetDeletionTimestamp() == nil
 }
 
 func (s *ResourceSet) reportDiscovery(err error) {
