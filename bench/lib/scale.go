@@ -429,6 +429,9 @@ func scaleTables(steps []*scaleStep, mem0, memEnd procMemory) []*Table {
 			t.RawLine("%-9s %d objects, sync %.0f ms of %s (CPU %.0f ms, allocated %.0f MB), heap %.1f MB = %.0f B/obj (baseline %.1f MB), requests %+v", who, r.Objects, r.SyncMs, fmtSample(st.syncs[i], 0), r.SyncCPUMs, r.AllocMB, float64(r.HeapBytes)/mib, per(r, st.n), float64(r.BaseHeap)/mib, r.Requests)
 			if rr := r.Relist; rr != nil {
 				t.RawLine("%-9s relist observed %v after %.1f s, settled %v after %.1f s; steady %.1f MB, peak HeapAlloc %.1f MB, peak live %.1f MB, after %.1f MB; %d relist requests (%d failed while down), %d samples", who, rr.Observed, rr.SecondsToSeen, rr.Settled, rr.SecondsToSettled, float64(rr.SteadyHeap)/mib, float64(rr.PeakHeapAlloc)/mib, float64(rr.PeakLive)/mib, float64(rr.AfterHeap)/mib, rr.RelistRequests, rr.FailedRequests, rr.Samples)
+				if i < 2 {
+					t.RawLine("%-9s the set's events from the restart on: %d adds, %d deletes of a released resource (ResourceGone)", who, r.ReaddedDuringRelist, r.GoneDuringRelist)
+				}
 			}
 		}
 		t.RawLine("control plane restart (for the relist) took %.1f s", st.restart.Seconds())

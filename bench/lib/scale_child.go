@@ -36,9 +36,15 @@ type scaleResult struct {
 	Requests  reqLog  `json:"requests"`
 	// Informers (of the scale resources) and how many of them report
 	// that the server applied their shard selector.
-	Informers       int      `json:"informers"`
-	ServerSharded   int      `json:"serverSharded"`
-	ServedResources []string `json:"servedResources,omitempty"` // those sharded by the server
+	// ReaddedDuringRelist and GoneDuringRelist count, for a kdyn set,
+	// the adds of objects it already had and the Deleted events marked
+	// ResourceGone from the restart on: a set that released a member
+	// while the server came back, and added it again.
+	ReaddedDuringRelist int64    `json:"readdedDuringRelist,omitempty"`
+	GoneDuringRelist    int64    `json:"goneDuringRelist,omitempty"`
+	Informers           int      `json:"informers"`
+	ServerSharded       int      `json:"serverSharded"`
+	ServedResources     []string `json:"servedResources,omitempty"` // those sharded by the server
 
 	Relist *relistResult `json:"relist,omitempty"`
 }
@@ -100,7 +106,7 @@ func scaleChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 	defer cancel()
 	rec := &recordingRT{}
 	wrap := func(rt http.RoundTripper) http.RoundTripper { rec.rt = rt; return rec }
-	var adds, updates atomic.Int64
+	var adds, updates, gone atomic.Int64
 	profName := fmt.Sprintf("%s-%d", name, args.Count)
 	if args.ShardCount > 0 {
 		profName += fmt.Sprintf("-shard%dof%d", args.ShardIndex, args.ShardCount)
@@ -150,11 +156,13 @@ func scaleChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 			Keep:     func(r *discovery.Resource) bool { return want[r.GVR()] },
 			Informer: opts,
 			Handler: func(e informer.Event) {
-				switch e.Type {
-				case watch.Added:
+				switch {
+				case e.Type == watch.Added:
 					adds.Add(1)
-				case watch.Modified:
+				case e.Type == watch.Modified:
 					updates.Add(1)
+				case e.ResourceGone:
+					gone.Add(1)
 				}
 			},
 		})
@@ -293,11 +301,13 @@ func scaleChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 	}
 	if args.Relist {
 		mark()
+		adds0, gone0 := adds.Load(), gone.Load()
 		rr, err := relistPhase(ctx, cio, rec, after.HeapAlloc, args.ProfileDir, profName, settled)
 		if err != nil {
 			return nil, err
 		}
 		res.Relist = rr
+		res.ReaddedDuringRelist, res.GoneDuringRelist = adds.Load()-adds0, gone.Load()-gone0
 	}
 	return res, nil
 }
