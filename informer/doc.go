@@ -18,7 +18,9 @@
 //     any dynamic.Interface; it runs them, waits for them and releases them
 //     one by one.
 //   - A ResourceSet keeps one informer per resource for "every resource" that
-//     matches a filter, following CRDs as they come and go.
+//     matches a filter, following CRDs as they come and go (a custom
+//     resource goes when its CRD does, not when discovery briefly lacks
+//     it, as it does while a restarted server comes back).
 //   - Package informer/workqueue is a rate-limited work queue for the
 //     controller that consumes the events.
 //
