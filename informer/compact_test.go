@@ -59,6 +59,10 @@ func (s wiredSource) list(ctx context.Context, opts metav1.ListOptions, _ wire.K
 	return s.List(ctx, opts, func(obj *unstructured.Unstructured) error { return each(obj, markedText(obj)) })
 }
 
+func (s wiredSource) probeShard(ctx context.Context, opts metav1.ListOptions) (ListPage, int, error) {
+	return countedList[*unstructured.Unstructured](ctx, s, opts)
+}
+
 func (s wiredSource) watch(ctx context.Context, opts metav1.ListOptions, _ wire.Known) (wire.Stream, error) {
 	w, err := s.Watch(ctx, opts)
 	return wire.Stream{Interface: w}, err

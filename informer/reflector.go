@@ -344,16 +344,7 @@ func (r *reflector[T]) probeShardEcho(ctx context.Context) {
 // probeList lists one page of whole objects for probeShardEcho and counts
 // its items.
 func (r *reflector[T]) probeList(ctx context.Context, opts metav1.ListOptions) (ListPage, int, error) {
-	var (
-		page ListPage
-		n    int
-		err  error
-	)
-	if p, ok := r.feed.(shardProber); ok {
-		page, n, err = p.probeShard(ctx, opts)
-	} else {
-		page, err = r.feed.list(ctx, opts, nil, func(T, []byte) error { n++; return nil })
-	}
+	page, n, err := r.feed.probeShard(ctx, opts)
 	if err != nil && ctx.Err() == nil {
 		r.opts.log.Debug("could not probe whether the server shards; will try again before the next watch", zap.Error(err))
 	}

@@ -556,6 +556,10 @@ func (f oneShotFeed) list(ctx context.Context, opts metav1.ListOptions, _ wire.K
 	return f.List(ctx, opts, func(u *unstructured.Unstructured) error { return each(u, nil) })
 }
 
+func (f oneShotFeed) probeShard(ctx context.Context, opts metav1.ListOptions) (ListPage, int, error) {
+	return countedList[*unstructured.Unstructured](ctx, f, opts)
+}
+
 func (f oneShotFeed) watch(ctx context.Context, opts metav1.ListOptions, _ wire.Known) (wire.Stream, error) {
 	w, err := f.Watch(ctx, opts)
 	return wire.Stream{Interface: w, OneShot: opts.SendInitialEvents != nil}, err

@@ -26,13 +26,18 @@ type feed[T Object] interface {
 	// *wire.TextObject holding one, a stub for an object known holds (any
 	// other type), or a *metav1.Status for ERROR events.
 	watch(ctx context.Context, opts metav1.ListOptions, known wire.Known) (wire.Stream, error)
+	// probeShard lists one page to learn whether the server shards
+	// (the reflector's probe), returning it and how many items it held:
+	// a list of whole objects, whose ListMeta echoes shardInfo.
+	probeShard(ctx context.Context, opts metav1.ListOptions) (ListPage, int, error)
 }
 
-// shardProber is a feed that asks whether the server shards with a list
-// other than its own: one of whole objects, whose ListMeta echoes
-// shardInfo. It returns the page and how many items it held.
-type shardProber interface {
-	probeShard(ctx context.Context, opts metav1.ListOptions) (ListPage, int, error)
+// countedList is probeShard for a feed whose own lists are of whole
+// objects: one of them, counted.
+func countedList[T Object](ctx context.Context, f feed[T], opts metav1.ListOptions) (ListPage, int, error) {
+	n := 0
+	page, err := f.list(ctx, opts, nil, func(T, []byte) error { n++; return nil })
+	return page, n, err
 }
 
 // feedOf returns the feed of src: src itself when it is one of this
@@ -49,6 +54,10 @@ type sourceFeed[T Object] struct{ src Source[T] }
 
 func (f sourceFeed[T]) list(ctx context.Context, opts metav1.ListOptions, _ wire.Known, each func(T, []byte) error) (ListPage, error) {
 	return f.src.List(ctx, opts, func(obj T) error { return each(obj, nil) })
+}
+
+func (f sourceFeed[T]) probeShard(ctx context.Context, opts metav1.ListOptions) (ListPage, int, error) {
+	return countedList[T](ctx, f, opts)
 }
 
 func (f sourceFeed[T]) watch(ctx context.Context, opts metav1.ListOptions, _ wire.Known) (wire.Stream, error) {
@@ -134,6 +143,10 @@ func (s *objectSource) list(ctx context.Context, opts metav1.ListOptions, known 
 func listPage(l *unstructured.UnstructuredList) ListPage {
 	sel, _, _ := unstructured.NestedString(l.Object, "metadata", "shardInfo", "selector")
 	return ListPage{ResourceVersion: l.GetResourceVersion(), Continue: l.GetContinue(), ShardSelector: sel}
+}
+
+func (s *objectSource) probeShard(ctx context.Context, opts metav1.ListOptions) (ListPage, int, error) {
+	return countedList[*unstructured.Unstructured](ctx, s, opts)
 }
 
 func (s *objectSource) watch(ctx context.Context, opts metav1.ListOptions, known wire.Known) (wire.Stream, error) {
