@@ -101,11 +101,7 @@ func (a *applySet) candidates(ctx context.Context, c dynamic.Interface, tasks []
 	var mu sync.Mutex
 	var out []pruneCandidate
 	var firstErr error
-	idx := make([]int, len(tasks))
-	for i := range idx {
-		idx[i] = i
-	}
-	runTasks(idx, workers, func(i int) {
+	cli.ForEach(len(tasks), workers, func(i int) {
 		t := tasks[i]
 		ri := dynamic.ResourceInterface(c.Resource(t.mapping.Resource))
 		if t.namespace != "" {
@@ -156,12 +152,8 @@ type pruneResult struct {
 // order.
 func prune(ctx context.Context, c dynamic.Interface, cands []pruneCandidate, dry cli.DryRunMode, workers int) []pruneResult {
 	out := make([]pruneResult, len(cands))
-	idx := make([]int, len(cands))
-	for i := range idx {
-		idx[i] = i
-	}
 	background := metav1.DeletePropagationBackground
-	runTasks(idx, workers, func(i int) {
+	cli.ForEach(len(cands), workers, func(i int) {
 		cand := cands[i]
 		out[i].cand = cand
 		if dry == cli.DryRunClient {
@@ -186,21 +178,4 @@ func prune(ctx context.Context, c dynamic.Interface, cands []pruneCandidate, dry
 		out[i].err = err
 	})
 	return out
-}
-
-// runTasks calls fn for each index with at most n running at once.
-func runTasks(idx []int, n int, fn func(int)) {
-	if n < 1 {
-		n = 1
-	}
-	sem := make(chan struct{}, n)
-	var wg sync.WaitGroup
-	for _, i := range idx {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			fn(i)
-		})
-	}
-	wg.Wait()
 }

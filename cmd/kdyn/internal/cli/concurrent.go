@@ -8,6 +8,7 @@ import (
 	"io"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -112,7 +113,7 @@ func (r *ManifestRun) EachConcurrent(ctx context.Context, entries []*ManifestEnt
 			if w == 0 {
 				n = 1
 			}
-			runPool(idx, n, one)
+			ForEach(len(idx), n, func(k int) { one(idx[k]) })
 		}
 	})
 	defer wg.Wait()
@@ -140,26 +141,15 @@ func (r *ManifestRun) EachConcurrent(ctx context.Context, entries []*ManifestEnt
 	return results
 }
 
-// runPool calls fn for every index of idx with at most n calls at a time,
-// and returns when all have returned.
-func runPool(idx []int, n int, fn func(int)) {
-	if len(idx) == 0 {
-		return
+// ForEach calls fn(i) for every i in [0, count) with at most limit calls
+// at a time (at least one), and returns when all have returned.
+func ForEach(count, limit int, fn func(int)) {
+	var g errgroup.Group
+	g.SetLimit(max(limit, 1))
+	for i := range count {
+		g.Go(func() error { fn(i); return nil })
 	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(n, len(idx)) {
-		wg.Go(func() {
-			for i := range next {
-				fn(i)
-			}
-		})
-	}
-	for _, i := range idx {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	_ = g.Wait()
 }
 
 // SummaryTo prints "configmap/x created" to w unless -o was given (the
