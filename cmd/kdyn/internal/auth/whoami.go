@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -118,12 +119,7 @@ func printUserInfo(w io.Writer, raw []byte) error {
 	if len(ui.Groups) > 0 {
 		fmt.Fprintf(tw, "Groups\t%v\n", ui.Groups)
 	}
-	keys := make([]string, 0, len(ui.Extra))
-	for k := range ui.Extra {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(ui.Extra)) {
 		fmt.Fprintf(tw, "Extra: %s\t%v\n", k, ui.Extra[k])
 	}
 	return tw.Flush()

@@ -27,9 +27,6 @@ func (e *ManifestEntry) Reject(err error) {
 	e.obj = nil
 }
 
-// Where names the entry's document: "app.yaml: document 3".
-func (e *ManifestEntry) Where() string { return e.where() }
-
 // entryError is a Reject error, naming the object (the report adds the
 // document).
 type entryError struct {
@@ -109,9 +106,6 @@ func (r *ManifestRun) Place(ctx context.Context, e *ManifestEntry, crdScopes map
 	}
 	return p, nil
 }
-
-// Mapper returns the run's REST mapper.
-func (r *ManifestRun) Mapper() meta.RESTMapper { return r.mapper }
 
 // ReadStream reads the documents of r, named source in messages, as -f
 // reads a file: one entry per object, a bad document an entry with its

@@ -8,11 +8,9 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-)
 
-// lastAppliedAnnotation is where --save-config records the configuration,
-// as kubectl apply reads it.
-const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+	kunstructured "github.com/kdyn/kdyn/unstructured"
+)
 
 // field is one member of a JSON object.
 type field struct {
@@ -95,7 +93,7 @@ func (o *object) JSON() ([]byte, error) {
 func (o *object) saveConfig() error {
 	ann := map[string]string{}
 	for k, v := range o.annotations {
-		if k != lastAppliedAnnotation {
+		if k != kunstructured.LastAppliedAnnotation {
 			ann[k] = v
 		}
 	}
@@ -104,7 +102,7 @@ func (o *object) saveConfig() error {
 	if err != nil {
 		return err
 	}
-	ann[lastAppliedAnnotation] = string(b) + "\n"
+	ann[kunstructured.LastAppliedAnnotation] = string(b) + "\n"
 	return nil
 }
 

@@ -56,7 +56,6 @@ func (p *JSONPrinter) Print(it *Item) error {
 		// Several objects without a List follow one another, as
 		// kubectl prints the objects of commands that print one at a
 		// time (rollout history).
-		p.n++
 		opts := jsonOptions
 		if p.KeepOrder {
 			opts = jsonOrderedOptions

@@ -2,9 +2,11 @@ package rollout
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -113,15 +115,6 @@ func stringMap(m map[string]any, key string) map[string]string {
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // labelsMultiline is kubectl's printLabelsMultiline: sorted key=value
 // pairs, one a line, or <none>.
 func labelsMultiline(w prefixWriter, title string, labels map[string]string) {
@@ -138,7 +131,7 @@ func keyValueLines(w prefixWriter, level int, title string, m map[string]string,
 		w.line("<none>")
 		return
 	}
-	for i, k := range sortedKeys(m) {
+	for i, k := range slices.Sorted(maps.Keys(m)) {
 		if i > 0 {
 			w.write(level, "")
 			w.write(level, "\t")
@@ -165,7 +158,7 @@ func annotationsMultiline(w prefixWriter, title string, annotations map[string]s
 		w.line("<none>")
 		return
 	}
-	for i, k := range sortedKeys(annotations) {
+	for i, k := range slices.Sorted(maps.Keys(annotations)) {
 		if i > 0 {
 			w.write(0, "\t")
 		}
@@ -227,7 +220,7 @@ func describeContainers(w prefixWriter, label string, containers []any) {
 			if len(m) > 0 {
 				w.write(2, "%s:\n", f.title)
 			}
-			for _, k := range sortedKeys(m) {
+			for _, k := range slices.Sorted(maps.Keys(m)) {
 				w.write(3, "%s:\t%s\n", k, quantityString(m[k]))
 			}
 		}

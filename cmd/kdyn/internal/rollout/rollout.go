@@ -91,14 +91,15 @@ func noStatusViewer(t cli.Target) error {
 	return fmt.Errorf("no status viewer has been implemented for %s", t.Match.GVK.GroupKind())
 }
 
-func noHistoryViewer(t cli.Target) error {
-	gk := t.Match.GVK.GroupKind()
-	return fmt.Errorf("error retrieving history for %q, no visitor method exists for {%s %s}", gk.String(), gk.Group, gk.Kind)
-}
+func noHistoryViewer(t cli.Target) error { return noVisitor("history", t) }
 
-func noRollbacker(t cli.Target) error {
+func noRollbacker(t cli.Target) error { return noVisitor("rollbacker", t) }
+
+// noVisitor is kubectl's error when it finds no history viewer or
+// rollbacker (what) for a kind.
+func noVisitor(what string, t cli.Target) error {
 	gk := t.Match.GVK.GroupKind()
-	return fmt.Errorf("error retrieving rollbacker for %q, no visitor method exists for {%s %s}", gk.String(), gk.Group, gk.Kind)
+	return fmt.Errorf("error retrieving %s for %q, no visitor method exists for {%s %s}", what, gk.String(), gk.Group, gk.Kind)
 }
 
 func noRestarter(t cli.Target) error {

@@ -77,18 +77,13 @@ var keepAnnotations = map[string]bool{
 const podTemplateHashLabel = "pod-template-hash"
 
 func runUndo(ctx context.Context, f *cli.Factory, o *undoOptions, args []string) error {
-	dry, err := o.dryRun.Mode()
+	dry, p, err := cli.NewWriteResultPrinter(f.Streams.Out, o.dryRun, o.output, false)
 	if err != nil {
 		return err
 	}
 	if o.toRevision < 0 {
 		return fmt.Errorf("unable to find specified revision %v in history", o.toRevision)
 	}
-	p, err := cli.NewResultPrinter(f.Streams.Out, o.output, false)
-	if err != nil {
-		return err
-	}
-	p.SetDryRun(dry)
 	targets, read, err := prepare(ctx, f, args, o.selector, noRollbacker)
 	if err != nil {
 		return err
