@@ -229,8 +229,9 @@ func (s nsSet) sorted() []string {
 type applySet struct {
 	parent  parentRef
 	tooling string
-	// exists says whether the parent was found.
-	exists bool
+	// live is the parent as fetch found it (nil when it does not exist
+	// yet).
+	live *unstructured.Unstructured
 	// current and currentNS are what the live parent lists (its own
 	// namespace included); updated and updatedNS what this apply's
 	// objects are in.
@@ -289,7 +290,7 @@ func (a *applySet) fetch(ctx context.Context, c dynamic.Interface) error {
 
 // readParent checks the live parent and reads its lists.
 func (a *applySet) readParent(live *unstructured.Unstructured) error {
-	a.exists = true
+	a.live = live
 	labels, annotations := live.GetLabels(), live.GetAnnotations()
 	tooling, ok := annotations[applySetToolingAnnotation]
 	if !ok {

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -312,17 +311,7 @@ func (s *pruneSummary) write(w io.Writer) {
 // member it would prune (the live object against nothing). It reports
 // whether there was a difference.
 func (p *pruneRun) diff(ctx context.Context, f *cli.Factory, r *cli.ManifestRun) (bool, error) {
-	read, err := f.DynamicClient()
-	if err != nil {
-		return false, err
-	}
-	live, err := p.set.parent.resource(read).Get(ctx, p.set.parent.name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		live, err = nil, nil
-	}
-	if err != nil {
-		return false, err
-	}
+	live := p.set.live // as fetch read it: diff changes nothing
 	pc, err := f.WriteClient(applySetFieldManager, cli.DryRunServer)
 	if err != nil {
 		return false, err
