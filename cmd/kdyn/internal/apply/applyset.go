@@ -143,18 +143,18 @@ func parseParentRef(ctx context.Context, s, namespace string, mapper *restmapper
 
 // checkParentType refuses a parent of a resource kubectl would refuse:
 // Secrets and ConfigMaps, or custom resources whose CRD carries the
-// applyset.kubernetes.io/is-parent-type label (one list of CRDs).
-func checkParentType(ctx context.Context, c dynamic.Interface, p parentRef) error {
+// applyset.kubernetes.io/is-parent-type label (the metadata of that one
+// CRD, named "<plural>.<group>").
+func checkParentType(ctx context.Context, c *dynamic.DynamicClient, p parentRef) error {
 	if builtinParents[p.mapping.Resource] {
 		return nil
 	}
-	crds, err := c.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).
-		List(ctx, metav1.ListOptions{LabelSelector: applySetParentTypeLabel})
-	if err != nil {
+	crd, err := c.Metadata().Resource(cli.CRDGVR).Get(ctx, p.mapping.Resource.GroupResource().String(), metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("identifying allowed custom resource parent types: %w", err)
 	}
-	for _, crd := range crds.Items {
-		if schema.ParseGroupResource(crd.GetName()) == p.mapping.Resource.GroupResource() {
+	if err == nil {
+		if _, ok := crd.Labels[applySetParentTypeLabel]; ok {
 			return nil
 		}
 	}

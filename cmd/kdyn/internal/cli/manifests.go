@@ -261,10 +261,10 @@ func StripServerFields(obj *unstructured.Unstructured) *unstructured.Unstructure
 	return out
 }
 
-var (
-	crdGK  = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
-	crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-)
+var crdGK = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
+
+// CRDGVR is the resource of CustomResourceDefinitions.
+var CRDGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // crdKind returns the group and kind a CRD manifest defines.
 func crdKind(obj *unstructured.Unstructured) (schema.GroupKind, bool) {
@@ -520,7 +520,7 @@ func (r *ManifestRun) waitEstablished(ctx context.Context, c *pendingCRD) error 
 		return c.err
 	}
 	c.checked = true
-	c.err = waitCRDEstablished(ctx, r.Client.Resource(crdGVR), c.name, r.opts.CRDTimeout)
+	c.err = waitCRDEstablished(ctx, r.Client.Resource(CRDGVR), c.name, r.opts.CRDTimeout)
 	return c.err
 }
 

@@ -47,7 +47,7 @@ func applySetCandidates(ctx context.Context, f *cli.Factory, toComplete string) 
 	types := []string{"secrets/", "configmaps/"}
 	client, err := f.QuietDynamicClient()
 	if err == nil {
-		crds, err := client.Metadata().Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).
+		crds, err := client.Metadata().Resource(cli.CRDGVR).
 			List(ctx, metav1.ListOptions{LabelSelector: applySetParentTypeLabel})
 		if err == nil {
 			for _, crd := range crds.Items {
