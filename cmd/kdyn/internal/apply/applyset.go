@@ -91,13 +91,7 @@ func (p parentRef) namespaced() bool { return p.mapping.Scope.Name() == meta.RES
 func (p parentRef) id() string { return applySetID(p.name, p.namespace, p.groupKind()) }
 
 // String names the parent as kdyn's messages do: "secret/web -n prod".
-func (p parentRef) String() string {
-	s := printers.KindName(p.groupKind(), p.name)
-	if p.namespace != "" {
-		s += " -n " + p.namespace
-	}
-	return s
-}
+func (p parentRef) String() string { return objKey{p.groupKind(), p.namespace, p.name}.String() }
 
 // resource returns the client for the parent in c.
 func (p parentRef) resource(c dynamic.Interface) dynamic.ResourceInterface {

@@ -103,10 +103,7 @@ func (a *applySet) candidates(ctx context.Context, c dynamic.Interface, tasks []
 	var firstErr error
 	cli.ForEach(len(tasks), workers, func(i int) {
 		t := tasks[i]
-		ri := dynamic.ResourceInterface(c.Resource(t.mapping.Resource))
-		if t.namespace != "" {
-			ri = c.Resource(t.mapping.Resource).Namespace(t.namespace)
-		}
+		ri := c.Resource(t.mapping.Resource).Namespace(t.namespace) // "": cluster-scoped or all namespaces
 		var found []pruneCandidate
 		var err error
 		for obj, lerr := range dynamic.Items(ctx, ri, metav1.ListOptions{LabelSelector: sel}, dynamic.PageOptions{}) {
@@ -164,11 +161,7 @@ func prune(ctx context.Context, c dynamic.Interface, cands []pruneCandidate, dry
 			return
 		}
 		uid := cand.obj.GetUID()
-		ri := dynamic.ResourceInterface(c.Resource(cand.mapping.Resource))
-		if cand.key.namespace != "" {
-			ri = c.Resource(cand.mapping.Resource).Namespace(cand.key.namespace)
-		}
-		err := ri.Delete(ctx, cand.key.name, metav1.DeleteOptions{
+		err := c.Resource(cand.mapping.Resource).Namespace(cand.key.namespace).Delete(ctx, cand.key.name, metav1.DeleteOptions{
 			Preconditions:     &metav1.Preconditions{UID: &uid},
 			PropagationPolicy: &background,
 		})

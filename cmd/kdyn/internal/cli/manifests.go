@@ -468,13 +468,13 @@ func (r *ManifestRun) target(ctx context.Context, e *ManifestEntry) (*ManifestTa
 	t := &ManifestTarget{entry: e, Mapping: mapping, Name: TargetName(obj)}
 	nri := r.Client.Resource(mapping.Resource)
 	if t.Namespaced() {
-		switch objNS := obj.GetNamespace(); {
-		case objNS == "":
+		ns, err := r.objectNamespace(obj.GetNamespace())
+		if err != nil {
+			return nil, err
+		}
+		if obj.GetNamespace() == "" {
 			obj = obj.DeepCopy()
-			obj.SetNamespace(r.Namespace)
-		case r.ExplicitNS && objNS != r.Namespace:
-			//lint:ignore ST1005 kubectl's exact wording, which scripts may match
-			return nil, fmt.Errorf("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.", objNS, r.Namespace, objNS)
+			obj.SetNamespace(ns)
 		}
 		t.Resource = nri.Namespace(obj.GetNamespace())
 	} else {

@@ -95,16 +95,26 @@ func (r *ManifestRun) Place(ctx context.Context, e *ManifestEntry, crdScopes map
 	if !p.Namespaced {
 		return p, nil
 	}
-	switch ns := e.obj.GetNamespace(); {
-	case ns == "":
-		p.Namespace = r.Namespace
-	case r.ExplicitNS && ns != r.Namespace:
-		//lint:ignore ST1005 kubectl's exact wording, which scripts may match
-		return Placement{}, fmt.Errorf("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.", ns, r.Namespace, ns)
-	default:
-		p.Namespace = ns
+	ns, err := r.objectNamespace(e.obj.GetNamespace())
+	if err != nil {
+		return Placement{}, err
 	}
+	p.Namespace = ns
 	return p, nil
+}
+
+// objectNamespace is the namespace a namespaced object of the run goes
+// to: its own, or -n's (the kubeconfig's) when it names none; an object
+// whose namespace differs from an explicit -n is refused, as kubectl does.
+func (r *ManifestRun) objectNamespace(objNS string) (string, error) {
+	switch {
+	case objNS == "":
+		return r.Namespace, nil
+	case r.ExplicitNS && objNS != r.Namespace:
+		//lint:ignore ST1005 kubectl's exact wording, which scripts may match
+		return "", fmt.Errorf("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.", objNS, r.Namespace, objNS)
+	}
+	return objNS, nil
 }
 
 // ReadStream reads the documents of r, named source in messages, as -f
