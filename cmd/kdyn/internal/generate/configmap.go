@@ -142,7 +142,7 @@ func buildConfigMap(name, ns string, src *sourceFlags, appendHash bool) (*object
 		}
 		name += "-" + h
 	}
-	obj := &object{gvr: configMapGVR, kind: "ConfigMap", namespaced: true, name: name, namespace: ns}
+	obj := &object{gvr: configMapGVR, kind: "ConfigMap", name: name, namespace: ns}
 	if len(data) > 0 {
 		obj.body = append(obj.body, field{"data", data})
 	}

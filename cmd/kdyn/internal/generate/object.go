@@ -54,9 +54,8 @@ func (fs fields) MarshalJSON() ([]byte, error) {
 // the members that follow metadata, in the order of the typed object
 // kubectl would build.
 type object struct {
-	gvr        schema.GroupVersionResource
-	kind       string
-	namespaced bool
+	gvr  schema.GroupVersionResource
+	kind string
 
 	name string
 	// namespace is set in metadata only when -n was given, as kubectl

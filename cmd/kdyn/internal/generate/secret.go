@@ -53,7 +53,7 @@ func newSecretCommand(f *cli.Factory) *cobra.Command {
 // secretObject is a Secret with data and type, members in the order of
 // the typed Secret.
 func secretObject(name, ns, typ string, data map[string][]byte) *object {
-	obj := &object{gvr: secretGVR, kind: "Secret", namespaced: true, name: name, namespace: ns}
+	obj := &object{gvr: secretGVR, kind: "Secret", name: name, namespace: ns}
 	if len(data) > 0 {
 		obj.body = append(obj.body, field{"data", data})
 	}

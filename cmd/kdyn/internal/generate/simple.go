@@ -58,7 +58,7 @@ sent, and the output is byte for byte kubectl's.`,
 			return o.run(cmd.Context(), f, cmd, args, generator{
 				gvr: serviceAccountGVR, kind: "ServiceAccount", namespaced: true, failure: "failed to create serviceaccount: ",
 				build: func(name, ns string) (*object, error) {
-					return &object{gvr: serviceAccountGVR, kind: "ServiceAccount", namespaced: true, name: name, namespace: ns}, nil
+					return &object{gvr: serviceAccountGVR, kind: "ServiceAccount", name: name, namespace: ns}, nil
 				},
 			})
 		},
