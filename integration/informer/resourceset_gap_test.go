@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kdyn/kdyn/discovery"
+	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/integration/testenv"
 	"github.com/kdyn/kdyn/restmapper"
@@ -83,27 +85,12 @@ func TestResourceSetKeepsACustomResourceDiscoveryLacks(t *testing.T) {
 	env := testenv.Shared(t)
 	admin := client(t, env.RESTConfig(testenv.Admin))
 	group := "gap.kdyn.test"
-	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "things"}
-	if _, err := admin.Resource(crdGVR).Create(t.Context(), thingsCRD(group), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ns := newNamespace(t, admin)
+	const n = 10
+	gvr := createThings(t, admin, group, ns, n)
 	t.Cleanup(func() {
 		_ = admin.Resource(crdGVR).Delete(context.Background(), "things."+group, metav1.DeleteOptions{})
 	})
-	ns := newNamespace(t, admin)
-	const n = 10
-	deadline := time.Now().Add(30 * time.Second)
-	for i := 0; i < n; {
-		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": group + "/v1", "kind": "Thing", "metadata": map[string]any{"name": "t" + string(rune('a'+i)), "namespace": ns}}}
-		if _, err := admin.Resource(gvr).Namespace(ns).Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
-			if time.Now().After(deadline) {
-				t.Fatal(err)
-			}
-			time.Sleep(100 * time.Millisecond) // the CRD is not served yet
-			continue
-		}
-		i++
-	}
 	hide := &hideGroup{group: group}
 	cfg := env.RESTConfig(testenv.Admin)
 	cfg.WrapTransport = hide.wrap
@@ -112,27 +99,8 @@ func TestResourceSetKeepsACustomResourceDiscoveryLacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := informer.NewFactory(client(t, env.RESTConfig(testenv.Admin)), informer.FactoryOptions{Namespace: ns})
-	var gone, adds atomic.Int64
-	set := informer.NewResourceSet(f, mapper, informer.ResourceSetOptions{
-		Keep:            func(r *discovery.Resource) bool { return r.GVR() == gvr },
-		RefreshInterval: 200 * time.Millisecond,
-		Handler: func(e informer.Event) {
-			switch {
-			case e.ResourceGone:
-				gone.Add(1)
-			case e.Type == "ADDED":
-				adds.Add(1)
-			}
-		},
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	var run errgroup.Group
-	run.Go(func() error { return f.Run(ctx) })
-	run.Go(func() error { return set.Run(ctx) })
-	t.Cleanup(func() { cancel(); _ = run.Wait() })
-	if err := set.WaitForSync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	set, counts := runThingsSet(t, f, mapper, gvr, 200*time.Millisecond)
+	gone, adds := &counts.gone, &counts.adds
 
 	hide.hiding.Store(true)
 	start := time.Now()
@@ -158,4 +126,59 @@ func TestResourceSetKeepsACustomResourceDiscoveryLacks(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("released %v after the CRD's deletion, with %d ResourceGone deletes", time.Since(start).Round(time.Millisecond), gone.Load())
+}
+
+// createThings creates the CRD things.<group> and n Things in ns (retrying
+// until the new CRD is served), and returns the Things' resource.
+func createThings(t *testing.T, admin *dynamic.DynamicClient, group, ns string, n int) schema.GroupVersionResource {
+	t.Helper()
+	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "things"}
+	if _, err := admin.Resource(crdGVR).Create(t.Context(), thingsCRD(group), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; i < n; {
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": group + "/v1", "kind": "Thing", "metadata": map[string]any{"name": fmt.Sprintf("t%d", i), "namespace": ns}}}
+		if _, err := admin.Resource(gvr).Namespace(ns).Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
+			if time.Now().After(deadline) {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond) // the CRD is not served yet
+			continue
+		}
+		i++
+	}
+	return gvr
+}
+
+// setCounts are the events a counting ResourceSet handler saw.
+type setCounts struct{ gone, adds atomic.Int64 }
+
+// runThingsSet runs, until the test ends, a ResourceSet of gvr alone with
+// mapper and f, counting its adds and ResourceGone deletes, and waits for
+// its sync.
+func runThingsSet(t *testing.T, f *informer.Factory, mapper *restmapper.Mapper, gvr schema.GroupVersionResource, refresh time.Duration) (*informer.ResourceSet, *setCounts) {
+	t.Helper()
+	c := &setCounts{}
+	set := informer.NewResourceSet(f, mapper, informer.ResourceSetOptions{
+		Keep:            func(r *discovery.Resource) bool { return r.GVR() == gvr },
+		RefreshInterval: refresh,
+		Handler: func(e informer.Event) {
+			switch {
+			case e.ResourceGone:
+				c.gone.Add(1)
+			case e.Type == "ADDED":
+				c.adds.Add(1)
+			}
+		},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	var run errgroup.Group
+	run.Go(func() error { return f.Run(ctx) })
+	run.Go(func() error { return set.Run(ctx) })
+	t.Cleanup(func() { cancel(); _ = run.Wait() })
+	if err := set.WaitForSync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return set, c
 }

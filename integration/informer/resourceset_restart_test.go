@@ -1,19 +1,12 @@
 package informer_test
 
 import (
-	"context"
-	"fmt"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kdyn/kdyn/discovery"
 	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/integration/testenv"
 	"github.com/kdyn/kdyn/restmapper"
@@ -29,49 +22,16 @@ func TestResourceSetKeepsMembersThroughARestart(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
 	admin := client(t, env.RESTConfig(testenv.Admin))
 	group := "restart.kdyn.test"
-	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "things"}
-	if _, err := admin.Resource(crdGVR).Create(t.Context(), thingsCRD(group), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	const n = 20
-	deadline := time.Now().Add(30 * time.Second)
-	for i := 0; i < n; {
-		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": group + "/v1", "kind": "Thing", "metadata": map[string]any{"name": fmt.Sprintf("t%d", i), "namespace": "default"}}}
-		if _, err := admin.Resource(gvr).Namespace("default").Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
-			if time.Now().After(deadline) {
-				t.Fatal(err)
-			}
-			time.Sleep(100 * time.Millisecond) // the CRD is not served yet
-			continue
-		}
-		i++
-	}
+	gvr := createThings(t, admin, group, "default", n)
 	cfg := env.RESTConfig(testenv.Admin)
 	mapper, err := restmapper.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := informer.NewFactory(client(t, cfg), informer.FactoryOptions{})
-	var gone, adds atomic.Int64
-	set := informer.NewResourceSet(f, mapper, informer.ResourceSetOptions{
-		Keep: func(r *discovery.Resource) bool { return r.GVR() == gvr },
-		Handler: func(e informer.Event) {
-			switch {
-			case e.ResourceGone:
-				gone.Add(1)
-			case e.Type == "ADDED":
-				adds.Add(1)
-			}
-		},
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	var run errgroup.Group
-	run.Go(func() error { return f.Run(ctx) })
-	run.Go(func() error { return set.Run(ctx) })
-	t.Cleanup(func() { cancel(); _ = run.Wait() })
-	if err := set.WaitForSync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	set, counts := runThingsSet(t, f, mapper, gvr, 0)
+	gone, adds := &counts.gone, &counts.adds
 	if got := adds.Load(); got != n {
 		t.Fatalf("%d adds after the sync, want %d", got, n)
 	}
@@ -80,7 +40,7 @@ func TestResourceSetKeepsMembersThroughARestart(t *testing.T) {
 	}
 	// Until the server serves the resource again, and some refreshes of
 	// discovery after that.
-	deadline = time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if _, err := admin.Resource(gvr).Namespace("default").List(t.Context(), metav1.ListOptions{Limit: 1}); err == nil {
 			break
