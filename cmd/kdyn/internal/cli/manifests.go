@@ -277,11 +277,11 @@ func crdKind(obj *unstructured.Unstructured) (schema.GroupKind, bool) {
 }
 
 // pendingCRD is a CRD this run wrote; objects of its kind wait until it is
-// Established.
+// Established (once: the first object waits, the others share its result).
 type pendingCRD struct {
-	name    string
-	checked bool
-	err     error
+	name string
+	once sync.Once
+	err  error
 }
 
 // ManifestTarget is a manifest object ready to be sent: its namespace
@@ -349,8 +349,8 @@ type ManifestRun struct {
 	// another namespace is then an error, as in kubectl).
 	ExplicitNS bool
 
-	// crdMu guards crds and their pendingCRDs (EachConcurrent's workers
-	// share them).
+	// crdMu guards crds (EachConcurrent's workers share them); it is not
+	// held while a pendingCRD is waited for.
 	crdMu sync.Mutex
 	crds  map[schema.GroupKind]*pendingCRD
 	// Failures counts the failures reported so far.
@@ -453,13 +453,11 @@ func (r *ManifestRun) target(ctx context.Context, e *ManifestEntry) (*ManifestTa
 	gvk := obj.GroupVersionKind()
 	r.crdMu.Lock()
 	crd := r.crds[gvk.GroupKind()]
-	var err error
-	if crd != nil {
-		err = r.waitEstablished(ctx, crd)
-	}
 	r.crdMu.Unlock()
-	if err != nil {
-		return nil, err
+	if crd != nil {
+		if err := r.waitEstablished(ctx, crd); err != nil {
+			return nil, err
+		}
 	}
 	mapping, err := r.mapping(ctx, gvk, crd != nil)
 	if err != nil {
@@ -512,15 +510,11 @@ func (r *ManifestRun) mapping(ctx context.Context, gvk schema.GroupVersionKind, 
 	return m, err
 }
 
-// waitEstablished waits, once per CRD and at most opts.CRDTimeout, for the CRD
-// to report Established=True (called with crdMu held). NamesAccepted=False fails at once, with the
-// server's reason.
+// waitEstablished waits, once per CRD and at most opts.CRDTimeout, for the
+// CRD to report Established=True; objects of other kinds go on meanwhile.
+// NamesAccepted=False fails at once, with the server's reason.
 func (r *ManifestRun) waitEstablished(ctx context.Context, c *pendingCRD) error {
-	if c.checked {
-		return c.err
-	}
-	c.checked = true
-	c.err = waitCRDEstablished(ctx, r.Client.Resource(CRDGVR), c.name, r.opts.CRDTimeout)
+	c.once.Do(func() { c.err = waitCRDEstablished(ctx, r.Client.Resource(CRDGVR), c.name, r.opts.CRDTimeout) })
 	return c.err
 }
 
