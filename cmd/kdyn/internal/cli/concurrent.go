@@ -87,24 +87,13 @@ func (r *ManifestRun) EachConcurrent(ctx context.Context, entries []*ManifestEnt
 	one := func(i int) {
 		s, e := slots[i], entries[i]
 		defer close(s.done)
-		switch {
-		case ctx.Err() != nil:
-			s.err = ctx.Err()
-			return
-		case e.err != nil:
-			s.err = e.err
+		if err := ctx.Err(); err != nil {
+			s.err = err
 			return
 		}
-		t, err := r.target(ctx, e)
-		if err != nil {
-			s.object, s.err = TargetName(e.obj), err
-			return
-		}
-		s.object = t.Name
-		s.res, s.err = do(ctx, t, &s.out)
-		if s.err == nil && r.opts.TrackCRDs && r.opts.DryRun == DryRunNone && t.Mapping.GroupVersionKind.GroupKind() == crdGK {
-			r.noteCRD(t.Obj)
-		}
+		s.object, s.res, s.err = r.sendOne(ctx, e, func(ctx context.Context, t *ManifestTarget) (*unstructured.Unstructured, error) {
+			return do(ctx, t, &s.out)
+		})
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -395,37 +395,38 @@ func (r *ManifestRun) Each(ctx context.Context, entries []*ManifestEntry, do fun
 			r.report(e, "", ctx.Err())
 			return results
 		}
-		if e.err != nil {
-			r.report(e, "", e.err)
-			if r.opts.FailFast {
-				return results
-			}
-			continue
-		}
-		t, err := r.target(ctx, e)
+		object, res, err := r.sendOne(ctx, e, do)
 		if err != nil {
-			r.report(e, TargetName(e.obj), err)
+			r.report(e, object, err)
 			if r.opts.FailFast {
 				return results
 			}
 			continue
-		}
-		res, err := do(ctx, t)
-		if err != nil {
-			r.report(e, t.Name, err)
-			if r.opts.FailFast {
-				return results
-			}
-			continue
-		}
-		if r.opts.TrackCRDs && r.opts.DryRun == DryRunNone && t.Mapping.GroupVersionKind.GroupKind() == crdGK {
-			r.noteCRD(t.Obj)
 		}
 		if res != nil {
 			results = append(results, res)
 		}
 	}
 	return results
+}
+
+// sendOne sends one entry for Each and EachConcurrent: its own error, or
+// its target through do. object names it in the report ("" when it was not
+// read). A CRD it wrote is remembered, so that objects of its kind wait
+// for it.
+func (r *ManifestRun) sendOne(ctx context.Context, e *ManifestEntry, do func(context.Context, *ManifestTarget) (*unstructured.Unstructured, error)) (object string, res *unstructured.Unstructured, err error) {
+	if e.err != nil {
+		return "", nil, e.err
+	}
+	t, err := r.target(ctx, e)
+	if err != nil {
+		return TargetName(e.obj), nil, err
+	}
+	res, err = do(ctx, t)
+	if err == nil && r.opts.TrackCRDs && r.opts.DryRun == DryRunNone && t.Mapping.GroupVersionKind.GroupKind() == crdGK {
+		r.noteCRD(t.Obj)
+	}
+	return t.Name, res, err
 }
 
 // TargetName is obj's "kind[.group]/name", as -o name prints it ("" for
