@@ -2,6 +2,8 @@ package cli_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -105,6 +107,20 @@ func TestScaleDeployment(t *testing.T) {
 	ocStdout(t, r, "deployment.apps/web scaled\n")
 	if n := replicas(); n != 7 {
 		t.Fatalf("replicas %d, want 7", n)
+	}
+	// And of a kustomization (-k).
+	dir := t.TempDir()
+	manifest := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: " + ns + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "web.yaml"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("resources:\n- web.yaml\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = kdyn(t, env, "scale", "-k", dir, "--replicas=8").must(t)
+	ocStdout(t, r, "deployment.apps/web scaled\n")
+	if n := replicas(); n != 8 {
+		t.Fatalf("replicas %d after scale -k, want 8", n)
 	}
 
 	// A missing object.

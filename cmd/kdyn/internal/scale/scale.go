@@ -110,7 +110,7 @@ func run(ctx context.Context, f *cli.Factory, o *options, args []string) error {
 		return err
 	}
 	s := &scaler{o: o, dry: dry, printObject: o.output != "" && o.output != "name"}
-	if len(o.manifests.Filenames) > 0 {
+	if o.manifests.Given() {
 		return s.fromManifests(ctx, f, p, args)
 	}
 	targets, err := cli.ResolveObjects(ctx, f, args, o.sel)
