@@ -159,6 +159,20 @@ func (p *pruneRun) track(do applyFunc) applyFunc {
 	}
 }
 
+// members lists the set's members this apply does not declare (the prune
+// candidates), warning of each kind the parent lists that the server no
+// longer serves.
+func (p *pruneRun) members(ctx context.Context, c dynamic.Interface) ([]pruneCandidate, error) {
+	tasks, gone, err := p.set.listTasks(ctx, p.mapper)
+	if err != nil {
+		return nil, err
+	}
+	for _, gk := range gone {
+		p.warn(fmt.Sprintf("the ApplySet %s lists the kind %s, which the server no longer serves; no member of it can be left", p.set.parent, gk))
+	}
+	return p.set.candidates(ctx, c, tasks, p.keep, p.workers)
+}
+
 // finish prunes after the objects were applied, as kubectl's Prune: when
 // every document was applied, it deletes the set's members that this apply
 // does not declare and then writes the parent with this apply's kinds and
@@ -167,14 +181,7 @@ func (p *pruneRun) track(do applyFunc) applyFunc {
 // with a summary on stderr of what was applied, pruned and left, and exit
 // code 1 (or, with --exit-codes, the first failure's).
 func (p *pruneRun) finish(ctx context.Context, r *cli.ManifestRun, out cli.OutputSpec, quiet bool) error {
-	tasks, gone, listErr := p.set.listTasks(ctx, p.mapper)
-	for _, gk := range gone {
-		p.warn(fmt.Sprintf("the ApplySet %s lists the kind %s, which the server no longer serves; no member of it can be left", p.set.parent, gk))
-	}
-	var cands []pruneCandidate
-	if listErr == nil {
-		cands, listErr = p.set.candidates(ctx, r.Client, tasks, p.keep, p.workers)
-	}
+	cands, listErr := p.members(ctx, r.Client)
 	s := &pruneSummary{set: p.set, dry: p.dry, applied: p.applied, failed: p.failed, otherFailures: r.Failures - len(p.failed)}
 	if r.Failures > 0 {
 		s.left = cands
@@ -330,14 +337,7 @@ func (p *pruneRun) diff(ctx context.Context, f *cli.Factory, r *cli.ManifestRun)
 			return changed, err
 		}
 	}
-	tasks, gone, err := p.set.listTasks(ctx, p.mapper)
-	if err != nil {
-		return changed, err
-	}
-	for _, gk := range gone {
-		p.warn(fmt.Sprintf("the ApplySet %s lists the kind %s, which the server no longer serves; no member of it can be left", p.set.parent, gk))
-	}
-	cands, err := p.set.candidates(ctx, r.Client, tasks, p.keep, p.workers)
+	cands, err := p.members(ctx, r.Client)
 	if err != nil {
 		return changed, err
 	}
