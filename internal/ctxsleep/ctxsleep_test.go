@@ -28,9 +28,12 @@ func TestSleep(t *testing.T) {
 		}, time.Hour, context.DeadlineExceeded, 20 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// The clock starts before the context: a deadline's 20 ms run
+			// from its creation, so a start taken after it could see the
+			// sleep end a little under 20 ms later (CI saw 19.6 ms).
+			start := time.Now()
 			ctx, cancel := tc.ctx(t.Context())
 			defer cancel()
-			start := time.Now()
 			err := ctxsleep.Sleep(ctx, tc.d)
 			took := time.Since(start)
 			if err != tc.want && !errors.Is(err, tc.want) {
