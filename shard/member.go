@@ -109,10 +109,10 @@ func New(client dynamic.Interface, opts Options) (*Member, error) {
 		errs = append(errs, errors.New("a client is required"))
 	}
 	if opts.Namespace == "" || opts.Ring == "" || opts.Identity == "" {
-		errs = append(errs, errors.New("Namespace, Ring and Identity are required"))
+		errs = append(errs, errors.New("fields Namespace, Ring and Identity are required"))
 	}
 	if opts.Process == nil {
-		errs = append(errs, errors.New("Process is required"))
+		errs = append(errs, errors.New("field Process is required"))
 	}
 	if opts.LeaseDuration%time.Second != 0 {
 		errs = append(errs, fmt.Errorf("LeaseDuration %v is not a whole number of seconds", opts.LeaseDuration))
@@ -124,7 +124,7 @@ func New(client dynamic.Interface, opts Options) (*Member, error) {
 		errs = append(errs, fmt.Errorf("RetryPeriod %v must be less than RenewDeadline %v", opts.RetryPeriod, opts.RenewDeadline))
 	}
 	if opts.Weight < 0 {
-		errs = append(errs, fmt.Errorf("Weight %d is negative", opts.Weight))
+		errs = append(errs, fmt.Errorf("negative Weight %d", opts.Weight))
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("shard: member %q of ring %q: %w", opts.Identity, opts.Ring, errors.Join(errs...))

@@ -43,16 +43,15 @@ type options struct {
 	workers    int
 	verbose    bool
 
-	leaderElect     bool
-	leaseNamespace  string
-	identity        string
-	metricsAddress  string
-	shardRing       string
-	shardWeight     int
-	shutdownTimeout time.Duration
-	leaseDuration   time.Duration
-	renewDeadline   time.Duration
-	retryPeriod     time.Duration
+	leaderElect    bool
+	leaseNamespace string
+	identity       string
+	metricsAddress string
+	shardRing      string
+	shardWeight    int
+	leaseDuration  time.Duration
+	renewDeadline  time.Duration
+	retryPeriod    time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {

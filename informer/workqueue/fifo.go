@@ -9,8 +9,6 @@ type fifo[T any] struct {
 	n    int
 }
 
-func (f *fifo[T]) len() int { return f.n }
-
 func (f *fifo[T]) push(v T) {
 	if f.n == len(f.buf) {
 		grown := make([]T, max(8, 2*len(f.buf)))

@@ -63,7 +63,6 @@ func TestMain(m *testing.M) {
 
 var (
 	cmGVR  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	nsGVR  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 )
 

@@ -29,7 +29,6 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.Options{})) }
 
 var (
 	cmGVR  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	nsGVR  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 )
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +29,11 @@ func TestMain(m *testing.M) {
 		os.Exit(memberMain())
 	}
 	code := testenv.Main(m, testenv.Options{ExtraArgs: []string{gate}})
+	if gateOff.env != nil {
+		if err := gateOff.env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
 	if binaries.dir != "" {
 		os.RemoveAll(binaries.dir)
 	}
@@ -36,8 +42,36 @@ func TestMain(m *testing.M) {
 
 var (
 	cmGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	nsGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 )
+
+// gateOff is a second control plane, with the ShardedListAndWatch gate
+// off, started on the first test that asks for it and stopped after all.
+var gateOff struct {
+	once sync.Once
+	env  *testenv.Env
+	err  error
+}
+
+// gateOffEnv returns the control plane with the gate off. Like
+// testenv.Shared it skips in -short mode, where nothing is started.
+func gateOffEnv(t *testing.T) *testenv.Env {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("testenv: integration test skipped in -short mode")
+	}
+	gateOff.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		gateOff.env, gateOff.err = testenv.Start(ctx, testenv.Options{})
+	})
+	if gateOff.err != nil {
+		t.Fatalf("control plane with the gate off: %v", gateOff.err)
+	}
+	if err := gateOff.env.Err(); err != nil {
+		t.Fatalf("control plane with the gate off: %v", err)
+	}
+	return gateOff.env
+}
 
 func client(t *testing.T, env *testenv.Env) *dynamic.DynamicClient {
 	t.Helper()

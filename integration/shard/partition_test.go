@@ -83,16 +83,7 @@ func TestClientHashMatchesTheServer(t *testing.T) {
 // same holds (the informers filter on their own) and they say so.
 func TestThreeMembersPartition(t *testing.T) {
 	t.Run("gate on", func(t *testing.T) { testPartition(t, testenv.Shared(t), true) })
-	t.Run("gate off", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-		defer cancel()
-		env, err := testenv.Start(ctx, testenv.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = env.Stop() })
-		testPartition(t, env, false)
-	})
+	t.Run("gate off", func(t *testing.T) { testPartition(t, gateOffEnv(t), false) })
 }
 
 // member is an in-process ring member with a sharded informer.
