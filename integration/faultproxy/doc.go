@@ -47,7 +47,8 @@
 //     sent. Stall(false) delivers what was held and carries on. StallOpen
 //     holds only the exchanges in flight, as a connection that went dead
 //     would, while new requests go through.
-//   - Delay(d) waits d before forwarding each request.
+//   - Delay(d) waits d before forwarding each request; DelayMatching(d, n,
+//     match) waits d before forwarding the next n matching ones.
 //   - Respond429 and Respond5xx answer the next n matching requests
 //     themselves, with a metav1.Status body (n < 0: every one until Reset).
 //   - CutBeforeForward closes the connection of the next n matching

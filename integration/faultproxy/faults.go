@@ -28,6 +28,8 @@ const (
 	FaultMidFrame Fault = "mid-frame"
 	// FaultMalformed: a malformed frame was written (InjectMalformedFrame).
 	FaultMalformed Fault = "malformed-frame"
+	// FaultDelay: held before forwarding (DelayMatching).
+	FaultDelay Fault = "delay"
 	// FaultUpstream: the upstream could not be reached (answered 502) or
 	// broke mid-body (the client connection was cut).
 	FaultUpstream Fault = "upstream-error"
@@ -40,6 +42,7 @@ const (
 	kindRespond
 	kindCutBefore
 	kindCutAfter
+	kindDelay
 )
 
 // rule applies to the next n matching requests (n < 0: all of them).
@@ -49,6 +52,7 @@ type rule struct {
 	match      Match
 	code       int
 	retryAfter time.Duration
+	delay      time.Duration
 }
 
 func (p *Proxy) addRule(rl *rule) {
@@ -108,6 +112,13 @@ func (p *Proxy) CutBeforeForward(n int, match Match) {
 // not watches.
 func (p *Proxy) CutAfterForward(n int, match Match) {
 	p.addRule(&rule{kind: kindCutAfter, n: n, match: match})
+}
+
+// DelayMatching makes the next n requests that match (n < 0: all until
+// Reset) wait d before they are forwarded, on top of Delay: a slow path to
+// one kind of request while the others go through at once.
+func (p *Proxy) DelayMatching(d time.Duration, n int, match Match) {
+	p.addRule(&rule{kind: kindDelay, n: n, match: match, delay: d})
 }
 
 // Delay makes every request wait d before it is forwarded (0: none).

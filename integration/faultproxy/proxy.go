@@ -279,6 +279,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case kindCutBefore:
 		p.cutConn(ex, FaultCutBeforeForward)
 		return
+	case kindDelay:
+		p.addFault(ex, FaultDelay)
+		if !p.wait(ctx, rl.delay) {
+			return
+		}
 	}
 	resp, err := p.forward(ctx, r, body, ex.watch)
 	if err != nil {

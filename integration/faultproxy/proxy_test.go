@@ -405,6 +405,40 @@ func TestDelay(t *testing.T) {
 	}
 }
 
+// DelayMatching holds the matching requests only, and only n of them.
+func TestDelayMatching(t *testing.T) {
+	b := newBackend(t)
+	p := newProxy(t, b)
+	c := client(t, p)
+	p.DelayMatching(300*time.Millisecond, 1, faultproxy.PathPrefix("/slow"))
+	timed := func(path string) time.Duration {
+		t.Helper()
+		start := time.Now()
+		if _, _, err := get(t, c, p.URL()+path); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	if d := timed("/echo"); d >= 300*time.Millisecond {
+		t.Fatalf("a request that does not match waited %v", d)
+	}
+	if d := timed("/slow"); d < 300*time.Millisecond {
+		t.Fatalf("the matching request answered after %v, want at least 300ms", d)
+	}
+	if d := timed("/slow"); d >= 300*time.Millisecond {
+		t.Fatalf("a second matching request waited %v; the rule was for one", d)
+	}
+	var delayed int
+	for _, r := range p.Records() {
+		if r.Has(faultproxy.FaultDelay) {
+			delayed++
+		}
+	}
+	if delayed != 1 {
+		t.Fatalf("%d records carry FaultDelay, want 1", delayed)
+	}
+}
+
 func TestCutBeforeAndAfterForward(t *testing.T) {
 	b := newBackend(t)
 	p := newProxy(t, b)
