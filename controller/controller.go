@@ -96,8 +96,10 @@ type Controller[K comparable] struct {
 
 	mu  sync.Mutex
 	ran bool
-	// inFlight counts the keys being reconciled (under mu).
-	inFlight map[K]int
+	// inFlight holds the keys being reconciled, each with the cancel of
+	// its reconcile's context (under mu). The work queue never hands one
+	// key to two workers at once.
+	inFlight map[K]context.CancelFunc
 }
 
 // New returns a controller named name (its queue's name and metrics
@@ -118,7 +120,7 @@ func New[K comparable](name string, reconcile ReconcileFunc[K], opts Options[K])
 	if opts.ShutdownGracePeriod <= 0 {
 		opts.ShutdownGracePeriod = 30 * time.Second
 	}
-	c := &Controller[K]{name: name, reconcile: reconcile, opts: opts, metrics: opts.Metrics, log: opts.Logger, inFlight: map[K]int{}}
+	c := &Controller[K]{name: name, reconcile: reconcile, opts: opts, metrics: opts.Metrics, log: opts.Logger, inFlight: map[K]context.CancelFunc{}}
 	if c.metrics == nil {
 		c.metrics = noMetrics{}
 	}
@@ -194,11 +196,12 @@ func (c *Controller[K]) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
-	if c.opts.Owns != nil && !c.owns(key) {
+	ctx, done, ok := c.track(ctx, key)
+	if !ok {
 		c.queue.Forget(key) // another replica's now
 		return true
 	}
-	defer c.track(key)()
+	defer done()
 	start := time.Now()
 	c.metrics.Started(c.name)
 	res, err := c.reconcileOne(ctx, key)
@@ -242,43 +245,65 @@ func (c *Controller[K]) reconcileOne(ctx context.Context, key K) (res Result, er
 // owns reports whether Options.Owns accepts key.
 func (c *Controller[K]) owns(key K) bool { return c.opts.Owns == nil || c.opts.Owns(key) }
 
-// track records key as in flight until the returned func is called.
-func (c *Controller[K]) track(key K) (done func()) {
+// track checks that this replica owns key and records it as in flight, in
+// one step under mu, so that a Drain either sees the reconcile or the
+// reconcile sees the change of ownership that the Drain follows. It
+// returns the reconcile's context, which Drain cancels if the reconcile
+// overruns, and the func that ends the record; ok is false, and nothing is
+// recorded, when key is not owned.
+func (c *Controller[K]) track(ctx context.Context, key K) (rctx context.Context, done func(), ok bool) {
 	c.mu.Lock()
-	c.inFlight[key]++
-	c.mu.Unlock()
-	return func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.inFlight[key]--; c.inFlight[key] == 0 {
-			delete(c.inFlight, key)
-		}
+	defer c.mu.Unlock()
+	if !c.owns(key) {
+		return nil, nil, false
 	}
+	rctx, cancel := context.WithCancel(ctx)
+	c.inFlight[key] = cancel
+	return rctx, func() {
+		c.mu.Lock()
+		delete(c.inFlight, key)
+		c.mu.Unlock()
+		cancel()
+	}, true
 }
 
 // Drain waits until no reconcile of a key Options.Owns rejects is running:
 // after a sharded replica's ranges shrink, the keys it gave up are no
-// longer being worked on once Drain returns (keys still queued are dropped
-// as they come up). It returns ctx's error if ctx ends first.
+// longer being worked on once Drain returns nil (keys still queued are
+// dropped as they come up). If ctx ends first, Drain cancels the contexts
+// of the reconciles that are still running on such keys, logs them, and
+// returns an error naming them: a reconcile must stop promptly when its
+// context is cancelled, and check its fence (shard's Holds) before it
+// writes. With a ctx that has already ended, Drain cancels at once.
 func (c *Controller[K]) Drain(ctx context.Context) error {
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {
 		c.mu.Lock()
-		busy := false
-		for key := range c.inFlight {
+		var overrun []K
+		var cancels []context.CancelFunc
+		for key, cancel := range c.inFlight {
 			if !c.owns(key) {
-				busy = true
-				break
+				overrun = append(overrun, key)
+				cancels = append(cancels, cancel)
 			}
 		}
 		c.mu.Unlock()
-		if !busy {
+		if len(overrun) == 0 {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("controller %s: draining the keys it no longer owns: %w", c.name, ctx.Err())
+			for _, cancel := range cancels {
+				cancel()
+			}
+			for _, key := range overrun {
+				c.log.Warn("a reconcile of a key this replica no longer owns overran the drain; its context is cancelled",
+					zap.String("controller", c.name), zap.Any("key", key))
+			}
+			shown := overrun[:min(len(overrun), 5)]
+			return fmt.Errorf("controller %s: %d reconciles of keys it no longer owns were still running when the drain ended (%w); their contexts are cancelled: %v",
+				c.name, len(overrun), context.Cause(ctx), shown)
 		case <-t.C:
 		}
 	}

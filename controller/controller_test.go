@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -323,5 +325,98 @@ func TestOwnsAndDrain(t *testing.T) {
 	case k := <-started:
 		t.Fatalf("%q was reconciled", k)
 	default:
+	}
+}
+
+// A Drain whose context ends while a reconcile of a key the replica gave
+// up still runs cancels that reconcile's context and names the key in its
+// error; a reconcile of a key still owned is left alone.
+func TestDrainCancelsOverrunningReconciles(t *testing.T) {
+	var owned atomic.Value
+	owned.Store(map[string]bool{"gone": true, "kept": true})
+	started := make(chan string, 2)
+	cancelled := make(chan string, 2)
+	release := make(chan struct{})
+	c, err := New("sharded", func(ctx context.Context, key string) (Result, error) {
+		started <- key
+		select {
+		case <-ctx.Done():
+			cancelled <- key
+			return Result{}, ctx.Err()
+		case <-release:
+			return Result{}, nil
+		}
+	}, Options[string]{Workers: 2, Owns: func(k string) bool { return owned.Load().(map[string]bool)[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, c)
+	defer close(release)
+	c.Add("gone")
+	c.Add("kept")
+	<-started
+	<-started
+	owned.Store(map[string]bool{"kept": true})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel() // the drain's time is up already
+	err = c.Drain(ctx)
+	if err == nil || !strings.Contains(err.Error(), "gone") || strings.Contains(err.Error(), "kept") {
+		t.Fatalf("Drain = %v, want an error naming the overrunning key gone only", err)
+	}
+	select {
+	case k := <-cancelled:
+		if k != "gone" {
+			t.Fatalf("the reconcile of %q was cancelled", k)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the overrunning reconcile's context was not cancelled")
+	}
+	select {
+	case k := <-cancelled:
+		t.Fatalf("the reconcile of %q, still owned, was cancelled", k)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// Ownership is checked and the reconcile recorded in one step: a Drain
+// that runs after a key left the shard either waits for its reconcile or
+// the reconcile never starts, however the two interleave.
+func TestOwnsCheckAndTrackAreOneStep(t *testing.T) {
+	for i := range 200 {
+		var owned atomic.Bool
+		owned.Store(true)
+		var running atomic.Int32
+		var late atomic.Bool // a reconcile ran after Drain returned
+		drained := make(chan struct{})
+		c, err := New("race", func(ctx context.Context, key string) (Result, error) {
+			running.Add(1)
+			defer running.Add(-1)
+			select {
+			case <-drained:
+				late.Store(true)
+			default:
+			}
+			time.Sleep(time.Millisecond)
+			return Result{}, nil
+		}, Options[string]{Workers: 4, Owns: func(string) bool { return owned.Load() }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := run(t, c)
+		for k := range 20 {
+			c.Add(strconv.Itoa(k))
+		}
+		owned.Store(false)
+		if err := c.Drain(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		close(drained)
+		if n := running.Load(); n != 0 {
+			t.Fatalf("round %d: %d reconciles of keys no longer owned still ran after Drain returned", i, n)
+		}
+		stop()
+		if late.Load() {
+			t.Fatalf("round %d: a reconcile of a key no longer owned started after Drain returned", i)
+		}
 	}
 }

@@ -110,7 +110,9 @@ type Manager struct {
 }
 
 // NewManager returns a Manager; client is used for leader election (and
-// may be nil without it).
+// may be nil without it). Give it a client of its own, not the one the
+// controllers use: election requests must not wait behind theirs (the
+// client-side rate limit, the connection) — see package leaderelection.
 func NewManager(client dynamic.Interface, opts ManagerOptions) (*Manager, error) {
 	if opts.LeaderElectionGrace <= 0 {
 		opts.LeaderElectionGrace = 20 * time.Second
@@ -178,13 +180,19 @@ func (m *Manager) Addr(ctx context.Context) net.Addr {
 	return m.addr
 }
 
-// IsLeader reports whether this replica leads (always true without leader
-// election).
+// IsLeader reports whether this replica leads at this moment, with a
+// Lease whose renew deadline has not passed (leaderelection.Elector's
+// IsLeader): the fence a controller checks right before a write. It is
+// always true without leader election, and false with it until Run has
+// won the election.
 func (m *Manager) IsLeader() bool {
+	if m.opts.LeaderElection == nil {
+		return true
+	}
 	m.mu.Lock()
 	e := m.elector
 	m.mu.Unlock()
-	return e == nil || e.IsLeader()
+	return e != nil && e.IsLeader()
 }
 
 // Run runs the manager until ctx is done or leadership is lost: it serves

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -54,9 +55,18 @@ func Hash(value string) uint64 {
 // adds. One Shard may serve many informers (a member of a sharded
 // controller gives the same one to all of its informers). It is safe for
 // concurrent use.
+//
+// A Shard may also carry a fence (Fence): a moment after which Holds — the
+// check a sharded controller makes right before it writes — reports false
+// for every object. A shard.Member fences its Shard with its Lease's renew
+// deadline, so Holds is true only while no other member can have taken the
+// object's range. Contains, and the informers' own filtering, ignore the
+// fence.
 type Shard struct {
 	key ShardKey
 	cur atomic.Pointer[shardState]
+	// fence, when set, is when Holds starts to report false.
+	fence atomic.Pointer[time.Time]
 
 	mu   sync.Mutex
 	subs map[int]func()
@@ -126,6 +136,35 @@ func (s *Shard) store(ranges []HashRange) error {
 // Contains reports whether obj is in the shard's current ranges.
 func (s *Shard) Contains(obj metav1.Object) bool {
 	return s.cur.Load().contains(s.value(obj))
+}
+
+// Fence makes Holds report false for every object from the moment until
+// on, by this process's monotonic clock, until the next call of Fence; the
+// zero time closes the fence at once. A Shard that was never fenced has no
+// such moment: Holds is Contains.
+func (s *Shard) Fence(until time.Time) { s.fence.Store(&until) }
+
+// Holds reports whether obj is in the shard's current ranges and the
+// fence (see Fence) has not passed: for a member of a ring, whether obj is
+// this member's to act on at this moment, with a Lease fresh enough that
+// no other member can have taken its range. Call it right before a write;
+// the one gap it cannot close — a process frozen between this check and
+// its write — is closed by the write's own precondition (a
+// resourceVersion), as the shard package documentation explains.
+func (s *Shard) Holds(obj metav1.Object) bool {
+	return s.open() && s.Contains(obj)
+}
+
+// HoldsValue is Holds for the value the shard hashes (a UID, or a
+// namespace, as its Key says).
+func (s *Shard) HoldsValue(v string) bool {
+	return s.open() && s.ContainsValue(v)
+}
+
+// open reports whether the fence, if any, has not passed.
+func (s *Shard) open() bool {
+	f := s.fence.Load()
+	return f == nil || time.Now().Before(*f)
 }
 
 // ContainsValue reports whether the value the shard hashes (a UID, or a

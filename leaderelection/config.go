@@ -53,6 +53,12 @@ type Config struct {
 	// renew. RenewDeadline must exceed RetryPeriod×JitterFactor. Zero means
 	// DefaultRetryPeriod (2 s).
 	RetryPeriod time.Duration
+	// RequestTimeout bounds each request to the Lease (a read, a create,
+	// an update), retries included, so that a request that hangs on a dead
+	// connection, or keeps being retried, ends in time for the next
+	// attempt instead of using up the term. Zero means RenewDeadline/4 or
+	// RetryPeriod, whichever is longer; it must not exceed RenewDeadline.
+	RequestTimeout time.Duration
 
 	// Callbacks are told of leadership changes; OnStartedLeading is
 	// required.
@@ -129,6 +135,9 @@ func (c Config) withDefaults() Config {
 	if c.RetryPeriod == 0 {
 		c.RetryPeriod = DefaultRetryPeriod
 	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = max(c.RenewDeadline/4, c.RetryPeriod)
+	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
@@ -169,6 +178,9 @@ func (c Config) validate() error {
 	}
 	if c.RetryPeriod < 0 {
 		bad("RetryPeriod %v is negative", c.RetryPeriod)
+	}
+	if c.RequestTimeout < 0 || c.RequestTimeout > c.RenewDeadline {
+		bad("RequestTimeout %v must be positive and at most RenewDeadline %v", c.RequestTimeout, c.RenewDeadline)
 	}
 	if c.LeaseDuration <= c.RenewDeadline {
 		bad("LeaseDuration %v must be greater than RenewDeadline %v", c.LeaseDuration, c.RenewDeadline)

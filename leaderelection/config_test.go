@@ -19,6 +19,9 @@ func TestNewDefaults(t *testing.T) {
 	if c.LeaseDuration != 15*time.Second || c.RenewDeadline != 10*time.Second || c.RetryPeriod != 2*time.Second {
 		t.Errorf("defaults: lease %v, renew %v, retry %v; want client-go's 15s, 10s, 2s", c.LeaseDuration, c.RenewDeadline, c.RetryPeriod)
 	}
+	if c.RequestTimeout != 2500*time.Millisecond {
+		t.Errorf("RequestTimeout %v, want RenewDeadline/4 = 2.5s", c.RequestTimeout)
+	}
 	if e.leaseSeconds != 15 {
 		t.Errorf("leaseDurationSeconds %d, want 15", e.leaseSeconds)
 	}
@@ -38,6 +41,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"bad namespace", func(c *Config) { c.Namespace = "Kube_System" }, []string{`Namespace "Kube_System"`}},
 		{"no name", func(c *Config) { c.Name = "" }, []string{"Name is empty"}},
 		{"bad name", func(c *Config) { c.Name = "my lease" }, []string{`Name "my lease"`}},
+		{"request timeout past the deadline", func(c *Config) { c.RequestTimeout = 11 * time.Second }, []string{"RequestTimeout 11s"}},
 		{"no identity", func(c *Config) { c.Identity = "" }, []string{"Identity is empty"}},
 		{"no OnStartedLeading", func(c *Config) { c.Callbacks.OnStartedLeading = nil }, []string{"OnStartedLeading is nil"}},
 		{"lease not longer than renew deadline", func(c *Config) { c.LeaseDuration, c.RenewDeadline = 10*time.Second, 10*time.Second },

@@ -77,7 +77,7 @@ func newElector(client dynamic.Interface, cfg Config, clk clock) (*Elector, erro
 	if client == nil {
 		return nil, fmt.Errorf("%w for lease %s/%s: client is nil", ErrInvalidConfig, cfg.Namespace, cfg.Name)
 	}
-	l := newLock(client, cfg.Namespace, cfg.Name)
+	l := newLock(client, cfg.Namespace, cfg.Name, cfg.RequestTimeout)
 	return &Elector{
 		cfg:          cfg,
 		log:          cfg.Logger.With(zap.String("lease", l.describe()), zap.String("identity", cfg.Identity)),

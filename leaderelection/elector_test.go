@@ -158,6 +158,34 @@ func TestLeadershipLostWhileRenewalHangs(t *testing.T) {
 	}
 }
 
+// A renewal request that hangs (a dead connection) ends at RequestTimeout
+// instead of taking the rest of the term: the next attempt renews, and
+// the term goes on.
+func TestHungRenewalEndsAtRequestTimeout(t *testing.T) {
+	c, clk, ev := newFaultyClient(), newFakeClock(), newEvents()
+	cfg := testConfig("a", ev)
+	cfg.RequestTimeout = 20 * time.Millisecond // real time; the election runs on clk
+	cd := start(t, c, clk, cfg, ev)
+	ctx := ev.waitStarted(t)
+	waitTimers(t, clk, 2)
+	c.blockUpdates.Store(true)
+	clk.Step(rp)
+	waitFor(t, "the renewal to hang and time out", func() bool { return c.updates.Load() >= 2 })
+	waitTimers(t, clk, 2) // the attempt failed: the next one and the watchdog are armed
+	c.blockUpdates.Store(false)
+	before := c.updates.Load()
+	clk.Step(rp)
+	waitFor(t, "the next renewal", func() bool { return c.updates.Load() > before })
+	waitTimers(t, clk, 2)
+	_, rec := getLease(t, c, testNS, testName)
+	if !rec.RenewTime.Equal(microTime(clk.Now())) {
+		t.Fatalf("renewTime %v, want the second attempt's %v", rec.RenewTime, clk.Now())
+	}
+	if isDone(ctx) || !cd.e.IsLeader() {
+		t.Fatal("a hung request ended the term")
+	}
+}
+
 func TestLeadershipLostToAnotherHolder(t *testing.T) {
 	c, clk, ev := newFaultyClient(), newFakeClock(), newEvents()
 	cd := start(t, c, clk, testConfig("a", ev), ev)

@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/dynamic/fake"
@@ -124,9 +123,9 @@ func waitTimers(t *testing.T, c *fakeClock, n int) {
 	waitFor(t, "armed timers", func() bool { return c.pending() == n })
 }
 
-// faultyClient wraps a fake client: its Lease requests can be made to fail
-// or to block until their context is done, and a hook can run before an
-// update reaches the store.
+// faultyClient is a fake client whose Lease requests can be made to fail
+// or to block until their context is done, and with a hook that runs
+// before an update reaches the store (through fake.Client.Intercept).
 type faultyClient struct {
 	*fake.Client
 	failGets     atomic.Bool
@@ -144,51 +143,37 @@ func newFaultyClient(objs ...*unstructured.Unstructured) *faultyClient {
 			panic(err)
 		}
 	}
+	c.Intercept(c.intercept)
 	return c
-}
-
-func (c *faultyClient) Resource(gvr schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
-	return faultyNRI{c.Client.Resource(gvr), c}
-}
-
-type faultyNRI struct {
-	dynamic.NamespaceableResourceInterface
-	c *faultyClient
-}
-
-func (r faultyNRI) Namespace(ns string) dynamic.ResourceInterface {
-	return faultyRI{r.NamespaceableResourceInterface.Namespace(ns), r.c}
-}
-
-type faultyRI struct {
-	dynamic.ResourceInterface
-	c *faultyClient
 }
 
 // errServer is what a failing request returns: a 500 from the server.
 var errServer = apierrors.NewInternalError(errors.New("boom"))
 
-func (r faultyRI) Get(ctx context.Context, name string, opts metav1.GetOptions, sub ...string) (*unstructured.Unstructured, error) {
-	r.c.gets.Add(1)
-	if r.c.failGets.Load() {
-		return nil, errServer
+func (c *faultyClient) intercept(ctx context.Context, a fake.Action) error {
+	if a.Resource != leaseGVR {
+		return nil
 	}
-	return r.ResourceInterface.Get(ctx, name, opts, sub...)
-}
-
-func (r faultyRI) Update(ctx context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions, sub ...string) (*unstructured.Unstructured, error) {
-	r.c.updates.Add(1)
-	if r.c.blockUpdates.Load() {
-		<-ctx.Done()
-		return nil, ctx.Err()
+	switch a.Verb {
+	case "get":
+		c.gets.Add(1)
+		if c.failGets.Load() {
+			return errServer
+		}
+	case "update":
+		c.updates.Add(1)
+		if c.blockUpdates.Load() {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		if c.failUpdates.Load() {
+			return errServer
+		}
+		if f := c.beforeUpdate.Load(); f != nil {
+			(*f)()
+		}
 	}
-	if r.c.failUpdates.Load() {
-		return nil, errServer
-	}
-	if f := r.c.beforeUpdate.Load(); f != nil {
-		(*f)()
-	}
-	return r.ResourceInterface.Update(ctx, obj, opts, sub...)
+	return nil
 }
 
 // getLease reads the Lease straight from the store.

@@ -163,13 +163,15 @@ type lock struct {
 	leases    dynamic.ResourceInterface
 	namespace string
 	name      string
+	// timeout bounds each request (Config.RequestTimeout).
+	timeout time.Duration
 	// lease is the Lease as last read or written; nil before the first
 	// read.
 	lease *unstructured.Unstructured
 }
 
-func newLock(client dynamic.Interface, namespace, name string) *lock {
-	return &lock{leases: client.Resource(leaseGVR).Namespace(namespace), namespace: namespace, name: name}
+func newLock(client dynamic.Interface, namespace, name string, timeout time.Duration) *lock {
+	return &lock{leases: client.Resource(leaseGVR).Namespace(namespace), namespace: namespace, name: name, timeout: timeout}
 }
 
 func (l *lock) describe() string { return l.namespace + "/" + l.name }
@@ -177,6 +179,8 @@ func (l *lock) describe() string { return l.namespace + "/" + l.name }
 // get reads the Lease and returns its record. A server error is returned
 // wrapped, so apierrors.IsNotFound and the like work on it.
 func (l *lock) get(ctx context.Context) (record, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
 	u, err := l.leases.Get(ctx, l.name, metav1.GetOptions{})
 	if err != nil {
 		return record{}, fmt.Errorf("leaderelection: get lease %s: %w", l.describe(), err)
@@ -197,6 +201,8 @@ func (l *lock) create(ctx context.Context, r record) error {
 		"metadata":   map[string]any{"name": l.name, "namespace": l.namespace},
 	}}
 	writeRecord(u, r)
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
 	created, err := l.leases.Create(ctx, u, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("leaderelection: create lease %s: %w", l.describe(), err)
@@ -212,6 +218,8 @@ func (l *lock) update(ctx context.Context, r record) error {
 	}
 	u := l.lease.DeepCopy()
 	writeRecord(u, r)
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
 	updated, err := l.leases.Update(ctx, u, metav1.UpdateOptions{})
 	if err != nil {
 		return fmt.Errorf("leaderelection: update lease %s: %w", l.describe(), err)

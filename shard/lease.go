@@ -1,11 +1,13 @@
 package shard
 
 import (
+	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -77,81 +79,122 @@ func readPeer(u *unstructured.Unstructured) (peer, error) {
 	return p, nil
 }
 
-// FormatRanges writes ranges as HeldAnnotation holds them.
-func FormatRanges(ranges []informer.HashRange) string {
-	parts := make([]string, len(ranges))
-	for i, r := range ranges {
-		parts[i] = strconv.FormatUint(r.From, 16) + "-" + strconv.FormatUint(r.To, 16)
-	}
-	return strings.Join(parts, ",")
+// requestContext bounds one membership request, its retries included,
+// by RequestTimeout.
+func (m *Member) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, m.opts.RequestTimeout)
 }
 
-// ParseRanges reads ranges as FormatRanges writes them.
-func ParseRanges(s string) ([]informer.HashRange, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var out []informer.HashRange
-	for _, part := range strings.Split(s, ",") {
-		from, to, ok := strings.Cut(part, "-")
-		if !ok {
-			return nil, fmt.Errorf("range %q is not FROM-TO", part)
-		}
-		f, err := strconv.ParseUint(from, 16, 64)
-		if err != nil {
-			return nil, fmt.Errorf("range %q: %w", part, err)
-		}
-		t, err := strconv.ParseUint(to, 16, 64)
-		if err != nil {
-			return nil, fmt.Errorf("range %q: %w", part, err)
-		}
-		out = append(out, informer.HashRange{From: f, To: t})
-	}
-	return informer.MergeRanges(out)
+// sendTime is the moment a write is sent, to the microsecond a Lease
+// records (spec.renewTime), keeping the monotonic reading: the deadline
+// counted from it is exactly RenewDeadline after the renewTime the server
+// stores.
+func (m *Member) sendTime() time.Time {
+	t := m.now()
+	return t.Add(-time.Duration(t.Nanosecond() % int(time.Microsecond)))
 }
 
-// Intersect returns the parts of a that are also in b (both sorted and
-// merged, as MergeRanges returns them).
-func Intersect(a, b []informer.HashRange) []informer.HashRange {
-	var out []informer.HashRange
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		from, to := max(a[i].From, b[j].From), min(a[i].To, b[j].To)
-		if from <= to {
-			out = append(out, informer.HashRange{From: from, To: to})
-		}
-		if a[i].To < b[j].To {
-			i++
-		} else {
-			j++
-		}
-	}
-	return out
+// newLease is this member's Lease as first created.
+func (m *Member) newLease(sent time.Time) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "coordination.k8s.io/v1",
+		"kind":       "Lease",
+		"metadata": map[string]any{
+			"name":      leaseName(m.opts.Ring, m.opts.Identity),
+			"namespace": m.opts.Namespace,
+			"labels":    map[string]any{RingLabel: m.opts.Ring},
+		},
+	}}
+	m.fill(u, sent)
+	return u
 }
 
-// Subtract returns the parts of a not in b (both sorted and merged).
-func Subtract(a, b []informer.HashRange) []informer.HashRange {
-	var out []informer.HashRange
-	j := 0
-	for _, r := range a {
-		from := r.From
-		done := false
-		for j < len(b) && b[j].To < from {
-			j++
-		}
-		for k := j; k < len(b) && b[k].From <= r.To; k++ {
-			if b[k].From > from {
-				out = append(out, informer.HashRange{From: from, To: b[k].From - 1})
+// fill writes this member's state into u, renewed at sent.
+func (m *Member) fill(u *unstructured.Unstructured, sent time.Time) {
+	now := sent.UTC().Format(metav1.RFC3339Micro)
+	_ = unstructured.SetNestedField(u.Object, m.opts.Identity, "spec", "holderIdentity")
+	_ = unstructured.SetNestedField(u.Object, int64(m.opts.LeaseDuration/time.Second), "spec", "leaseDurationSeconds")
+	_ = unstructured.SetNestedField(u.Object, now, "spec", "renewTime")
+	if _, ok, _ := unstructured.NestedString(u.Object, "spec", "acquireTime"); !ok {
+		_ = unstructured.SetNestedField(u.Object, now, "spec", "acquireTime")
+	}
+	ann := u.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[HeldAnnotation] = FormatRanges(m.held)
+	if m.opts.Weight > 1 {
+		ann[WeightAnnotation] = strconv.Itoa(m.opts.Weight)
+	} else {
+		delete(ann, WeightAnnotation)
+	}
+	u.SetAnnotations(ann)
+	labels := u.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[RingLabel] = m.opts.Ring
+	u.SetLabels(labels)
+}
+
+// getLease reads this member's Lease.
+func (m *Member) getLease(ctx context.Context) (*unstructured.Unstructured, error) {
+	rctx, cancel := m.requestContext(ctx)
+	defer cancel()
+	return m.client.Get(rctx, leaseName(m.opts.Ring, m.opts.Identity), metav1.GetOptions{})
+}
+
+// create creates this member's Lease with the held ranges.
+func (m *Member) create(ctx context.Context) error {
+	rctx, cancel := m.requestContext(ctx)
+	defer cancel()
+	sent := m.sendTime()
+	created, err := m.client.Create(rctx, m.newLease(sent), metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	m.lease = created
+	m.renewed(sent)
+	return nil
+}
+
+// deleteLease deletes this member's Lease.
+func (m *Member) deleteLease(ctx context.Context) error {
+	rctx, cancel := m.requestContext(ctx)
+	defer cancel()
+	return m.client.Delete(rctx, leaseName(m.opts.Ring, m.opts.Identity), metav1.DeleteOptions{})
+}
+
+// write renews the Lease with the held ranges, with optimistic concurrency
+// on the version last read or written.
+func (m *Member) write(ctx context.Context) error {
+	u := m.lease.DeepCopy()
+	sent := m.sendTime()
+	m.fill(u, sent)
+	rctx, cancel := m.requestContext(ctx)
+	out, err := m.client.Update(rctx, u, metav1.UpdateOptions{})
+	cancel()
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		// Someone else wrote or deleted our Lease: read it (or recreate
+		// it); what we hold stays unpublished meanwhile.
+		cur, gerr := m.getLease(ctx)
+		switch {
+		case gerr == nil:
+			if p, perr := readPeer(cur); perr == nil && p.identity != m.opts.Identity {
+				m.log.Error("another member writes this member's lease; is the identity unique?", zap.String("holder", p.identity))
 			}
-			if b[k].To >= r.To {
-				done = true
-				break
+			m.lease = cur
+		case apierrors.IsNotFound(gerr):
+			if cerr := m.create(ctx); cerr == nil {
+				return nil
 			}
-			from = b[k].To + 1
 		}
-		if !done {
-			out = append(out, informer.HashRange{From: from, To: r.To})
-		}
+		return err
 	}
-	return out
+	if err != nil {
+		return err
+	}
+	m.lease = out
+	m.renewed(sent)
+	return nil
 }

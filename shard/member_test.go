@@ -2,7 +2,6 @@ package shard
 
 import (
 	"context"
-
 	"math"
 	"sync"
 	"testing"
@@ -28,30 +27,32 @@ func (c *testClock) Step(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// world is members of one ring on a fake server, driven round by round.
+// world is members of one ring on a fake server, driven round by round
+// on a clock the test moves, with the drains done in step.
 type world struct {
 	t       *testing.T
 	client  dynamic.Interface
 	clock   *testClock
 	members map[string]*Member
-	proc    map[string][]informer.HashRange // what Process was last told
-	mu      sync.Mutex
+	dead    map[string]bool
 }
 
 func newWorld(t *testing.T) *world {
-	return &world{t: t, client: fake.NewClient(), clock: &testClock{now: time.Unix(1_700_000_000, 0)}, members: map[string]*Member{}, proc: map[string][]informer.HashRange{}}
+	return &world{t: t, client: fake.NewClient(), clock: &testClock{now: time.Unix(1_700_000_000, 0)}, members: map[string]*Member{}, dead: map[string]bool{}}
+}
+
+func newTestShard(t *testing.T) *informer.Shard {
+	t.Helper()
+	sh, err := informer.NewShard(informer.ShardByUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sh
 }
 
 func (w *world) join(id string) *Member {
 	w.t.Helper()
-	m, err := New(w.client, Options{Namespace: "kube-system", Ring: "gc", Identity: id, LeaseDuration: 15 * time.Second,
-		Process: func(_ context.Context, ranges []informer.HashRange) error {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			w.proc[id] = ranges
-			w.checkDisjoint()
-			return nil
-		}})
+	m, err := New(w.client, Options{Namespace: "kube-system", Ring: "gc", Identity: id, LeaseDuration: 15 * time.Second, Shard: newTestShard(w.t)})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -63,13 +64,13 @@ func (w *world) join(id string) *Member {
 	return m
 }
 
-// checkDisjoint fails if two members process one hash at once.
+// checkDisjoint fails if two live members may process one hash at once.
 func (w *world) checkDisjoint() {
 	w.t.Helper()
-	for a, ra := range w.proc {
-		for b, rb := range w.proc {
-			if a < b {
-				if both := Intersect(ra, rb); len(both) > 0 {
+	for a, ma := range w.members {
+		for b, mb := range w.members {
+			if a < b && !w.dead[a] && !w.dead[b] {
+				if both := Intersect(ma.Processing(), mb.Processing()); len(both) > 0 {
 					w.t.Fatalf("%s and %s both process %v", a, b, both)
 				}
 			}
@@ -77,11 +78,24 @@ func (w *world) checkDisjoint() {
 	}
 }
 
-// rounds runs a round of every member in ids, n times.
+// rounds runs a round of every member in ids, each followed by the drain
+// its drain loop would make, n times.
 func (w *world) rounds(n int, ids ...string) {
+	w.t.Helper()
 	for range n {
 		for _, id := range ids {
-			w.members[id].round(context.Background())
+			m := w.members[id]
+			m.round(context.Background())
+			m.mu.Lock()
+			leaving := m.draining
+			m.mu.Unlock()
+			if err := m.drain(context.Background()); err != nil {
+				w.t.Fatal(err)
+			}
+			m.mu.Lock()
+			m.draining = Subtract(m.draining, leaving)
+			m.mu.Unlock()
+			w.checkDisjoint()
 			w.clock.Step(time.Second)
 		}
 	}
@@ -138,9 +152,7 @@ func TestDeadMemberExpires(t *testing.T) {
 	if got := w.share("b"); got != bShare {
 		t.Fatalf("b took a's ranges after %v: %.3f → %.3f", 7*time.Second, bShare, got)
 	}
-	w.mu.Lock()
-	delete(w.proc, "a") // a's process is gone
-	w.mu.Unlock()
+	w.dead["a"] = true
 	for range 10 {
 		w.rounds(1, "b")
 	}
@@ -183,12 +195,14 @@ func TestContestedClaim(t *testing.T) {
 
 // Options are checked.
 func TestNewRefusesBadOptions(t *testing.T) {
-	ok := func(context.Context, []informer.HashRange) error { return nil }
+	sh := newTestShard(t)
 	for name, o := range map[string]Options{
-		"no ring":          {Namespace: "n", Identity: "a", Process: ok},
-		"no process":       {Namespace: "n", Ring: "r", Identity: "a"},
-		"deadline ≥ lease": {Namespace: "n", Ring: "r", Identity: "a", Process: ok, LeaseDuration: 10 * time.Second, RenewDeadline: 10 * time.Second},
-		"fractional lease": {Namespace: "n", Ring: "r", Identity: "a", Process: ok, LeaseDuration: 15500 * time.Millisecond},
+		"no ring":            {Namespace: "n", Identity: "a", Shard: sh},
+		"no shard":           {Namespace: "n", Ring: "r", Identity: "a"},
+		"deadline ≥ lease":   {Namespace: "n", Ring: "r", Identity: "a", Shard: sh, LeaseDuration: 10 * time.Second, RenewDeadline: 10 * time.Second},
+		"fractional lease":   {Namespace: "n", Ring: "r", Identity: "a", Shard: sh, LeaseDuration: 15500 * time.Millisecond},
+		"timeout > deadline": {Namespace: "n", Ring: "r", Identity: "a", Shard: sh, RequestTimeout: 11 * time.Second},
+		"negative weight":    {Namespace: "n", Ring: "r", Identity: "a", Shard: sh, Weight: -1},
 	} {
 		if _, err := New(fake.NewClient(), o); err == nil {
 			t.Errorf("%s: accepted", name)

@@ -68,12 +68,12 @@ func (c *countingBody) Read(p []byte) (int, error) {
 	return k, err
 }
 
-// syncMetrics is an informer.Metrics that records when syncs complete:
-// gen is set to the member's current range generation at each.
+// syncMetrics is an informer.Metrics that records when syncs complete,
+// and the shard's selector at each.
 type syncMetrics struct {
 	syncs   atomic.Int64
-	gen     *atomic.Int64 // the member's generation of ranges
-	syncGen atomic.Int64  // gen as of the last completed sync
+	shard   *informer.Shard
+	syncSel atomic.Pointer[string] // the shard's selector as of the last completed sync
 }
 
 func (m *syncMetrics) ListStarted(string, bool)      {}
@@ -82,10 +82,20 @@ func (m *syncMetrics) Event(string, watch.EventType) {}
 func (m *syncMetrics) Cached(string, int)            {}
 func (m *syncMetrics) Synced(string, time.Time) {
 	m.syncs.Add(1)
-	if m.gen != nil {
-		m.syncGen.Store(m.gen.Load())
+	if m.shard != nil {
+		sel := m.shard.Selector()
+		m.syncSel.Store(&sel)
 	}
 }
+// syncSelector returns the shard's selector as of the last completed
+// sync ("" before the first).
+func (m *syncMetrics) syncSelector() string {
+	if p := m.syncSel.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
 func (m *syncMetrics) ShardServed(string, bool)        {}
 func (m *syncMetrics) Delivered(string, time.Duration) {}
 
@@ -129,11 +139,11 @@ type memberState struct {
 	At         int64                `json:"at"` // Unix ns
 	Processing []informer.HashRange `json:"processing"`
 	Target     []informer.HashRange `json:"target"`
-	// Gen counts the member's range changes (Process calls); SyncGen is
-	// Gen as of the informer's last completed sync: equal once the
-	// informer has synced on its current ranges.
-	Gen        int64 `json:"gen"`
-	SyncGen    int64 `json:"syncGen"`
+	// Selector is the shard's selector now; SyncSelector was its selector
+	// as of the informer's last completed sync: equal once the informer
+	// has synced on its current ranges.
+	Selector     string `json:"selector"`
+	SyncSelector string `json:"syncSelector"`
 	Cached     int   `json:"cached"`
 	Reconciled int64 `json:"reconciled"`
 	Idle       bool  `json:"idle"` // the queue is empty, nothing in flight
@@ -141,7 +151,7 @@ type memberState struct {
 
 func (s memberState) same(o memberState) bool {
 	return slices.Equal(s.Processing, o.Processing) && slices.Equal(s.Target, o.Target) &&
-		s.Gen == o.Gen && s.SyncGen == o.SyncGen && s.Cached == o.Cached && s.Reconciled == o.Reconciled && s.Idle == o.Idle
+		s.Selector == o.Selector && s.SyncSelector == o.SyncSelector && s.Cached == o.Cached && s.Reconciled == o.Reconciled && s.Idle == o.Idle
 }
 
 // atomicMax raises v to x.
@@ -181,8 +191,7 @@ func shardChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 			return nil, err
 		}
 	}
-	var gen atomic.Int64
-	sm := &syncMetrics{gen: &gen}
+	sm := &syncMetrics{shard: sh}
 	f := informer.NewFactory(dc, informer.FactoryOptions{Namespace: args.Namespace, Metrics: sm})
 	inf := f.ForResource(GVRConfigMaps, informer.InformerOptions{Shard: sh})
 
@@ -229,14 +238,10 @@ func shardChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 	var member *shard.Member
 	memberDone := make(chan struct{})
 	if sharded {
-		process := shard.Process(sh, ctrl)
 		member, err = shard.New(dc, shard.Options{
 			Namespace: args.LeaseNamespace, Ring: args.Ring, Identity: args.Identity,
 			LeaseDuration: shardLeaseDuration, RenewDeadline: shardRenewDeadline, RetryPeriod: shardRetryPeriod,
-			Process: func(ctx context.Context, ranges []informer.HashRange) error {
-				gen.Add(1) // before the informers hear of it: a sync after this is on the new ranges
-				return process(ctx, ranges)
-			},
+			Shard: sh, Drainers: []shard.Drainer{ctrl},
 		})
 		if err != nil {
 			return nil, err
@@ -327,7 +332,7 @@ func shardChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 		s := memberState{
 			Identity: args.Identity, At: time.Now().UnixNano(),
 			Processing: member.Processing(), Target: member.Target(),
-			Gen: gen.Load(), SyncGen: sm.syncGen.Load(),
+			Selector: sh.Selector(), SyncSelector: sm.syncSelector(),
 			Cached: inf.Store().Len(), Reconciled: reconciled.Load(),
 			Idle: st.Depth == 0 && st.Processing == 0,
 		}

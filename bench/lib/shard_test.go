@@ -23,32 +23,32 @@ func TestCoverage(t *testing.T) {
 		{
 			name: "targets cover, processing does not yet",
 			cur: map[string]memberState{
-				"a": {Target: half[:1], Processing: q[:1], Gen: 1, SyncGen: 1, Cached: 25, Reconciled: 10, Idle: true},
-				"b": {Target: half[1:], Processing: half[1:], Gen: 1, SyncGen: 1, Cached: 50, Reconciled: 20, Idle: true},
+				"a": {Target: half[:1], Processing: q[:1], Selector: "r1", SyncSelector: "r1", Cached: 25, Reconciled: 10, Idle: true},
+				"b": {Target: half[1:], Processing: half[1:], Selector: "r1", SyncSelector: "r1", Cached: 50, Reconciled: 20, Idle: true},
 			},
 			target: true,
 		},
 		{
 			name: "processing covers, a sync is pending",
 			cur: map[string]memberState{
-				"a": {Target: half[:1], Processing: half[:1], Gen: 2, SyncGen: 1, Cached: 25, Reconciled: 10, Idle: true},
-				"b": {Target: half[1:], Processing: half[1:], Gen: 1, SyncGen: 1, Cached: 50, Reconciled: 20, Idle: true},
+				"a": {Target: half[:1], Processing: half[:1], Selector: "r2", SyncSelector: "r1", Cached: 25, Reconciled: 10, Idle: true},
+				"b": {Target: half[1:], Processing: half[1:], Selector: "r1", SyncSelector: "r1", Cached: 50, Reconciled: 20, Idle: true},
 			},
 			target: true, processing: true,
 		},
 		{
 			name: "synced, the victim's objects not all reconciled again",
 			cur: map[string]memberState{
-				"a": {Target: half[:1], Processing: q[:2], Gen: 2, SyncGen: 2, Cached: 50, Reconciled: 30, Idle: true},
-				"b": {Target: half[1:], Processing: half[1:], Gen: 1, SyncGen: 1, Cached: 50, Reconciled: 20, Idle: true},
+				"a": {Target: half[:1], Processing: q[:2], Selector: "r2", SyncSelector: "r2", Cached: 50, Reconciled: 30, Idle: true},
+				"b": {Target: half[1:], Processing: half[1:], Selector: "r1", SyncSelector: "r1", Cached: 50, Reconciled: 20, Idle: true},
 			},
 			target: true, processing: true, synced: true,
 		},
 		{
 			name: "all done",
 			cur: map[string]memberState{
-				"a": {Target: half[:1], Processing: q[:2], Gen: 2, SyncGen: 2, Cached: 50, Reconciled: 35, Idle: true},
-				"b": {Target: half[1:], Processing: half[1:], Gen: 1, SyncGen: 1, Cached: 50, Reconciled: 20, Idle: true},
+				"a": {Target: half[:1], Processing: q[:2], Selector: "r2", SyncSelector: "r2", Cached: 50, Reconciled: 35, Idle: true},
+				"b": {Target: half[1:], Processing: half[1:], Selector: "r1", SyncSelector: "r1", Cached: 50, Reconciled: 20, Idle: true},
 			},
 			target: true, processing: true, synced: true, reconciled: true,
 		},

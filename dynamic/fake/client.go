@@ -54,6 +54,31 @@ type Client struct {
 	watchers  map[*watcher]struct{}
 	// seedErr is the first object NewClient could not store.
 	seedErr error
+	// intercept, if set, is called before every request (Intercept).
+	intercept func(ctx context.Context, a Action) error
+}
+
+// Action is one request to the fake, as Intercept sees it.
+type Action struct {
+	// Verb is the request's verb: get, list, watch, create, update,
+	// patch, apply, delete or deletecollection.
+	Verb        string
+	Resource    schema.GroupVersionResource
+	Namespace   string
+	Name        string // empty for list, watch and deletecollection
+	Subresource string
+}
+
+// Intercept sets f to be called before every request, with the request's
+// context and what it asks for, to stand for the faults a real server or
+// network produces: an error f returns is the request's error (a server
+// error should be an *apierrors.StatusError), and f may block — on ctx, or
+// on a clock — to stand for a slow or hung server. nil removes it. f runs
+// outside the client's lock and may call the client.
+func (c *Client) Intercept(f func(ctx context.Context, a Action) error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.intercept = f
 }
 
 // change is one write, as history and watchers see it.
@@ -160,12 +185,18 @@ func (c *Client) Resource(gvr schema.GroupVersionResource) dynamic.Namespaceable
 }
 
 // begin is the prelude of every request.
-func (c *Client) begin(ctx context.Context) error {
+func (c *Client) begin(ctx context.Context, a Action) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if c.seedErr != nil {
-		return apierrors.NewInternalError(fmt.Errorf("%w: %w", errSeed, c.seedErr))
+	c.mu.Lock()
+	seedErr, intercept := c.seedErr, c.intercept
+	c.mu.Unlock()
+	if seedErr != nil {
+		return apierrors.NewInternalError(fmt.Errorf("%w: %w", errSeed, seedErr))
+	}
+	if intercept != nil {
+		return intercept(ctx, a)
 	}
 	return nil
 }

@@ -99,6 +99,16 @@
 // context's error, and Apply of an object with managedFields returns
 // dynamic.ErrManagedFieldsSet.
 //
+// # Faults
+//
+// Client.Intercept sets a function that sees every request (its context
+// and an Action: verb, resource, namespace, name, subresource) before the
+// fake serves it. It stands for what a real server will not produce on
+// demand: its error becomes the request's (return an *apierrors.StatusError
+// for a server error), and it may block on the context to stand for a hung
+// connection, or sleep to stand for a slow one — with testing/synctest,
+// on the bubble's clock.
+//
 // # What the fake does not do
 //
 // No admission, defaulting or type-specific validation and no field

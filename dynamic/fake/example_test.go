@@ -51,3 +51,28 @@ func Example() {
 	// event: true 2
 	// prod settings safe 2
 }
+
+// Intercept stands for a server that fails: here every update of a Lease
+// answers 500, and the caller sees the server's error.
+func ExampleClient_Intercept() {
+	ctx := context.Background()
+	leases := schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
+	c := fake.NewClient()
+	c.Intercept(func(_ context.Context, a fake.Action) error {
+		if a.Verb == "update" && a.Resource == leases {
+			return apierrors.NewInternalError(fmt.Errorf("etcd is unhappy"))
+		}
+		return nil
+	})
+	lease := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+		"metadata": map[string]any{"name": "ctrl", "namespace": "kube-system"},
+	}}
+	created, err := c.Resource(leases).Namespace("kube-system").Create(ctx, lease, metav1.CreateOptions{})
+	fmt.Println("create:", err)
+	_, err = c.Resource(leases).Namespace("kube-system").Update(ctx, created, metav1.UpdateOptions{})
+	fmt.Println("update:", apierrors.IsInternalError(err), err)
+	// Output:
+	// create: <nil>
+	// update: true Internal error occurred: etcd is unhappy
+}

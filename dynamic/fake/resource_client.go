@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,6 +35,22 @@ func (r *resourceClient) Namespace(ns string) dynamic.ResourceInterface {
 	return &out
 }
 
+// action describes a request for Intercept.
+func (r *resourceClient) action(verb, name, subresource string) Action {
+	return Action{Verb: verb, Resource: r.gvr, Namespace: r.namespace, Name: name, Subresource: subresource}
+}
+
+// nameOf is obj's name, "" for nil.
+func nameOf(obj *unstructured.Unstructured) string {
+	if obj == nil {
+		return ""
+	}
+	return obj.GetName()
+}
+
+// sub is the subresource path of a request ("" for the object itself).
+func sub(subresources []string) string { return strings.Join(subresources, "/") }
+
 // input checks and copies an object a caller passes in.
 func input(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	if obj == nil {
@@ -63,7 +80,7 @@ func requireName(name string) error {
 
 // Create stores a new object. Subresources are not supported.
 func (r *resourceClient) Create(ctx context.Context, obj *unstructured.Unstructured, opts metav1.CreateOptions, subresources ...string) (*unstructured.Unstructured, error) {
-	if err := r.c.begin(ctx); err != nil {
+	if err := r.c.begin(ctx, r.action("create", nameOf(obj), sub(subresources))); err != nil {
 		return nil, err
 	}
 	if err := invalidOptions("CreateOptions", metav1validation.ValidateCreateOptions(&opts)); err != nil {
@@ -89,7 +106,7 @@ func (r *resourceClient) Create(ctx context.Context, obj *unstructured.Unstructu
 
 // Update replaces an object, or with subresource "status" its status.
 func (r *resourceClient) Update(ctx context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions, subresources ...string) (*unstructured.Unstructured, error) {
-	if err := r.c.begin(ctx); err != nil {
+	if err := r.c.begin(ctx, r.action("update", nameOf(obj), sub(subresources))); err != nil {
 		return nil, err
 	}
 	if err := invalidOptions("UpdateOptions", metav1validation.ValidateUpdateOptions(&opts)); err != nil {
@@ -120,7 +137,7 @@ func (r *resourceClient) UpdateStatus(ctx context.Context, obj *unstructured.Uns
 
 // Delete deletes an object, or marks it deleted while it has finalizers.
 func (r *resourceClient) Delete(ctx context.Context, name string, opts metav1.DeleteOptions, subresources ...string) error {
-	if err := r.c.begin(ctx); err != nil {
+	if err := r.c.begin(ctx, r.action("delete", name, sub(subresources))); err != nil {
 		return err
 	}
 	if err := requireName(name); err != nil {
@@ -149,7 +166,7 @@ func (r *resourceClient) Delete(ctx context.Context, name string, opts metav1.De
 // DeleteCollection deletes every object listOptions selects, each as Delete
 // would with opts; it returns the first error and goes on past it.
 func (r *resourceClient) DeleteCollection(ctx context.Context, opts metav1.DeleteOptions, listOptions metav1.ListOptions) error {
-	if err := r.c.begin(ctx); err != nil {
+	if err := r.c.begin(ctx, r.action("deletecollection", "", "")); err != nil {
 		return err
 	}
 	if err := invalidOptions("DeleteOptions", metav1validation.ValidateDeleteOptions(&opts)); err != nil {
@@ -182,7 +199,7 @@ func (r *resourceClient) DeleteCollection(ctx context.Context, opts metav1.Delet
 // Get returns an object; with subresource "status", the whole object too,
 // as the server does.
 func (r *resourceClient) Get(ctx context.Context, name string, opts metav1.GetOptions, subresources ...string) (*unstructured.Unstructured, error) {
-	if err := r.c.begin(ctx); err != nil {
+	if err := r.c.begin(ctx, r.action("get", name, sub(subresources))); err != nil {
 		return nil, err
 	}
 	if err := requireName(name); err != nil {
@@ -207,7 +224,7 @@ func (r *resourceClient) Get(ctx context.Context, name string, opts metav1.GetOp
 // List returns one page of the objects opts selects, sorted by namespace
 // and name.
 func (r *resourceClient) List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
-	if err := r.c.begin(ctx); err != nil {
+	if err := r.c.begin(ctx, r.action("list", "", "")); err != nil {
 		return nil, err
 	}
 	req, err := parseListOptions(opts, false)
@@ -225,7 +242,7 @@ func (r *resourceClient) List(ctx context.Context, opts metav1.ListOptions) (*un
 
 // Watch streams the changes opts selects; see the package documentation.
 func (r *resourceClient) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	if err := r.c.begin(ctx); err != nil {
+	if err := r.c.begin(ctx, r.action("watch", "", "")); err != nil {
 		return nil, err
 	}
 	req, err := parseListOptions(opts, true)
@@ -254,7 +271,7 @@ func (r *resourceClient) Watch(ctx context.Context, opts metav1.ListOptions) (wa
 // Patch applies a JSON, merge, strategic-merge (as a merge patch) or apply
 // (create, or merge onto the stored object) patch.
 func (r *resourceClient) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*unstructured.Unstructured, error) {
-	if err := r.c.begin(ctx); err != nil {
+	if err := r.c.begin(ctx, r.action("patch", name, sub(subresources))); err != nil {
 		return nil, err
 	}
 	if err := requireName(name); err != nil {
@@ -279,7 +296,7 @@ func (r *resourceClient) Patch(ctx context.Context, name string, pt types.PatchT
 
 // Apply sends obj as an apply patch: see Patch.
 func (r *resourceClient) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, opts metav1.ApplyOptions, subresources ...string) (*unstructured.Unstructured, error) {
-	if err := r.c.begin(ctx); err != nil {
+	if err := r.c.begin(ctx, r.action("apply", name, sub(subresources))); err != nil {
 		return nil, err
 	}
 	if err := requireName(name); err != nil {

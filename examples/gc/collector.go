@@ -73,6 +73,9 @@ type collector struct {
 	log    *zap.Logger
 	// shard, when sharded, holds the namespaces this replica checks.
 	shard *informer.Shard
+	// leading reports whether this replica may act now: with leader
+	// election, whether it leads with a fresh Lease (nil: always).
+	leading func() bool
 	// events records an Event for each orphan reported or deleted (nil:
 	// none).
 	events *events.Recorder
@@ -158,13 +161,26 @@ func (c *collector) handle(e informer.Event) {
 }
 
 // owns reports whether this replica checks uid: always unsharded; sharded,
-// when its namespace is in the replica's share.
+// when its namespace is in the replica's share and the member's Lease is
+// fresh (informer.Shard.HoldsValue).
 func (c *collector) owns(uid types.UID) bool {
 	if c.shard == nil {
 		return true
 	}
 	n, ok := c.graph.get(uid)
-	return ok && c.shard.ContainsValue(n.namespace)
+	return ok && c.shard.HoldsValue(n.namespace)
+}
+
+// mayAct is the fence checked right before a delete: this replica leads
+// (with leader election) and holds the namespace's range (sharded), each
+// with a Lease fresh enough that no other replica can have taken over.
+// The one gap no lease closes — a process frozen between this check and
+// the delete — is closed by the delete's preconditions.
+func (c *collector) mayAct(namespace string) bool {
+	if c.leading != nil && !c.leading() {
+		return false
+	}
+	return c.shard == nil || c.shard.HoldsValue(namespace)
 }
 
 // forgetResource drops the objects of a resource that left the set and
@@ -257,12 +273,16 @@ func (c *collector) process(ctx context.Context, uid types.UID) error {
 		}
 		return nil
 	}
+	if !c.mayAct(n.namespace) {
+		return nil // another replica's now: it checks the dependent itself
+	}
 	bg := metav1.DeletePropagationBackground
 	err = c.meta.Resource(n.gvr).Namespace(n.namespace).Delete(ctx, n.name, metav1.DeleteOptions{
 		PropagationPolicy: &bg,
 		// Only the object we looked at, unchanged since: a new owner added
-		// meanwhile makes the delete fail with a conflict, and the retry
-		// looks again.
+		// meanwhile (or a replica that acted while this one was frozen
+		// after its fence check) makes the delete fail with a conflict,
+		// and the retry looks again.
 		Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &live.ResourceVersion},
 	})
 	switch {

@@ -25,6 +25,7 @@ import (
 	"github.com/kdyn/kdyn/kubeconfig"
 	"github.com/kdyn/kdyn/leaderelection"
 	"github.com/kdyn/kdyn/metrics"
+	"github.com/kdyn/kdyn/rest"
 	"github.com/kdyn/kdyn/restmapper"
 	"github.com/kdyn/kdyn/shard"
 	"github.com/prometheus/client_golang/prometheus"
@@ -151,6 +152,15 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Leader election and ring membership have a client of their own:
+	// their requests never wait behind the collector's (its rate limit,
+	// its connection), so a cut or a slow path is noticed in time.
+	leaseCfg := rest.CopyConfig(cfg)
+	leaseCfg.UserAgent = cfg.UserAgent + "/leases"
+	lc, err := dynamic.NewForConfig(leaseCfg)
+	if err != nil {
+		return err
+	}
 	mp, err := restmapper.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -212,9 +222,12 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			Logger: log, Metrics: m.LeaderElection(),
 		}
 	}
-	mgr, err := controller.NewManager(dc, mo)
+	mgr, err := controller.NewManager(lc, mo)
 	if err != nil {
 		return err
+	}
+	if o.leaderElect {
+		c.leading = mgr.IsLeader
 	}
 	rec, err := events.New(dc, events.Options{ReportingController: "kdyn.io/example-gc", ReportingInstance: o.identity, Logger: log, Metrics: m.Events()})
 	if err != nil {
@@ -234,10 +247,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		return nil
 	}))
 	if sh != nil {
-		member, err := shard.New(dc, shard.Options{
+		member, err := shard.New(lc, shard.Options{
 			Namespace: o.leaseNamespace, Ring: o.shardRing, Identity: o.identity, Weight: o.shardWeight,
 			LeaseDuration: o.leaseDuration, RenewDeadline: o.renewDeadline, RetryPeriod: o.retryPeriod,
-			Process: shard.Process(sh, ctrl), Logger: log,
+			Shard: sh, Drainers: []shard.Drainer{ctrl}, Logger: log,
 		})
 		if err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -170,6 +172,35 @@ func (p *Proxy) RESTConfig(base *rest.Config) *rest.Config {
 	c.TLSClientConfig.ServerName = ""
 	c.TLSClientConfig.Insecure = false
 	return c
+}
+
+// WriteKubeconfig writes a kubeconfig file (mode 0600) that reaches the
+// upstream through the proxy with token, its context's namespace set to
+// namespace ("" for none): for a child process or a CLI under test.
+func (p *Proxy) WriteKubeconfig(path, token, namespace string) error {
+	ns := ""
+	if namespace != "" {
+		ns = fmt.Sprintf("    namespace: %q\n", namespace)
+	}
+	kc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: proxy
+  cluster:
+    server: %q
+    certificate-authority-data: %q
+users:
+- name: admin
+  user:
+    token: %q
+contexts:
+- name: proxy
+  context:
+    cluster: proxy
+    user: admin
+%scurrent-context: proxy
+`, p.URL(), base64.StdEncoding.EncodeToString(p.caPEM), token, ns)
+	return os.WriteFile(path, []byte(kc), 0o600)
 }
 
 // Close stops the proxy: it closes the listener and every connection,

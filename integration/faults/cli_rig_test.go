@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -23,26 +22,7 @@ import (
 func (r *rig) writeKubeconfig(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "kubeconfig")
-	kc := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: proxy
-  cluster:
-    server: %q
-    certificate-authority-data: %q
-users:
-- name: admin
-  user:
-    token: %q
-contexts:
-- name: proxy
-  context:
-    cluster: proxy
-    user: admin
-    namespace: %q
-current-context: proxy
-`, r.proxy.URL(), base64.StdEncoding.EncodeToString(r.proxy.CAData()), r.env.AdminToken(), r.ns)
-	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
+	if err := r.proxy.WriteKubeconfig(path, r.env.AdminToken(), r.ns); err != nil {
 		t.Fatal(err)
 	}
 	return path

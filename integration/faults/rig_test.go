@@ -48,15 +48,7 @@ type rig struct {
 
 func newRig(t *testing.T, env *testenv.Env) *rig {
 	t.Helper()
-	p, err := faultproxy.New(faultproxy.Options{Upstream: env.Host(), UpstreamCAData: env.CAData()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := p.Close(); err != nil {
-			t.Error(err)
-		}
-	})
+	p := faultproxy.NewForTest(t, faultproxy.Options{Upstream: env.Host(), UpstreamCAData: env.CAData()})
 	cfg := env.RESTConfig(testenv.Admin)
 	cfg.QPS = -1
 	direct, err := dynamic.NewForConfig(cfg)

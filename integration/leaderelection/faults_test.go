@@ -120,17 +120,7 @@ func TestFailingRenewalsStopTheLeaderFirst(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := faultproxy.New(faultproxy.Options{Upstream: env.Host(), UpstreamCAData: env.CAData()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				p.Reset()
-				p.Up()
-				if err := p.Close(); err != nil {
-					t.Error(err)
-				}
-			})
+			p := faultproxy.NewForTest(t, faultproxy.Options{Upstream: env.Host(), UpstreamCAData: env.CAData()})
 			lease := fmt.Sprintf("le-faults-%d", rand.IntN(1_000_000))
 			a := runElector(t, p.RESTConfig(env.RESTConfig(testenv.Admin)), lease, "behind-proxy")
 			within(t, a.started, 20*time.Second, "start of the leader behind the proxy")
@@ -148,7 +138,7 @@ func TestFailingRenewalsStopTheLeaderFirst(t *testing.T) {
 			holder, lastRenew := readLease(t, env, lease)
 			bStart := within(t, b.started, leaseDuration+retryPeriod+2*time.Second, "takeover")
 			within(t, a.done, renewDeadline+5*time.Second, "return of the leader's Run")
-			err = a.err
+			err := a.err
 
 			stoppedAfter := aStop.Sub(faultAt)
 			sinceRenew := aStop.Round(0).Sub(lastRenew) // wall clock, as renewTime

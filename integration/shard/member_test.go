@@ -15,6 +15,7 @@ import (
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/kubeconfig"
+	"github.com/kdyn/kdyn/rest"
 	"github.com/kdyn/kdyn/shard"
 )
 
@@ -24,8 +25,14 @@ const memberEnv = "KDYN_SHARD_MEMBER"
 
 // memberMain is a sharded controller in its own process: a ring member
 // whose informer caches its share of the namespace's ConfigMaps and whose
-// controller reconciles them, writing a ledger line as each reconcile
-// starts and ends ("start|end KEY RESOURCEVERSION UNIXNANO").
+// controller reconciles them. Each reconcile checks the member's fence as
+// it begins and again before its effect, which here is the ledger line
+// that ends it, as a controller checks it before a write; each line
+// carries the time of that check: "start KEY RESOURCEVERSION UNIXNANO" as
+// it begins, then "end …" when the fence still held, or "abort …" (with
+// the time the fence failed) when it did not and the reconcile gave up.
+// So a ledger interval, start to end, is when the member acted on a key
+// under its fence.
 func memberMain() int {
 	ns, ring, id, ledgerPath := os.Getenv("SHARD_NS"), os.Getenv("SHARD_RING"), os.Getenv("SHARD_ID"), os.Getenv("SHARD_LEDGER")
 	fail := func(err error) int {
@@ -48,10 +55,10 @@ func memberMain() int {
 	}
 	defer ledger.Close()
 	var mu sync.Mutex
-	note := func(what, key, rv string) {
+	note := func(what, key, rv string, at time.Time) {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(ledger, "%s %s %s %d\n", what, key, rv, time.Now().UnixNano())
+		fmt.Fprintf(ledger, "%s %s %s %d\n", what, key, rv, at.UnixNano())
 	}
 	sh, err := informer.NewShard(informer.ShardByUID)
 	if err != nil {
@@ -59,18 +66,34 @@ func memberMain() int {
 	}
 	f := informer.NewFactory(c, informer.FactoryOptions{Namespace: ns})
 	inf := f.ForResource(cmGVR, informer.InformerOptions{Shard: sh})
+	fence := func(o *unstructured.Unstructured) bool { return sh.Holds(o) }
 	ctrl, err := controller.New("ledger", func(ctx context.Context, key string) (controller.Result, error) {
 		obj, ok := inf.Store().Get(key)
-		if !ok {
+		// Each line carries the time read just before the fence check it
+		// follows, so that a pause between the check and the line does not
+		// move the line's time past the check.
+		at := time.Now()
+		if !ok || !fence(obj) {
 			return controller.Result{}, nil
 		}
-		note("start", key, obj.GetResourceVersion())
-		time.Sleep(20 * time.Millisecond) // a reconcile takes a while
-		note("end", key, obj.GetResourceVersion())
+		rv := obj.GetResourceVersion()
+		note("start", key, rv, at)
+		select { // a reconcile takes a while
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			note("abort", key, rv, time.Now())
+			return controller.Result{}, ctx.Err()
+		}
+		at = time.Now()
+		if !fence(obj) {
+			note("abort", key, rv, at)
+			return controller.Result{}, nil
+		}
+		note("end", key, rv, at)
 		return controller.Result{}, nil
 	}, controller.Options[string]{Workers: 4, Owns: func(key string) bool {
 		obj, ok := inf.Store().Get(key)
-		return ok && sh.Contains(obj)
+		return ok && sh.Holds(obj)
 	}})
 	if err != nil {
 		return fail(err)
@@ -81,9 +104,15 @@ func memberMain() int {
 	}); err != nil {
 		return fail(err)
 	}
-	m, err := shard.New(c, shard.Options{Namespace: ns, Ring: ring, Identity: id,
-		LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 300 * time.Millisecond,
-		Process: shard.Process(sh, ctrl)})
+	// Membership has a client of its own: its requests never wait behind
+	// the informers' and reconciles' (rate limit, connection).
+	lc, err := dynamic.NewForConfig(rest.CopyConfig(res.Config))
+	if err != nil {
+		return fail(err)
+	}
+	m, err := shard.New(lc, shard.Options{Namespace: ns, Ring: ring, Identity: id,
+		LeaseDuration: memberLeaseDuration, RenewDeadline: memberRenewDeadline, RetryPeriod: memberRetryPeriod,
+		Shard: sh, Drainers: []shard.Drainer{ctrl}})
 	if err != nil {
 		return fail(err)
 	}

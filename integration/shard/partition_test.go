@@ -105,7 +105,7 @@ func startMember(t *testing.T, c *dynamic.DynamicClient, ns, ring, id string) *m
 	inf := f.ForResourceMetadata(cmGVR, informer.InformerOptions{Shard: sh})
 	m, err := shard.New(c, shard.Options{Namespace: ns, Ring: ring, Identity: id,
 		LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 300 * time.Millisecond,
-		Process: shard.Process(sh)})
+		Shard: sh})
 	if err != nil {
 		t.Fatal(err)
 	}
