@@ -93,6 +93,40 @@
 // LeaseDuration − RenewDeadline above RetryPeriod plus a second or two;
 // the defaults (15 s, 10 s, 2 s) do.
 //
+// # Fencing the work
+//
+// The cancelled context bounds when the work is told to stop, not when it
+// stops: a leader paused (SIGSTOP, a long GC, a stalled VM) past its
+// deadline can, once it resumes, run one more unit of work before its
+// goroutines see the cancellation. IsLeader closes that: it reports true
+// only while a term is live and its renew deadline has not passed, by the
+// clock at the moment of the call. Check it right before each write the
+// Lease guards:
+//
+//	if !e.IsLeader() {
+//		return nil // not leading any more: the next leader does it
+//	}
+//	_, err := client.Resource(gvr).Namespace(ns).Update(ctx, desired, metav1.UpdateOptions{})
+//
+// The one gap no lease closes is a process frozen between that check and
+// its write for longer than LeaseDuration − RenewDeadline: the write may
+// land after another leader has acted. Close it with the write's own
+// precondition — the resourceVersion of the object the decision was made
+// from (desired above is a copy of the object as read) — so a late write
+// fails with a Conflict instead of overwriting newer data.
+// controller.Manager.IsLeader is the same check for a Manager that elects.
+//
+// # Clients and timeouts
+//
+// Give the Elector a dynamic client of its own, built from the same
+// rest.Config as the controller's (dynamic.NewForConfig on
+// rest.CopyConfig(cfg)): its requests then never wait behind the
+// controller's client-side rate limit or share its connection. Each
+// request to the Lease is bounded by Config.RequestTimeout, retries
+// included (RenewDeadline/4 or RetryPeriod, whichever is longer, by
+// default), so one request that hangs on a dead connection ends in time
+// for the next attempt rather than using up the term.
+//
 // # Timing
 //
 // A candidate that does not lead tries again after a random wait between

@@ -62,6 +62,26 @@ type controller struct {
 	log     *zap.Logger
 	// events records what the controller does to each Widget (nil: none).
 	events *events.Recorder
+	// leading reports whether this replica may write now: with leader
+	// election, whether it leads with a Lease whose renew deadline has not
+	// passed (nil: always).
+	leading func() bool
+}
+
+// errNotLeading ends a reconcile whose replica stopped leading before a
+// write: the next leader reconciles the Widget itself.
+var errNotLeading = errors.New("not leading any more")
+
+// fence is checked right before each write. It closes the gap a paused or
+// cut-off replica would otherwise have between losing the Lease and
+// noticing; the one gap it cannot close, a process frozen between this
+// check and its write, is closed by each write's resourceVersion
+// precondition.
+func (c *controller) fence() error {
+	if c.leading != nil && !c.leading() {
+		return errNotLeading
+	}
+	return nil
 }
 
 // handlers registers the event handlers that feed the queue: a Widget's
@@ -128,7 +148,9 @@ func (c *controller) reconcile(ctx context.Context, key string) error {
 	var cmErr error
 	if err != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, reasonInvalidSpec, err.Error()
-	} else if cmErr = c.syncConfigMap(ctx, w, data); cmErr != nil {
+	} else if cmErr = c.syncConfigMap(ctx, w, data); errors.Is(cmErr, errNotLeading) {
+		return nil
+	} else if cmErr != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, reasonApplyFailed, cmErr.Error()
 		if c.events != nil {
 			c.events.Eventf(w, nil, events.Warning, reasonApplyFailed, "Apply", "%v", cmErr)
@@ -137,7 +159,11 @@ func (c *controller) reconcile(ctx context.Context, key string) error {
 		cond.Status, cond.Reason = metav1.ConditionTrue, reasonSynced
 		cond.Message = fmt.Sprintf("ConfigMap %s holds %d keys", name, len(data))
 	}
-	return errors.Join(cmErr, c.syncStatus(ctx, w, cond))
+	err = c.syncStatus(ctx, w, cond)
+	if errors.Is(err, errNotLeading) {
+		return nil
+	}
+	return errors.Join(cmErr, err)
 }
 
 // specData returns spec.data (nil when unset).
@@ -173,10 +199,15 @@ func upToDate(cm *unstructured.Unstructured, w *unstructured.Unstructured, data 
 // apply (forced: the controller owns these fields, and takes them back
 // from anyone who changed them). An existing ConfigMap of that name with no
 // controller is adopted; one controlled by something else makes the apply
-// fail (an object has at most one controller).
+// fail (an object has at most one controller). A ConfigMap already cached
+// is applied with the resourceVersion the cache holds: if it changed since
+// (a write this replica has not seen yet, or another replica's), the
+// apply fails with a Conflict and the Widget is reconciled again on fresh
+// data, instead of writing over what it has not seen.
 func (c *controller) syncConfigMap(ctx context.Context, w *unstructured.Unstructured, data map[string]string) error {
 	ns, name := w.GetNamespace(), w.GetName()
-	if cm, err := c.cms.Lister().Namespace(ns).Get(name); err == nil && upToDate(cm, w, data) {
+	cm, cmErr := c.cms.Lister().Namespace(ns).Get(name)
+	if cmErr == nil && upToDate(cm, w, data) {
 		return nil
 	}
 	values := make(map[string]any, len(data))
@@ -196,6 +227,12 @@ func (c *controller) syncConfigMap(ctx context.Context, w *unstructured.Unstruct
 		},
 		"data": values,
 	}}
+	if cmErr == nil {
+		desired.SetResourceVersion(cm.GetResourceVersion())
+	}
+	if err := c.fence(); err != nil {
+		return err
+	}
 	cms := c.client.Resource(cmGVR).Namespace(ns)
 	got, err := cms.Apply(ctx, name, desired, metav1.ApplyOptions{Force: true})
 	if err != nil {
@@ -212,12 +249,15 @@ func (c *controller) syncConfigMap(ctx context.Context, w *unstructured.Unstruct
 	}
 	if len(extra) > 0 {
 		slices.Sort(extra)
-		patch := map[string]any{"metadata": map[string]any{"uid": string(got.GetUID())}, "data": map[string]any{}}
+		patch := map[string]any{"metadata": map[string]any{"uid": string(got.GetUID()), "resourceVersion": got.GetResourceVersion()}, "data": map[string]any{}}
 		for _, k := range extra {
 			patch["data"].(map[string]any)[k] = nil
 		}
 		body, err := json.Marshal(patch)
 		if err != nil {
+			return err
+		}
+		if err := c.fence(); err != nil {
 			return err
 		}
 		if _, err := cms.Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
@@ -261,7 +301,9 @@ func (c *controller) syncStatus(ctx context.Context, w *unstructured.Unstructure
 	}
 	apply := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": group + "/" + version, "kind": "Widget",
-		"metadata": map[string]any{"name": w.GetName(), "namespace": w.GetNamespace()},
+		// The status is decided on the live object: written only if it is
+		// still that version.
+		"metadata": map[string]any{"name": w.GetName(), "namespace": w.GetNamespace(), "resourceVersion": live.GetResourceVersion()},
 		"status": map[string]any{
 			"observedGeneration": cond.ObservedGeneration,
 			// The list is a map keyed by type: this applies our condition
@@ -269,6 +311,9 @@ func (c *controller) syncStatus(ctx context.Context, w *unstructured.Unstructure
 			"conditions": []any{ready},
 		},
 	}}
+	if err := c.fence(); err != nil {
+		return err
+	}
 	_, err = c.client.Resource(widgetGVR).Namespace(w.GetNamespace()).ApplyStatus(ctx, w.GetName(), apply, metav1.ApplyOptions{Force: true})
 	if apierrors.IsNotFound(err) {
 		return nil

@@ -54,6 +54,22 @@
 // time (--workers of them) and retries failures with backoff from 5 ms to
 // one minute. Reconciling reads the caches and writes only what differs.
 //
+// # Writing safely beside other replicas
+//
+// With --leader-elect only the replica holding the Lease reconciles; its
+// election runs on a client of its own, so its renewals never wait behind
+// the reconciles' requests. Each write is fenced: right before it, the
+// controller checks the Manager's IsLeader, which is false from the moment
+// the Lease's renew deadline passes (a replica resumed after a pause, or
+// cut off, writes nothing more). The one gap a lease cannot close — a
+// process frozen between that check and its write — is closed by
+// preconditions: the ConfigMap apply carries the resourceVersion of the
+// cached ConfigMap (when there is one), the merge patch that removes keys
+// the uid and resourceVersion of the apply's answer, and the status apply
+// the resourceVersion of the live Widget it was decided on. A write
+// computed from a stale read therefore fails with a Conflict, and the
+// Widget is reconciled again on fresh data.
+//
 // # Running it
 //
 //	make cluster                      # in one terminal

@@ -28,6 +28,7 @@ import (
 	"github.com/kdyn/kdyn/kubeconfig"
 	"github.com/kdyn/kdyn/leaderelection"
 	"github.com/kdyn/kdyn/metrics"
+	"github.com/kdyn/kdyn/rest"
 	kunstructured "github.com/kdyn/kdyn/unstructured"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -191,9 +192,20 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 			ReleaseOnCancel: true, Logger: log, Metrics: m.LeaderElection(),
 		}
 	}
-	mgr, err := ctrl.NewManager(dc, mo)
+	// Leader election has a client of its own: its requests never wait
+	// behind the controller's.
+	leaseCfg := rest.CopyConfig(cfg)
+	leaseCfg.UserAgent = cfg.UserAgent + "/leases"
+	lc, err := dynamic.NewForConfig(leaseCfg)
 	if err != nil {
 		return err
+	}
+	mgr, err := ctrl.NewManager(lc, mo)
+	if err != nil {
+		return err
+	}
+	if o.leaderElect {
+		c.leading = mgr.IsLeader
 	}
 	rec, err := events.New(dc, events.Options{ReportingController: "kdyn.io/example-crd-controller", ReportingInstance: o.identity, Logger: log, Metrics: m.Events()})
 	if err != nil {

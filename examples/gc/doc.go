@@ -46,6 +46,17 @@
 // cluster-scoped objects. After the first list of every resource it prints
 // "synced <n> resources, <m> objects". Logs go to stderr.
 //
+// With --leader-elect or --shard-ring, several replicas run. Leader
+// election and ring membership use a client of their own, so their
+// requests never wait behind the collector's. Right before a delete the
+// collector checks its fence: the Manager's IsLeader (with leader
+// election) and the shard's HoldsValue of the dependent's namespace
+// (sharded), both false from the moment the replica's Lease passes its
+// renew deadline, so a replica resumed after a pause, or cut off, deletes
+// nothing another replica may be checking. A replica frozen between that
+// check and its delete is stopped by the delete's resourceVersion
+// precondition.
+//
 // # What it leaves alone
 //
 // This is an example, not a replacement for kube-controller-manager's
