@@ -29,7 +29,12 @@ import (
 	"github.com/kdyn/kdyn/leaderelection"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.Options{})) }
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(envFaultCandidate); spec != "" {
+		os.Exit(faultCandidateMain(spec))
+	}
+	os.Exit(testenv.Main(m, testenv.Options{}))
+}
 
 // Both libraries use the same durations. client-go's leaders count their
 // renew deadline from RetryPeriod after their last renewal, and its
