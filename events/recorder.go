@@ -205,29 +205,16 @@ func orDefault[T int | time.Duration](v, def T) T {
 // The reason and action must be 1 to 128 bytes long (the server refuses
 // others); a note longer than 1024 bytes is cut to 1024.
 func (r *Recorder) Eventf(regarding, related Object, eventType, reason, action, note string, args ...any) {
-	o := occurrence{at: r.clock.Now(), eventType: eventType, reason: reason, action: action, note: truncate(fmt.Sprintf(note, args...), maxNoteLength)}
-	if isNil(regarding) {
-		r.invalid(errors.New("events: Eventf: nil regarding object"), o)
-		return
-	}
-	ref, err := referenceTo(regarding)
+	o, relatedErr, err := prepare(r.clock.Now(), regarding, related, eventType, reason, action, note, args)
 	if err != nil {
 		r.invalid(err, o)
 		return
 	}
-	o.regarding = ref
-	if err := checkEvent(eventType, reason, action); err != nil {
-		r.invalid(err, o)
-		return
+	if relatedErr != nil {
+		// As client-go: the event is recorded without it.
+		r.log.Debug("events: related object left out", zap.Error(relatedErr))
 	}
-	if !isNil(related) {
-		if rel, err := referenceTo(related); err == nil {
-			o.related = &rel
-		} else {
-			// As client-go: the event is recorded without it.
-			r.log.Debug("events: related object left out", zap.Error(err))
-		}
-	}
+	ref := o.regarding
 	if r.spam != nil && !r.spam.allow(spamKey{ref.APIVersion, ref.Kind, ref.Namespace, ref.Name, ref.UID, eventType}, o.at) {
 		r.stats.drop(r.metrics, DropSpamFilter)
 		return
@@ -244,6 +231,30 @@ func (r *Recorder) Eventf(regarding, related Object, eventType, reason, action, 
 	default:
 		r.stats.drop(r.metrics, DropQueueFull)
 	}
+}
+
+// prepare checks an event and makes its occurrence, as Eventf records it:
+// err says why the event is refused; relatedErr, why the related object
+// is left out of an event that is kept.
+func prepare(at time.Time, regarding, related Object, eventType, reason, action, note string, args []any) (o occurrence, relatedErr, err error) {
+	o = occurrence{at: at, eventType: eventType, reason: reason, action: action, note: truncate(fmt.Sprintf(note, args...), maxNoteLength)}
+	if isNil(regarding) {
+		return o, nil, errors.New("events: Eventf: nil regarding object")
+	}
+	if o.regarding, err = referenceTo(regarding); err != nil {
+		return o, nil, err
+	}
+	if err := checkEvent(eventType, reason, action); err != nil {
+		return o, nil, err
+	}
+	if !isNil(related) {
+		rel, err := referenceTo(related)
+		if err != nil {
+			return o, err, nil
+		}
+		o.related = &rel
+	}
+	return o, nil, nil
 }
 
 func checkEvent(eventType, reason, action string) error {
