@@ -23,8 +23,12 @@ type queued struct {
 	keys []string
 }
 
-func (q *queued) Add(k string)        { q.mu.Lock(); q.keys = append(q.keys, k); q.mu.Unlock() }
-func (q *queued) AddInitial(k string) { q.mu.Lock(); q.keys = append(q.keys, k+" (initial)"); q.mu.Unlock() }
+func (q *queued) Add(k string) { q.mu.Lock(); q.keys = append(q.keys, k); q.mu.Unlock() }
+func (q *queued) AddInitial(k string) {
+	q.mu.Lock()
+	q.keys = append(q.keys, k+" (initial)")
+	q.mu.Unlock()
+}
 
 // take waits until want has been queued, in any order, and removes it.
 func (q *queued) take(t *testing.T, want ...string) {
