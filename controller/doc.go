@@ -41,12 +41,16 @@
 // /metrics, /healthz (liveness: the leader-election check and checks of
 // your own) and /readyz (caches synced and, with leader election,
 // leading). On the way out the controllers stop first — letting their
-// reconciles finish — then the caches, then the server.
+// reconciles finish — then the runnables that run in every replica (an
+// events.Recorder flushes), then the caches, then the server; Run returns
+// once all have stopped, or, after ManagerOptions.ShutdownTimeout, with an
+// error naming each one that has not.
 //
-//	mgr, _ := controller.NewManager(client, controller.ManagerOptions{
+//	leaseClient, _ := dynamic.NewForConfig(rest.CopyConfig(cfg)) // the election's own
+//	mgr, _ := controller.NewManager(controller.ManagerOptions{
 //		BindAddress:    ":8080",
 //		MetricsHandler: metrics.Handler(registry),
-//		LeaderElection: &leaderelection.Config{Namespace: "kube-system", Name: "gc", Identity: podName},
+//		LeaderElection: &controller.LeaderElection{Client: leaseClient, Namespace: "kube-system", Name: "gc", Identity: podName},
 //	})
 //	mgr.AddCache(factory)
 //	mgr.Add(ctrl)

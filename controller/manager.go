@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/leaderelection"
@@ -53,7 +52,8 @@ type Cache interface {
 type Check func(*http.Request) error
 
 // ManagerOptions configure a Manager. The zero value runs controllers at
-// once, in every replica, with no HTTP server.
+// once, in every replica, with no HTTP server, and gives everything 60 s to
+// stop.
 type ManagerOptions struct {
 	// BindAddress, when set (":8080", "127.0.0.1:0"), serves /metrics,
 	// /healthz and /readyz there — one address, like controller-runtime's
@@ -64,19 +64,46 @@ type ManagerOptions struct {
 	MetricsHandler http.Handler
 	// LeaderElection, when set, runs the controllers only while this
 	// replica leads (caches run in every replica, so a new leader starts
-	// warm). Its Callbacks must be empty: the Manager sets them. Losing
-	// leadership stops the controllers and makes Run return an error
-	// wrapping leaderelection.ErrLeadershipLost: exit and let the
+	// warm). Losing leadership stops the controllers and makes Run return
+	// an error wrapping leaderelection.ErrLeadershipLost: exit and let the
 	// Deployment restart the replica, as client-go's controllers do.
-	LeaderElection *leaderelection.Config
-	// LeaderElectionGrace is the grace of the leader-election liveness
-	// check (see leaderelection.Elector.HealthCheck); zero means 20 s.
-	LeaderElectionGrace time.Duration
+	LeaderElection *LeaderElection
 	// ShutdownTimeout bounds how long Run waits, once ctx is done, for
-	// controllers and caches to stop; zero means 60 s.
+	// everything it started to stop: the controllers, the runnables that
+	// run in every replica, the caches. What has not stopped by then is
+	// named in Run's error and left running. Zero means 60 s.
 	ShutdownTimeout time.Duration
-	// Logger receives the manager's logs; nil means none.
+	// Logger receives the manager's logs (and the election's); nil means
+	// none.
 	Logger *zap.Logger
+}
+
+// LeaderElection configures the Manager's election, on a
+// coordination.k8s.io/v1 Lease (see package leaderelection, whose defaults
+// and rules apply). The Manager starts and stops the controllers with the
+// term: there are no callbacks to set.
+type LeaderElection struct {
+	// Client carries the election's requests. Give it a client of its
+	// own, built from the same rest.Config as the controllers' (the
+	// election then never waits behind their requests); required.
+	Client dynamic.Interface
+	// Namespace, Name and Identity name the Lease and this candidate;
+	// required.
+	Namespace, Name, Identity string
+	// LeaseDuration, RenewDeadline, RetryPeriod and RequestTimeout are
+	// leaderelection.Config's; zero means its defaults (15 s, 10 s, 2 s,
+	// RenewDeadline/4).
+	LeaseDuration, RenewDeadline, RetryPeriod, RequestTimeout time.Duration
+	// ReleaseOnCancel gives the Lease up when the term ends, once every
+	// controller has stopped, so that another replica takes over at once.
+	ReleaseOnCancel bool
+	// HealthGrace is the grace of the leader-election liveness check (see
+	// leaderelection.Elector.HealthCheck); zero means 20 s.
+	HealthGrace time.Duration
+	// OnNewLeader, if set, is told the identity of each new holder.
+	OnNewLeader func(identity string)
+	// Metrics, if set, is told when this replica starts and stops leading.
+	Metrics leaderelection.Metrics
 }
 
 // Manager runs a controller process: its caches in every replica, its
@@ -93,9 +120,8 @@ type ManagerOptions struct {
 //
 // Add caches, controllers and checks before Run. A Manager runs once.
 type Manager struct {
-	opts   ManagerOptions
-	client dynamic.Interface
-	log    *zap.Logger
+	opts ManagerOptions
+	log  *zap.Logger
 
 	mu        sync.Mutex
 	caches    []Cache
@@ -109,30 +135,49 @@ type Manager struct {
 	elector   *leaderelection.Elector
 }
 
-// NewManager returns a Manager; client is used for leader election (and
-// may be nil without it). Give it a client of its own, not the one the
-// controllers use: election requests must not wait behind theirs (the
-// client-side rate limit, the connection) — see package leaderelection.
-func NewManager(client dynamic.Interface, opts ManagerOptions) (*Manager, error) {
-	if opts.LeaderElectionGrace <= 0 {
-		opts.LeaderElectionGrace = 20 * time.Second
-	}
+// NewManager returns a Manager. It checks the options (with leader
+// election, the election's too) and makes no request.
+func NewManager(opts ManagerOptions) (*Manager, error) {
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = 60 * time.Second
 	}
-	m := &Manager{opts: opts, client: client, log: opts.Logger, healthz: map[string]Check{}, readyz: map[string]Check{}, addrReady: make(chan struct{})}
+	m := &Manager{opts: opts, log: opts.Logger, healthz: map[string]Check{}, readyz: map[string]Check{}, addrReady: make(chan struct{})}
 	if m.log == nil {
 		m.log = zap.NewNop()
 	}
-	if le := opts.LeaderElection; le != nil {
-		if client == nil {
-			return nil, errors.New("controller: leader election needs a client")
+	if opts.LeaderElection != nil {
+		le := *opts.LeaderElection
+		m.opts.LeaderElection = &le
+		if le.Client == nil {
+			return nil, errors.New("controller: ManagerOptions.LeaderElection.Client is nil: the election needs a client (one of its own)")
 		}
-		if le.Callbacks.OnStartedLeading != nil || le.Callbacks.OnStoppedLeading != nil {
-			return nil, errors.New("controller: ManagerOptions.LeaderElection.Callbacks must be empty; the Manager sets them")
+		if le.HealthGrace <= 0 {
+			m.opts.LeaderElection.HealthGrace = 20 * time.Second
+		}
+		// Checked now; Run makes the elector it runs.
+		if _, err := leaderelection.New(le.Client, m.electionConfig(func(context.Context) {})); err != nil {
+			return nil, fmt.Errorf("controller: %w", err)
 		}
 	}
 	return m, nil
+}
+
+// electionConfig is the leaderelection.Config of the Manager's election,
+// with lead as OnStartedLeading.
+func (m *Manager) electionConfig(lead func(context.Context)) leaderelection.Config {
+	le := m.opts.LeaderElection
+	return leaderelection.Config{
+		Namespace: le.Namespace, Name: le.Name, Identity: le.Identity,
+		LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod, RequestTimeout: le.RequestTimeout,
+		ReleaseOnCancel: le.ReleaseOnCancel, Logger: m.log, Metrics: le.Metrics,
+		Callbacks: leaderelection.Callbacks{
+			OnStartedLeading: lead,
+			OnStoppedLeading: func() {
+				m.log.Info("stopped leading; the controllers have stopped", zap.String("lease", le.Namespace+"/"+le.Name))
+			},
+			OnNewLeader: le.OnNewLeader,
+		},
+	}
 }
 
 // AddCache adds a cache: run in every replica from the start; controllers
@@ -196,13 +241,18 @@ func (m *Manager) IsLeader() bool {
 }
 
 // Run runs the manager until ctx is done or leadership is lost: it serves
-// the probes, runs the caches, waits for them to sync, and then runs the
-// controllers (while leading, with leader election). On the way out it
-// stops the controllers first — they finish the reconciles in flight —
-// then the caches and the server, and returns once they all have stopped
-// (or ShutdownTimeout passed). It returns nil when ctx ended it, the
-// error of a cache that failed to sync, or an error wrapping
-// leaderelection.ErrLeadershipLost.
+// the probes, runs the caches and the runnables that need no leader, waits
+// for the caches to sync, and then runs the controllers (while leading,
+// with leader election). On the way out it stops the controllers first —
+// they finish the reconciles in flight — then the runnables that run in
+// every replica (an events.Recorder flushes what they recorded), then the
+// caches and the server. It returns once all of them have stopped; if
+// ShutdownTimeout passes first, it returns an error naming each one still
+// running, and leaves them (with leader election, a Lease is released only
+// once the controllers have stopped, so one still running keeps it until
+// it expires). Otherwise it returns nil when ctx ended it, the error of a
+// cache that failed to sync or of a runnable that failed, or an error
+// wrapping leaderelection.ErrLeadershipLost.
 func (m *Manager) Run(ctx context.Context) error {
 	m.mu.Lock()
 	if m.ran {
@@ -223,89 +273,92 @@ func (m *Manager) Run(ctx context.Context) error {
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-
-	var elector *leaderelection.Elector
-	leading := func(lctx context.Context) error { return runAll(lctx, runnables) }
-	var leadErr error
-	var leadMu sync.Mutex
-	if le := m.opts.LeaderElection; le != nil {
-		cfg := *le
-		cfg.Callbacks.OnStartedLeading = func(lctx context.Context) {
-			m.log.Info("leading; starting the controllers", zap.String("lease", cfg.Namespace+"/"+cfg.Name), zap.String("identity", cfg.Identity))
-			if err := leading(lctx); err != nil {
-				leadMu.Lock()
-				leadErr = err
-				leadMu.Unlock()
-				stop()
-			}
+	var tasks tasks
+	var failed firstError
+	fail := func(err error) {
+		if failed.set(err) {
+			stop()
 		}
-		cfg.Callbacks.OnStoppedLeading = func() {
-			m.log.Info("stopped leading; the controllers have stopped", zap.String("lease", cfg.Namespace+"/"+cfg.Name))
-		}
-		var err error
-		if elector, err = leaderelection.New(m.client, cfg); err != nil {
-			return err
-		}
-		m.mu.Lock()
-		m.elector = elector
-		m.healthz["leaderElection"] = elector.HealthCheck(m.opts.LeaderElectionGrace).Check
-		m.mu.Unlock()
 	}
 
 	srv, err := m.serve()
 	if err != nil {
 		return err
 	}
-
-	var caching errgroup.Group
 	cacheCtx, stopCaches := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopCaches()
-	for _, c := range caches {
-		caching.Go(func() error { return c.Run(cacheCtx) })
+	for i, c := range caches {
+		tasks.start(describe(c, "cache", i), func() error { return c.Run(cacheCtx) }, fail)
 	}
-	// Runnables that need no leader run beside the caches, and stop with
+	// Runnables that need no leader run beside the caches, and stop after
 	// the controllers.
-	var alwaysRunning errgroup.Group
-	for _, r := range always {
-		alwaysRunning.Go(func() error { return r.Run(ctx) })
+	alwaysCtx, stopAlways := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopAlways()
+	for i, r := range always {
+		tasks.start(describe(r, "runnable", i), func() error { return r.Run(alwaysCtx) }, fail)
 	}
+	leading := func(lctx context.Context) error { return runAll(lctx, runnables, &tasks) }
+	controllers := tasks.start("the controllers", func() error {
+		return m.runSynced(ctx, caches, func(ctx context.Context) error {
+			if m.opts.LeaderElection == nil {
+				return leading(ctx)
+			}
+			return m.lead(ctx, leading)
+		})
+	}, fail)
 
-	runErr := m.runSynced(ctx, caches, func(ctx context.Context) error {
-		if elector == nil {
-			return leading(ctx)
-		}
-		err := elector.Run(ctx)
-		leadMu.Lock()
-		defer leadMu.Unlock()
-		if leadErr != nil {
-			return leadErr
-		}
-		return err
-	})
-
-	// Controllers have stopped (runSynced returned); now the runnables
-	// that run in every replica, the caches, then the server.
-	stop()
-	if err := alwaysRunning.Wait(); err != nil && runErr == nil {
-		runErr = err
-	}
-	stopCaches()
-	done := make(chan error, 1)
-	go func() { done <- caching.Wait() }()
 	select {
-	case err := <-done:
-		if err != nil && runErr == nil {
-			runErr = err
-		}
-	case <-time.After(m.opts.ShutdownTimeout):
-		m.log.Warn("caches did not stop within the shutdown timeout", zap.Duration("timeout", m.opts.ShutdownTimeout))
+	case <-ctx.Done():
+	case <-controllers.done:
 	}
+	// Stop: the controllers (and the election), then the runnables that run
+	// in every replica, then the caches, all within ShutdownTimeout.
+	deadline := time.Now().Add(m.opts.ShutdownTimeout)
+	stop()
+	controllers.wait(deadline)
+	stopAlways()
+	tasks.waitAll(deadline, "runnable")
+	stopCaches()
+	tasks.waitAll(deadline, "cache")
 	if srv != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = srv.Shutdown(sctx)
 		cancel()
 	}
-	return runErr
+	if still := tasks.running(); len(still) > 0 {
+		err := fmt.Errorf("controller: ShutdownTimeout %v passed and these have not stopped; Run returns without them: %s",
+			m.opts.ShutdownTimeout, strings.Join(still, ", "))
+		m.log.Error("the manager abandons what did not stop", zap.Error(err))
+		return errors.Join(failed.get(), err)
+	}
+	return failed.get()
+}
+
+// lead stands for election and runs leading while this replica leads; a
+// failure of leading ends the election.
+func (m *Manager) lead(ctx context.Context, leading func(context.Context) error) error {
+	le := m.opts.LeaderElection
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var leadErr firstError
+	e, err := leaderelection.New(le.Client, m.electionConfig(func(lctx context.Context) {
+		m.log.Info("leading; starting the controllers", zap.String("lease", le.Namespace+"/"+le.Name), zap.String("identity", le.Identity))
+		if leadErr.set(leading(lctx)) {
+			cancel()
+		}
+	}))
+	if err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+	m.mu.Lock()
+	m.elector = e
+	m.healthz["leaderElection"] = e.HealthCheck(le.HealthGrace).Check
+	m.mu.Unlock()
+	err = e.Run(ctx)
+	if lerr := leadErr.get(); lerr != nil {
+		return lerr
+	}
+	return err
 }
 
 // runSynced waits for every cache to sync, then calls run.
@@ -325,17 +378,128 @@ func (m *Manager) runSynced(ctx context.Context, caches []Cache, run func(contex
 
 // runAll runs every runnable until ctx is done, or until one fails; it
 // returns once all have returned and ctx is done (a runnable that ends
-// early does not end the others), or at once with a runnable's error.
-func runAll(ctx context.Context, rs []Runnable) error {
-	g, gctx := errgroup.WithContext(ctx)
-	for _, r := range rs {
-		g.Go(func() error { return r.Run(gctx) })
+// early does not end the others), or, with a runnable's error, once the
+// others have stopped too. Each runs as one of ts.
+func runAll(ctx context.Context, rs []Runnable, ts *tasks) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var failed firstError
+	var started []*task
+	for i, r := range rs {
+		started = append(started, ts.start(describe(r, "runnable", i), func() error { return r.Run(ctx) }, func(err error) {
+			if failed.set(err) {
+				cancel()
+			}
+		}))
 	}
-	g.Go(func() error {
-		<-gctx.Done()
-		return nil
-	})
-	return g.Wait()
+	<-ctx.Done()
+	for _, t := range started {
+		<-t.done
+	}
+	return failed.get()
+}
+
+// describe names a runnable or cache for Run's error: its Name() when it
+// has one (a Controller), else its type and place.
+func describe(r any, what string, i int) string {
+	if n, ok := r.(interface{ Name() string }); ok {
+		return fmt.Sprintf("%s %q", what, n.Name())
+	}
+	return fmt.Sprintf("%s %d (%T)", what, i, r)
+}
+
+// task is one goroutine of Run.
+type task struct {
+	name string
+	done chan struct{}
+}
+
+// wait waits for t until deadline; it reports whether t ended.
+func (t *task) wait(deadline time.Time) bool {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-t.done:
+		return true
+	case <-timer.C:
+		return false
+	}
+}
+
+// tasks are the goroutines Run started, for a bounded shutdown that names
+// what did not stop.
+type tasks struct {
+	mu  sync.Mutex
+	all []*task
+}
+
+// start runs f in a goroutine named name, reporting its error to fail.
+func (ts *tasks) start(name string, f func() error, fail func(error)) *task {
+	t := &task{name: name, done: make(chan struct{})}
+	ts.mu.Lock()
+	ts.all = append(ts.all, t)
+	ts.mu.Unlock()
+	go func() {
+		defer close(t.done)
+		if err := f(); err != nil {
+			fail(fmt.Errorf("%s: %w", name, err))
+		}
+	}()
+	return t
+}
+
+// waitAll waits, until deadline, for the tasks whose name starts with
+// prefix.
+func (ts *tasks) waitAll(deadline time.Time, prefix string) {
+	ts.mu.Lock()
+	all := slices.Clone(ts.all)
+	ts.mu.Unlock()
+	for _, t := range all {
+		if strings.HasPrefix(t.name, prefix) && !t.wait(deadline) {
+			return
+		}
+	}
+}
+
+// running names the tasks that have not ended.
+func (ts *tasks) running() []string {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	var out []string
+	for _, t := range ts.all {
+		select {
+		case <-t.done:
+		default:
+			out = append(out, t.name)
+		}
+	}
+	return out
+}
+
+// firstError keeps the first error set.
+type firstError struct {
+	mu  sync.Mutex
+	err error
+}
+
+// set records err if it is the first; it reports whether it was.
+func (f *firstError) set(err error) bool {
+	if err == nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return false
+	}
+	f.err = err
+	return true
+}
+
+func (f *firstError) get() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
 }
 
 // serve starts the probe and metrics server, if any.

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/kdyn/kdyn/dynamic/fake"
-	"github.com/kdyn/kdyn/leaderelection"
 )
 
 // fakeCache syncs when told.
@@ -61,7 +60,7 @@ func get(t *testing.T, base, path string) (int, string) {
 // first, controllers once they synced, runnables that need no leader from
 // the start, and stops controllers before caches.
 func TestManagerLifecycleAndProbes(t *testing.T) {
-	m, err := NewManager(nil, ManagerOptions{BindAddress: "127.0.0.1:0",
+	m, err := NewManager(ManagerOptions{BindAddress: "127.0.0.1:0",
 		MetricsHandler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "# metrics\n") })})
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +112,7 @@ func TestManagerLifecycleAndProbes(t *testing.T) {
 
 // A failing health check makes /healthz fail, naming it.
 func TestManagerHealthCheckFails(t *testing.T) {
-	m, _ := NewManager(nil, ManagerOptions{BindAddress: "127.0.0.1:0"})
+	m, _ := NewManager(ManagerOptions{BindAddress: "127.0.0.1:0"})
 	m.AddHealthCheck("disk", func(*http.Request) error { return errors.New("full") })
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -137,7 +136,8 @@ func TestManagerLeaderElection(t *testing.T) {
 	}
 	start := func(id string) *replica {
 		r := &replica{done: make(chan error, 1)}
-		m, err := NewManager(client, ManagerOptions{BindAddress: "127.0.0.1:0", LeaderElection: &leaderelection.Config{
+		m, err := NewManager(ManagerOptions{BindAddress: "127.0.0.1:0", LeaderElection: &LeaderElection{
+			Client:    client,
 			Namespace: "kube-system", Name: "gc", Identity: id, ReleaseOnCancel: true,
 			LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 200 * time.Millisecond,
 		}})
@@ -177,4 +177,73 @@ func TestManagerLeaderElection(t *testing.T) {
 	waitFor(t, "the standby to take over", standby.running.Load)
 	standby.cancel()
 	<-standby.done
+}
+
+// A runnable that ignores its context does not keep Run from returning:
+// after ShutdownTimeout, Run's error names it (and what else did not
+// stop), and everything that did stop has stopped.
+func TestManagerNamesWhatDidNotStop(t *testing.T) {
+	m, err := NewManager(ManagerOptions{ShutdownTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newFakeCache()
+	close(c.synced)
+	m.AddCache(c)
+	release := make(chan struct{})
+	defer close(release)
+	stuck, err := New("stuck", func(context.Context, string) (Result, error) { <-release; return Result{}, nil },
+		Options[string]{ShutdownGracePeriod: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stuck.Add("k")
+	m.Add(stuck)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	waitFor(t, "the reconcile to start", func() bool { return stuck.Queue().Stats().Processing == 1 })
+	cancel()
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after ShutdownTimeout")
+	}
+	if err == nil || !strings.Contains(err.Error(), `runnable "stuck"`) || !strings.Contains(err.Error(), "ShutdownTimeout") {
+		t.Fatalf("Run = %v; want an error naming the controller that did not stop", err)
+	}
+	if !c.stopped.Load() {
+		t.Fatal("the cache was not stopped")
+	}
+}
+
+// A runnable that fails ends the manager with its error, named.
+func TestManagerStopsOnARunnablesError(t *testing.T) {
+	m, err := NewManager(ManagerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := make(chan struct{})
+	m.Add(RunnableFunc(func(ctx context.Context) error { <-ctx.Done(); close(other); return nil }))
+	m.Add(RunnableFunc(func(context.Context) error { return errors.New("boom") }))
+	err = m.Run(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), "runnable 1") {
+		t.Fatalf("Run = %v", err)
+	}
+	select {
+	case <-other:
+	default:
+		t.Fatal("the other runnable was not stopped")
+	}
+}
+
+// The election needs a client of its own in its options, and its
+// options are checked by NewManager.
+func TestNewManagerChecksTheElection(t *testing.T) {
+	if _, err := NewManager(ManagerOptions{LeaderElection: &LeaderElection{Namespace: "n", Name: "l", Identity: "a"}}); err == nil || !strings.Contains(err.Error(), "Client") {
+		t.Errorf("no client: %v", err)
+	}
+	if _, err := NewManager(ManagerOptions{LeaderElection: &LeaderElection{Client: fake.NewClient(), Namespace: "n", Name: "l"}}); err == nil || !strings.Contains(err.Error(), "Identity") {
+		t.Errorf("no identity: %v", err)
+	}
 }

@@ -96,6 +96,9 @@ type Informer[T Object] struct {
 	lastErr    atomic.Value
 	errCount   atomic.Uint64 // errors recorded, the last one's number in lastErr
 	permFails  atomic.Int32  // consecutive permanent (403/404) failures
+	// notFoundSince is when the current run of 404s began (Unix ns; 0:
+	// none).
+	notFoundSince atomic.Int64
 	relisting  atomic.Bool   // a sync other than the first is in progress
 	copies     map[string]T
 	mutation   error
@@ -314,6 +317,11 @@ func (i *Informer[T]) recordError(err error) {
 	} else {
 		i.permFails.Store(0)
 	}
+	if !apierrors.IsNotFound(err) {
+		i.notFoundSince.Store(0)
+	} else if i.notFoundSince.Load() == 0 {
+		i.notFoundSince.Store(time.Now().UnixNano())
+	}
 	if i.opts.OnWatchError != nil {
 		i.opts.OnWatchError(err)
 	}
@@ -326,23 +334,31 @@ func IsPermanent(err error) bool {
 	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err)
 }
 
+// NotFoundGrace is how long WaitForSync waits out 404s before it reports
+// the resource as not served: a CRD established a moment ago may answer
+// 404 for a while, until the server serves its resource.
+const NotFoundGrace = 10 * time.Second
+
 // givenUp reports the permanent error WaitForSync returns: forbidden or
-// unauthorized at once; not found once it repeated (a CRD established a
-// moment ago may answer 404 for an instant).
+// unauthorized at once; not found once it has repeated for NotFoundGrace.
 func (i *Informer[T]) givenUp() error {
 	err := i.LastError()
 	if err == nil || !IsPermanent(err) || i.HasSynced() {
 		return nil
 	}
-	if apierrors.IsNotFound(err) && i.permFails.Load() < 2 {
-		return nil
+	if apierrors.IsNotFound(err) {
+		since := i.notFoundSince.Load()
+		if i.permFails.Load() < 2 || since == 0 || time.Since(time.Unix(0, since)) < NotFoundGrace {
+			return nil
+		}
 	}
 	return err
 }
 
 // WaitForSync waits until the informer has synced. It returns an error
-// when ctx ends first, or as soon as listing is forbidden (or the
-// resource is repeatedly not found) rather than hanging.
+// when ctx ends first, or as soon as listing is forbidden, or once the
+// resource has been not found for NotFoundGrace (a CRD created a moment
+// ago is waited for), rather than hanging.
 func (i *Informer[T]) WaitForSync(ctx context.Context) error {
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
@@ -532,6 +548,7 @@ func (i *Informer[T]) endSync(rv string) {
 	i.relisting.Store(false)
 	i.lastSyncRV.Store(rv)
 	i.permFails.Store(0)
+	i.notFoundSince.Store(0)
 	i.metrics.Synced(i.opts.Name, time.Now())
 	if i.firstSync {
 		i.firstSync = false

@@ -87,6 +87,7 @@ func (m *syncMetrics) Synced(string, time.Time) {
 		m.syncSel.Store(&sel)
 	}
 }
+
 // syncSelector returns the shard's selector as of the last completed
 // sync ("" before the first).
 func (m *syncMetrics) syncSelector() string {
@@ -144,9 +145,9 @@ type memberState struct {
 	// has synced on its current ranges.
 	Selector     string `json:"selector"`
 	SyncSelector string `json:"syncSelector"`
-	Cached     int   `json:"cached"`
-	Reconciled int64 `json:"reconciled"`
-	Idle       bool  `json:"idle"` // the queue is empty, nothing in flight
+	Cached       int    `json:"cached"`
+	Reconciled   int64  `json:"reconciled"`
+	Idle         bool   `json:"idle"` // the queue is empty, nothing in flight
 }
 
 func (s memberState) same(o memberState) bool {

@@ -60,8 +60,8 @@ type controller struct {
 	cms     *informer.Informer[*unstructured.Unstructured]
 	queue   *ctrl.Controller[string]
 	log     *zap.Logger
-	// events records what the controller does to each Widget (nil: none).
-	events *events.Recorder
+	// events records what the controller does to each Widget.
+	events events.EventRecorder
 	// leading reports whether this replica may write now: with leader
 	// election, whether it leads with a Lease whose renew deadline has not
 	// passed (nil: always).
@@ -84,50 +84,22 @@ func (c *controller) fence() error {
 	return nil
 }
 
-// handlers registers the event handlers that feed the queue: a Widget's
-// own changes, and any change to a ConfigMap it controls (someone else
-// editing or deleting it puts the Widget back in the queue).
-func (c *controller) handlers() error {
-	enqueue := func(o *unstructured.Unstructured) { c.queue.Add(informer.Key(o)) }
-	if _, err := c.widgets.AddEventHandler(informer.HandlerFuncs[*unstructured.Unstructured]{
-		AddFunc: func(o *unstructured.Unstructured, initial bool) {
-			if initial {
-				c.queue.AddInitial(informer.Key(o)) // behind real changes
-				return
+// watches are what feeds the queue: a Widget's own changes, and any
+// change to a ConfigMap it controls (someone else editing or deleting it
+// puts the Widget back in the queue). A ConfigMap the controller made
+// carries the Widget as its controller reference, and its name in the
+// owner label, which still points at it if someone removed the reference.
+func (c *controller) watches() []ctrl.Watch[string] {
+	return []ctrl.Watch[string]{
+		ctrl.For(c.widgets),
+		ctrl.Owns(c.cms, schema.GroupKind{Group: group, Kind: "Widget"}),
+		ctrl.Watches(c.cms, func(cm *unstructured.Unstructured) []string {
+			if name := cm.GetLabels()[ownerLabel]; name != "" {
+				return []string{cm.GetNamespace() + "/" + name}
 			}
-			enqueue(o)
-		},
-		UpdateFunc: func(_, o *unstructured.Unstructured) { enqueue(o) },
-		DeleteFunc: func(d informer.Deleted[*unstructured.Unstructured]) { enqueue(d.Obj) },
-	}); err != nil {
-		return err
+			return nil
+		}),
 	}
-	owner := func(o *unstructured.Unstructured) {
-		if key, ok := ownerKey(o); ok {
-			c.queue.Add(key)
-		}
-	}
-	_, err := c.cms.AddEventHandler(informer.HandlerFuncs[*unstructured.Unstructured]{
-		AddFunc:    func(o *unstructured.Unstructured, _ bool) { owner(o) },
-		UpdateFunc: func(_, o *unstructured.Unstructured) { owner(o) },
-		DeleteFunc: func(d informer.Deleted[*unstructured.Unstructured]) { owner(d.Obj) },
-	})
-	return err
-}
-
-// ownerKey returns the namespace/name of the Widget controlling a
-// ConfigMap: its controller reference, else its owner label.
-func ownerKey(cm *unstructured.Unstructured) (string, bool) {
-	if ref := metav1.GetControllerOfNoCopy(cm); ref != nil {
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err == nil && gv.Group == group && ref.Kind == "Widget" {
-			return cm.GetNamespace() + "/" + ref.Name, true
-		}
-	}
-	if name := cm.GetLabels()[ownerLabel]; name != "" {
-		return cm.GetNamespace() + "/" + name, true
-	}
-	return "", false
 }
 
 // reconcile brings one Widget's ConfigMap and status in line with its spec.
@@ -152,9 +124,7 @@ func (c *controller) reconcile(ctx context.Context, key string) error {
 		return nil
 	} else if cmErr != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, reasonApplyFailed, cmErr.Error()
-		if c.events != nil {
-			c.events.Eventf(w, nil, events.Warning, reasonApplyFailed, "Apply", "%v", cmErr)
-		}
+		c.events.Eventf(w, nil, events.Warning, reasonApplyFailed, "Apply", "%v", cmErr)
 	} else {
 		cond.Status, cond.Reason = metav1.ConditionTrue, reasonSynced
 		cond.Message = fmt.Sprintf("ConfigMap %s holds %d keys", name, len(data))
@@ -265,9 +235,7 @@ func (c *controller) syncConfigMap(ctx context.Context, w *unstructured.Unstruct
 		}
 	}
 	c.log.Info("ConfigMap synced", zap.String("widget", ns+"/"+name), zap.Int("keys", len(data)), zap.Strings("removedKeys", extra))
-	if c.events != nil {
-		c.events.Eventf(w, got, events.Normal, "ConfigMapSynced", "Apply", "ConfigMap %s holds %d keys", name, len(data))
-	}
+	c.events.Eventf(w, got, events.Normal, "ConfigMapSynced", "Apply", "ConfigMap %s holds %d keys", name, len(data))
 	return nil
 }
 

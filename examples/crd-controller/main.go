@@ -18,7 +18,6 @@ import (
 	"go.uber.org/zap/zapcore"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	ctrl "github.com/kdyn/kdyn/controller"
 	"github.com/kdyn/kdyn/dynamic"
@@ -26,8 +25,8 @@ import (
 	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/informer/workqueue"
 	"github.com/kdyn/kdyn/kubeconfig"
-	"github.com/kdyn/kdyn/leaderelection"
 	"github.com/kdyn/kdyn/metrics"
+	"github.com/kdyn/kdyn/readiness"
 	"github.com/kdyn/kdyn/rest"
 	kunstructured "github.com/kdyn/kdyn/unstructured"
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,11 +37,9 @@ import (
 //go:embed crd.yaml
 var crdManifest []byte
 
-// Timeouts of the start-up steps.
-const (
-	establishTimeout = time.Minute
-	syncTimeout      = 2 * time.Minute
-)
+// establishTimeout bounds the wait for the CRD installed by --install-crd
+// to be established.
+const establishTimeout = time.Minute
 
 // options are the command-line flags.
 type options struct {
@@ -163,8 +160,9 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 		widgets: f.ForResource(widgetGVR, informer.InformerOptions{}),
 		// Only the ConfigMaps the controller made: the label selector
 		// keeps the cache small, and the owner label names the Widget.
-		cms: f.ForResource(cmGVR, informer.InformerOptions{LabelSelector: ownerLabel}),
-		log: log,
+		cms:    f.ForResource(cmGVR, informer.InformerOptions{LabelSelector: ownerLabel}),
+		log:    log,
+		events: events.Discard, // until the recorder is made
 	}
 	reconciler, err := ctrl.New("widgets", func(ctx context.Context, key string) (ctrl.Result, error) {
 		return ctrl.Result{}, c.reconcile(ctx, key)
@@ -182,25 +180,26 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 		return err
 	}
 	c.queue = reconciler
-	if err := c.handlers(); err != nil {
+	if err := reconciler.Watch(c.watches()...); err != nil {
 		return err
 	}
 	mo := ctrl.ManagerOptions{BindAddress: o.metricsAddress, MetricsHandler: metrics.Handler(reg), Logger: log}
 	if o.leaderElect {
-		mo.LeaderElection = &leaderelection.Config{
+		// Leader election has a client of its own: its requests never
+		// wait behind the controller's.
+		leaseCfg := rest.CopyConfig(cfg)
+		leaseCfg.UserAgent = cfg.UserAgent + "/leases"
+		lc, err := dynamic.NewForConfig(leaseCfg)
+		if err != nil {
+			return err
+		}
+		mo.LeaderElection = &ctrl.LeaderElection{
+			Client:    lc,
 			Namespace: o.leaseNamespace, Name: "kdyn-example-crd-controller", Identity: o.identity,
-			ReleaseOnCancel: true, Logger: log, Metrics: m.LeaderElection(),
+			ReleaseOnCancel: true, Metrics: m.LeaderElection(),
 		}
 	}
-	// Leader election has a client of its own: its requests never wait
-	// behind the controller's.
-	leaseCfg := rest.CopyConfig(cfg)
-	leaseCfg.UserAgent = cfg.UserAgent + "/leases"
-	lc, err := dynamic.NewForConfig(leaseCfg)
-	if err != nil {
-		return err
-	}
-	mgr, err := ctrl.NewManager(lc, mo)
+	mgr, err := ctrl.NewManager(mo)
 	if err != nil {
 		return err
 	}
@@ -212,8 +211,8 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 		return err
 	}
 	c.events = rec
-	mgr.Add(everyReplica{rec}) // flushes when it stops, after the reconciler
-	mgr.AddCache(notFoundTolerant{f})
+	mgr.Add(rec) // in every replica; flushes when it stops, after the reconciler
+	mgr.AddCache(f)
 	mgr.Add(ctrl.RunnableFunc(func(ctx context.Context) error {
 		where := o.namespace
 		if where == "" {
@@ -224,37 +223,6 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 	}))
 	mgr.Add(reconciler)
 	return mgr.Run(ctx)
-}
-
-// everyReplica runs a Runnable in every replica, leader or not.
-type everyReplica struct{ ctrl.Runnable }
-
-func (everyReplica) NeedLeaderElection() bool { return false }
-
-// notFoundTolerant is the factory as a cache whose first sync waits out
-// the 404 of a CRD established a moment ago (waitForSync).
-type notFoundTolerant struct{ *informer.Factory }
-
-func (n notFoundTolerant) WaitForSync(ctx context.Context) error { return waitForSync(ctx, n.Factory) }
-
-// waitForSync waits for the informers' first lists. WaitForSync fails at
-// once on a 404, which a CRD established a moment ago can still give while
-// the server starts serving it: the informers retry by themselves, so wait
-// again, up to syncTimeout.
-func waitForSync(ctx context.Context, f *informer.Factory) error {
-	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
-	defer cancel()
-	for {
-		err := f.WaitForSync(ctx)
-		if err == nil || ctx.Err() != nil || !apierrors.IsNotFound(err) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
 }
 
 // installCRD applies crd.yaml with server-side apply and waits until the
@@ -275,8 +243,11 @@ func installCRD(ctx context.Context, client dynamic.Interface) error {
 	defer t.Stop()
 	for {
 		crd, err := client.Resource(crdGVR).Get(ctx, crdName, metav1.GetOptions{})
-		if err == nil && established(crd) {
-			return nil
+		if err == nil {
+			var res readiness.Result
+			if res, err = readiness.Compute(crd); err == nil && res.Ready() { // Established
+				return nil
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -287,14 +258,4 @@ func installCRD(ctx context.Context, client dynamic.Interface) error {
 		case <-t.C:
 		}
 	}
-}
-
-func established(crd *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
-	for _, x := range conds {
-		if m, ok := x.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
-			return true
-		}
-	}
-	return false
 }

@@ -76,9 +76,8 @@ type collector struct {
 	// leading reports whether this replica may act now: with leader
 	// election, whether it leads with a fresh Lease (nil: always).
 	leading func() bool
-	// events records an Event for each orphan reported or deleted (nil:
-	// none).
-	events *events.Recorder
+	// events records an Event for each orphan reported or deleted.
+	events events.EventRecorder
 
 	// outMu serializes lines on out.
 	outMu sync.Mutex
@@ -97,7 +96,7 @@ type collector struct {
 
 func newCollector(md *dynamic.MetadataClient, m mapper, del bool, sh *informer.Shard, out io.Writer, log *zap.Logger) *collector {
 	return &collector{
-		graph: newGraph(), meta: md, mapper: m, delete: del, shard: sh, out: out, log: log,
+		graph: newGraph(), meta: md, mapper: m, delete: del, shard: sh, out: out, log: log, events: events.Discard,
 		kinds:    map[schema.GroupVersionResource]schema.GroupVersionKind{},
 		absent:   map[absentKey]struct{}{},
 		reported: map[types.UID]struct{}{},
@@ -299,9 +298,7 @@ func (c *collector) process(ctx context.Context, uid types.UID) error {
 // record writes an Event about a dependent, when the collector has a
 // recorder.
 func (c *collector) record(ref events.Reference, eventType, reason, action, note string, args ...any) {
-	if c.events != nil {
-		c.events.Eventf(ref, nil, eventType, reason, action, note, args...)
-	}
+	c.events.Eventf(ref, nil, eventType, reason, action, note, args...)
 }
 
 // observed reports whether the cache holds the owner ref points to, with

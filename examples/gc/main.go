@@ -23,7 +23,6 @@ import (
 	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/informer/workqueue"
 	"github.com/kdyn/kdyn/kubeconfig"
-	"github.com/kdyn/kdyn/leaderelection"
 	"github.com/kdyn/kdyn/metrics"
 	"github.com/kdyn/kdyn/rest"
 	"github.com/kdyn/kdyn/restmapper"
@@ -216,13 +215,14 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	})
 	mo := controller.ManagerOptions{BindAddress: o.metricsAddress, MetricsHandler: metrics.Handler(reg), Logger: log}
 	if o.leaderElect {
-		mo.LeaderElection = &leaderelection.Config{
+		mo.LeaderElection = &controller.LeaderElection{
+			Client:    lc,
 			Namespace: o.leaseNamespace, Name: "kdyn-example-gc", Identity: o.identity, ReleaseOnCancel: true,
 			LeaseDuration: o.leaseDuration, RenewDeadline: o.renewDeadline, RetryPeriod: o.retryPeriod,
-			Logger: log, Metrics: m.LeaderElection(),
+			Metrics: m.LeaderElection(),
 		}
 	}
-	mgr, err := controller.NewManager(lc, mo)
+	mgr, err := controller.NewManager(mo)
 	if err != nil {
 		return err
 	}
@@ -236,7 +236,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	c.events = rec
 	// The recorder runs in every replica (only the acting one records),
 	// and flushes what is queued when it stops.
-	mgr.Add(alwaysRunning{rec})
+	mgr.Add(rec)
 	mgr.AddCache(f)
 	mgr.AddCache(tolerant{set, log})
 	mgr.Add(ctrl)
@@ -266,11 +266,6 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	return mgr.Run(ctx)
 }
-
-// alwaysRunning runs a Runnable in every replica, leader or not.
-type alwaysRunning struct{ controller.Runnable }
-
-func (alwaysRunning) NeedLeaderElection() bool { return false }
 
 // tolerant is the resource set as a cache that reports, rather than fails
 // on, resources it may not list: the check goes on with the others.

@@ -116,7 +116,7 @@ func memberMain() int {
 	if err != nil {
 		return fail(err)
 	}
-	mgr, err := controller.NewManager(c, controller.ManagerOptions{})
+	mgr, err := controller.NewManager(controller.ManagerOptions{})
 	if err != nil {
 		return fail(err)
 	}

@@ -22,7 +22,6 @@ import (
 	"github.com/kdyn/kdyn/events"
 	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/kubeconfig"
-	"github.com/kdyn/kdyn/leaderelection"
 	"github.com/kdyn/kdyn/metrics"
 )
 
@@ -72,14 +71,14 @@ func run() error {
 	}); err != nil {
 		return err
 	}
-	mgr, err := controller.NewManager(dc, controller.ManagerOptions{BindAddress: "127.0.0.1:0", MetricsHandler: metrics.Handler(reg),
-		LeaderElection: &leaderelection.Config{Namespace: ns, Name: "footprint-kdyn", Identity: "probe", ReleaseOnCancel: true, Metrics: m.LeaderElection()}})
+	mgr, err := controller.NewManager(controller.ManagerOptions{BindAddress: "127.0.0.1:0", MetricsHandler: metrics.Handler(reg),
+		LeaderElection: &controller.LeaderElection{Client: dc, Namespace: ns, Name: "footprint-kdyn", Identity: "probe", ReleaseOnCancel: true, Metrics: m.LeaderElection()}})
 	if err != nil {
 		return err
 	}
 	mgr.AddCache(f)
 	mgr.Add(ctrl)
-	mgr.Add(everyReplica{rec})
+	mgr.Add(rec)
 	mgr.Add(controller.RunnableFunc(func(ctx context.Context) error {
 		// Runs once the caches have synced: wait for every initial
 		// reconcile.
@@ -110,8 +109,3 @@ func run() error {
 	stop()
 	return <-errc
 }
-
-// everyReplica runs a Runnable in every replica.
-type everyReplica struct{ controller.Runnable }
-
-func (everyReplica) NeedLeaderElection() bool { return false }
