@@ -47,7 +47,12 @@
 //
 // And leader_election_master_status{name} (1 while leading), the
 // controller_runtime_* families of controller-runtime for the controller
-// runner, and events_dropped_total{reason} for the event recorder.
+// runner, events_dropped_total{reason} for the event recorder, and the Go
+// runtime's and the process's own families (go_memstats_*, go_gc_*,
+// go_goroutines, process_resident_memory_bytes, process_cpu_seconds_total,
+// …, from client_golang's collectors), so the heap and the resident size
+// of a controller show in production; a registry that already has those
+// two collectors (prometheus.DefaultRegisterer) keeps its own.
 //
 // # Concurrency
 //

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -176,19 +177,33 @@ func Register(reg prometheus.Registerer) (*Set, error) {
 			Help: "Maximum number of concurrent reconciles per controller",
 		}, []string{"controller"}),
 	}
-	collectors := []prometheus.Collector{
+	families := []prometheus.Collector{
 		s.requests, s.retries, s.requestLatency, s.rateLimiterWait,
 		s.queueAdds, s.queueRetries, s.queueWaited, s.queueWorked, s.queues,
 		s.informerLists, s.informerRelists, s.informerWatches, s.informerEvents, s.informerObjects, s.informerLastSync, s.informerLag, s.informerShardServed,
 		s.leaderStatus, s.eventsDropped,
 		s.controllerReconciles, s.controllerReconcileTime, s.controllerPanics, s.controllerActiveWorkers, s.controllerMaxWorkers,
 	}
-	for i, c := range collectors {
+	for i, c := range families {
 		if err := reg.Register(c); err != nil {
-			for _, done := range collectors[:i] {
+			for _, done := range families[:i] {
 				reg.Unregister(done)
 			}
 			return nil, fmt.Errorf("metrics: register kdyn's metric families: %w", err)
+		}
+	}
+	// The Go runtime's and the process's own (go_*, process_*), as
+	// client_golang's default registry has them: a registry that already
+	// has them (the default one) keeps its own.
+	for _, c := range []prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+		if err := reg.Register(c); err != nil {
+			var exists prometheus.AlreadyRegisteredError
+			if !errors.As(err, &exists) {
+				for _, done := range families {
+					reg.Unregister(done)
+				}
+				return nil, fmt.Errorf("metrics: register the Go runtime and process collectors: %w", err)
+			}
 		}
 	}
 	return s, nil

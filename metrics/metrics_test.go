@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -149,5 +150,32 @@ func TestRegisterTwiceFails(t *testing.T) {
 	}
 	if _, err := Register(nil); err == nil {
 		t.Fatal("nil registerer accepted")
+	}
+}
+
+// Register adds the Go runtime's and the process's collectors to a new
+// registry, and keeps those a registry already has.
+func TestRegisterRuntimeAndProcessCollectors(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if _, err := Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, mf := range mfs {
+		have[mf.GetName()] = true
+	}
+	for _, name := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "process_resident_memory_bytes", "process_cpu_seconds_total"} {
+		if !have[name] {
+			t.Errorf("no %s after Register", name)
+		}
+	}
+	withDefaults := prometheus.NewRegistry()
+	withDefaults.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if _, err := Register(withDefaults); err != nil {
+		t.Fatalf("Register into a registry with the runtime collectors: %v", err)
 	}
 }
