@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 
 	"github.com/kdyn/kdyn/informer/workqueue"
 )
@@ -51,9 +51,9 @@ type Options[K comparable] struct {
 	// QueueMetrics is passed to the controller's work queue (named after
 	// the controller).
 	QueueMetrics workqueue.Metrics
-	// Logger receives a line per failed reconcile and per panic. Nil
-	// means none.
-	Logger *zap.Logger
+	// Logger receives a line per failed reconcile and per panic; the zero
+	// value logs nothing.
+	Logger logr.Logger
 	// Owns, when set, says whether this replica owns a key (a sharded
 	// controller: the key's object is in its shard). A key it does not own
 	// is dropped as a worker takes it, without a reconcile; Drain waits
@@ -92,7 +92,7 @@ type Controller[K comparable] struct {
 	opts      Options[K]
 	queue     *workqueue.Queue[K]
 	metrics   Metrics
-	log       *zap.Logger
+	log       logr.Logger
 
 	mu  sync.Mutex
 	ran bool
@@ -123,9 +123,6 @@ func New[K comparable](name string, reconcile ReconcileFunc[K], opts Options[K])
 	c := &Controller[K]{name: name, reconcile: reconcile, opts: opts, metrics: opts.Metrics, log: opts.Logger, inFlight: map[K]context.CancelFunc{}}
 	if c.metrics == nil {
 		c.metrics = noMetrics{}
-	}
-	if c.log == nil {
-		c.log = zap.NewNop()
 	}
 	c.queue = workqueue.New(workqueue.Options[K]{Name: name, RateLimiter: opts.RateLimiter, Metrics: opts.QueueMetrics})
 	return c, nil
@@ -211,7 +208,7 @@ func (c *Controller[K]) processNext(ctx context.Context) bool {
 		if c.queue.ShuttingDown() {
 			return true
 		}
-		c.log.Warn("reconcile failed; retrying with backoff", zap.String("controller", c.name), zap.Any("key", key), zap.Error(err))
+		c.log.Info("reconcile failed; retrying with backoff", "controller", c.name, "key", key, "error", err)
 		c.queue.AddRateLimited(key)
 	case res.RequeueAfter > 0:
 		c.metrics.Finished(c.name, "requeue_after", time.Since(start))
@@ -235,7 +232,7 @@ func (c *Controller[K]) reconcileOne(ctx context.Context, key K) (res Result, er
 	defer func() {
 		if p := recover(); p != nil {
 			c.metrics.Panicked(c.name)
-			c.log.Error("reconcile panicked", zap.String("controller", c.name), zap.Any("key", key), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+			c.log.Error(nil, "reconcile panicked", "controller", c.name, "key", key, "panic", p, "stack", string(debug.Stack()))
 			res, err = Result{}, fmt.Errorf("controller %s: reconcile of %v panicked: %v", c.name, key, p)
 		}
 	}()
@@ -298,8 +295,7 @@ func (c *Controller[K]) Drain(ctx context.Context) error {
 				cancel()
 			}
 			for _, key := range overrun {
-				c.log.Warn("a reconcile of a key this replica no longer owns overran the drain; its context is cancelled",
-					zap.String("controller", c.name), zap.Any("key", key))
+				c.log.Info("a reconcile of a key this replica no longer owns overran the drain; its context is cancelled", "controller", c.name, "key", key)
 			}
 			shown := overrun[:min(len(overrun), 5)]
 			return fmt.Errorf("controller %s: %d reconciles of keys it no longer owns were still running when the drain ended (%w); their contexts are cancelled: %v",

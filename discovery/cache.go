@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 
 	"github.com/kdyn/kdyn/internal/fileowner"
 )
@@ -37,17 +37,17 @@ type document struct {
 // read or decoded is a miss, never an error.
 type docCache struct {
 	dir string // "" for memory only
-	log *zap.Logger
+	log logr.Logger
 
 	mu  sync.Mutex
 	mem map[string]*document
 }
 
-func newDocCache(dir string, log *zap.Logger) *docCache {
+func newDocCache(dir string, log logr.Logger) *docCache {
 	c := &docCache{log: log, mem: map[string]*document{}}
 	if dir != "" {
 		if err := prepareCacheDir(dir); err != nil {
-			log.Warn("discovery disk cache disabled", zap.String("dir", dir), zap.Error(err))
+			log.Info("discovery disk cache disabled", "dir", dir, "error", err)
 		} else {
 			c.dir = dir
 		}
@@ -145,7 +145,7 @@ func (c *docCache) get(path string) *document {
 	}
 	var doc document
 	if err := json.Unmarshal(b, &doc); err != nil || doc.Path != path || len(doc.Body) == 0 || !json.Valid(doc.Body) {
-		c.log.Debug("ignoring an unreadable discovery cache file", zap.String("path", path))
+		c.log.V(4).Info("ignoring an unreadable discovery cache file", "path", path)
 		return nil
 	}
 	c.mu.Lock()
@@ -168,7 +168,7 @@ func (c *docCache) put(d *document) {
 		return
 	}
 	if err := writeFileAtomic(c.fileFor(d.Path), b); err != nil {
-		c.log.Debug("could not write discovery cache file", zap.String("path", d.Path), zap.Error(err))
+		c.log.V(4).Info("could not write discovery cache file", "path", d.Path, "error", err)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,8 +48,9 @@ type Options struct {
 	// MaxDocumentBytes bounds one document. Zero means
 	// DefaultMaxDocumentBytes.
 	MaxDocumentBytes int64
-	// Logger receives debug logs. Nil means none.
-	Logger *zap.Logger
+	// Logger receives debug logs (logr: V(1) and above); the zero value
+	// logs nothing.
+	Logger logr.Logger
 
 	now func() time.Time
 }
@@ -60,7 +61,7 @@ type Options struct {
 type Client struct {
 	rc    *rest.Client
 	opts  Options
-	log   *zap.Logger
+	log   logr.Logger
 	docs  *docCache
 	group singleflight.Group
 
@@ -100,9 +101,6 @@ func New(rc *rest.Client, opts Options) (*Client, error) {
 		opts.now = time.Now
 	}
 	log := opts.Logger
-	if log == nil {
-		log = zap.NewNop()
-	}
 	return &Client{rc: rc, opts: opts, log: log, docs: newDocCache(opts.CacheDir, log)}, nil
 }
 

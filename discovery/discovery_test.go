@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/zapr"
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -429,8 +430,8 @@ func TestUnsafeCacheDirIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFakeServer(t, true)
-	core, logs := observer.New(zapcore.WarnLevel)
-	c, _ := newTestClient(t, f, Options{CacheDir: dir, Logger: zap.New(core)})
+	core, logs := observer.New(zapcore.InfoLevel)
+	c, _ := newTestClient(t, f, Options{CacheDir: dir, Logger: zapr.NewLogger(zap.New(core))})
 	if _, err := c.Snapshot(context.Background()); err != nil {
 		t.Fatal(err)
 	}

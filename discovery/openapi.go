@@ -98,7 +98,7 @@ func (c *Client) OpenAPIV3Document(ctx context.Context, path string) ([]byte, er
 	}
 	if file != "" {
 		if err := writeFileAtomic(file, body); err != nil {
-			c.log.Debug("could not cache an OpenAPI document")
+			c.log.V(4).Info("could not cache an OpenAPI document")
 		}
 	}
 	return body, nil

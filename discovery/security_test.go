@@ -18,6 +18,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/zapr"
 	"github.com/kdyn/kdyn/rest"
 )
 
@@ -186,12 +188,12 @@ func TestCacheDirOwnedByAnotherUserIsRefused(t *testing.T) {
 			}
 			poison := &document{Path: "/apis", ContentType: "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
 				Body: json.RawMessage(`{"kind":"APIGroupDiscoveryList","items":[{"metadata":{"name":"poisoned.example"},"versions":[{"version":"v1","resources":[{"resource":"traps","scope":"Cluster","responseKind":{"kind":"Trap"},"verbs":["get"]}]}]}]}`)}
-			(&docCache{dir: dir, mem: map[string]*document{}, log: zap.NewNop()}).put(poison)
+			(&docCache{dir: dir, mem: map[string]*document{}, log: logr.Discard()}).put(poison)
 			before, _ := os.ReadDir(dir)
 			tc.giveAway(t, dir)
 
-			core, logs := observer.New(zapcore.WarnLevel)
-			c, ct := newTestClient(t, f, Options{CacheDir: dir, Logger: zap.New(core)})
+			core, logs := observer.New(zapcore.InfoLevel)
+			c, ct := newTestClient(t, f, Options{CacheDir: dir, Logger: zapr.NewLogger(zap.New(core))})
 			s, err := c.Snapshot(context.Background())
 			if err != nil {
 				t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kdyn/kdyn/dynamic"
@@ -80,9 +80,9 @@ type Options struct {
 
 	// Metrics, if set, is told of every drop.
 	Metrics Metrics
-	// Logger receives a warning for every write given up on, and debug
-	// logs. Nil means none.
-	Logger *zap.Logger
+	// Logger receives a line (at V(0)) for every write given up on, and
+	// debug logs; the zero value logs nothing.
+	Logger logr.Logger
 }
 
 // Recorder writes events.k8s.io/v1 Events. Create it with [New], start
@@ -90,7 +90,7 @@ type Options struct {
 // safe for concurrent use.
 type Recorder struct {
 	clock   clock
-	log     *zap.Logger
+	log     logr.Logger
 	metrics Metrics
 	spam    *spamFilter // nil when off
 	queue   chan occurrence
@@ -153,9 +153,6 @@ func newRecorder(client dynamic.Interface, opts Options, c clock, sleep func(con
 	opts.MaxAttempts = orDefault(opts.MaxAttempts, DefaultMaxAttempts)
 	opts.FlushTimeout = orDefault(opts.FlushTimeout, DefaultFlushTimeout)
 	log := opts.Logger
-	if log == nil {
-		log = zap.NewNop()
-	}
 
 	r := &Recorder{
 		clock:   c,
@@ -212,7 +209,7 @@ func (r *Recorder) Eventf(regarding, related Object, eventType, reason, action, 
 	}
 	if relatedErr != nil {
 		// As client-go: the event is recorded without it.
-		r.log.Debug("events: related object left out", zap.Error(relatedErr))
+		r.log.V(4).Info("events: related object left out", "error", relatedErr)
 	}
 	ref := o.regarding
 	if r.spam != nil && !r.spam.allow(spamKey{ref.APIVersion, ref.Kind, ref.Namespace, ref.Name, ref.UID, eventType}, o.at) {
@@ -271,7 +268,7 @@ func checkEvent(eventType, reason, action string) error {
 }
 
 func (r *Recorder) invalid(err error, o occurrence) {
-	r.log.Error("events: event dropped", zap.String("reason", o.reason), zap.String("action", o.action), zap.Error(err))
+	r.log.Error(err, "events: event dropped", "reason", o.reason, "action", o.action)
 	r.stats.drop(r.metrics, DropInvalid)
 }
 

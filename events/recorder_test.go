@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/zapr"
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -135,7 +136,7 @@ func TestObjectKinds(t *testing.T) {
 func TestInvalidEvents(t *testing.T) {
 	core, logs := observer.New(zap.ErrorLevel)
 	m := &countingMetrics{}
-	r := newTestRecorder(t, Options{Metrics: m, Logger: zap.New(core)})
+	r := newTestRecorder(t, Options{Metrics: m, Logger: zapr.NewLogger(zap.New(core))})
 	p := pod("prod", "web")
 	noKind := pod("prod", "x")
 	noKind.SetKind("")
@@ -297,9 +298,9 @@ func TestRetries(t *testing.T) {
 		{"forbidden", []error{apierrors.NewForbidden(schema.GroupResource{Resource: "events"}, "x", errors.New("no"))}, false, 1, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			core, logs := observer.New(zap.WarnLevel)
+			core, logs := observer.New(zap.InfoLevel)
 			m := &countingMetrics{}
-			r := newTestRecorder(t, Options{Metrics: m, Logger: zap.New(core)})
+			r := newTestRecorder(t, Options{Metrics: m, Logger: zapr.NewLogger(zap.New(core))})
 			r.server.fail = func(_ call, n int) error {
 				if n <= len(tc.errs) {
 					return tc.errs[n-1]

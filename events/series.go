@@ -4,8 +4,6 @@ import (
 	"container/heap"
 	"context"
 	"time"
-
-	"go.uber.org/zap"
 )
 
 // occurrence is one Eventf call, as queued for the writer.
@@ -176,7 +174,7 @@ func (w *writer) flush(ctx context.Context) {
 		}
 	}
 	if n := len(w.cache); n > 0 {
-		w.log.Debug("events: flushed", zap.Int("series", n))
+		w.log.V(4).Info("events: flushed", "series", n)
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,7 +29,7 @@ type writes struct {
 	client      dynamic.Interface
 	clock       clock
 	sleep       func(ctx context.Context, d time.Duration) error
-	log         *zap.Logger
+	log         logr.Logger
 	metrics     Metrics
 	stats       *counters
 	controller  string
@@ -66,9 +66,7 @@ func (w *writes) write(ctx context.Context, s *series) bool {
 	if ctx.Err() != nil {
 		reason = DropShutdown
 	}
-	w.log.Warn("events: giving up writing an Event",
-		zap.String("namespace", s.namespace), zap.String("name", s.name),
-		zap.String("reason", s.first.reason), zap.Int32("count", s.count), zap.Error(err))
+	w.log.Info("events: giving up writing an Event", "namespace", s.namespace, "name", s.name, "reason", s.first.reason, "count", s.count, "error", err)
 	w.stats.drop(w.metrics, reason)
 	return false
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -27,8 +27,9 @@ type FactoryOptions struct {
 	ResyncPeriod time.Duration
 	// DisableStreaming turns off streaming lists for every informer.
 	DisableStreaming bool
-	// Logger receives debug logs. Nil means none.
-	Logger *zap.Logger
+	// Logger receives debug logs (logr: V(1) and above); the zero value
+	// logs nothing.
+	Logger logr.Logger
 	// Metrics receives what every informer of the factory does, each
 	// named by its resource ("deployments.v1.apps", "configmaps.v1"); see
 	// Metrics. Nil observes nothing.
@@ -148,10 +149,7 @@ func (f *Factory) key(gvr schema.GroupVersionResource, o InformerOptions, metada
 	return k
 }
 
-func (f *Factory) logger() *zap.Logger {
-	if f.opts.Logger == nil {
-		return zap.NewNop()
-	}
+func (f *Factory) logger() logr.Logger {
 	return f.opts.Logger
 }
 
@@ -223,7 +221,7 @@ func shared[T Object](f *Factory, k objectKind[T], gvr schema.GroupVersionResour
 		ListOptions:      metav1.ListOptions{LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector},
 		ResyncPeriod:     f.opts.ResyncPeriod,
 		DisableStreaming: f.opts.DisableStreaming,
-		Logger:           f.logger().With(zap.String("gvr", gvr.String())),
+		Logger:           f.logger().WithValues("gvr", gvr.String()),
 		Metrics:          f.opts.Metrics,
 		Name:             ResourceName(gvr),
 		Shard:            opts.Shard,
@@ -268,7 +266,7 @@ func (f *Factory) startLocked(e *factoryEntry) {
 		defer f.wg.Done()
 		defer close(e.done)
 		if err := e.informer.Run(ctx); err != nil {
-			f.logger().Warn("informer stopped with an error", zap.String("gvr", e.key.gvr.String()), zap.Error(err))
+			f.logger().Error(err, "informer stopped with an error", "gvr", e.key.gvr.String())
 		}
 	}()
 }

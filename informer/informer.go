@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -46,8 +46,9 @@ type Options[T Object] struct {
 	// each change and on CheckMutations, an object a handler or reader
 	// modified in place. For tests: it doubles memory.
 	DetectMutations bool
-	// Logger receives debug logs. Nil means none.
-	Logger *zap.Logger
+	// Logger receives debug logs (logr: V(1) and above); the zero value
+	// logs nothing.
+	Logger logr.Logger
 	// Metrics receives list and watch starts, events, cache size, syncs
 	// and handler lag (see Metrics; package metrics exports them). Nil
 	// observes nothing.
@@ -71,7 +72,7 @@ type Informer[T Object] struct {
 	feed  feed[T]
 	opts  Options[T]
 	store *Store[T]
-	log   *zap.Logger
+	log   logr.Logger
 	// metrics is Options.Metrics, or a no-op; timed: Options.Metrics was
 	// set, so notifications carry the time they were made.
 	metrics Metrics
@@ -99,9 +100,9 @@ type Informer[T Object] struct {
 	// notFoundSince is when the current run of 404s began (Unix ns; 0:
 	// none).
 	notFoundSince atomic.Int64
-	relisting  atomic.Bool   // a sync other than the first is in progress
-	copies     map[string]T
-	mutation   error
+	relisting     atomic.Bool // a sync other than the first is in progress
+	copies        map[string]T
+	mutation      error
 
 	started atomic.Bool
 	stopped bool // under mu: Run is stopping or has returned
@@ -115,9 +116,6 @@ func New[T Object](src Source[T], opts Options[T]) *Informer[T] {
 		opts.clock = realClock{}
 	}
 	log := opts.Logger
-	if log == nil {
-		log = zap.NewNop()
-	}
 	st := opts.storage
 	if st == nil {
 		st = newMapStorage[T]()
@@ -454,7 +452,7 @@ func (i *Informer[T]) transform(obj T) (T, bool) {
 	}
 	out, err := i.opts.Transform(obj)
 	if err != nil {
-		i.log.Warn("transform failed; object not cached", zap.String("key", Key(obj)), zap.Error(err))
+		i.log.Info("transform failed; object not cached", "key", Key(obj), "error", err)
 		return out, false
 	}
 	return out, true
@@ -495,7 +493,7 @@ func (i *Informer[T]) upsert(obj T, text []byte, syncing bool) {
 	}
 	if err := i.store.putLocked(key, obj, text); err != nil {
 		i.store.mu.Unlock()
-		i.log.Warn("could not cache an object", zap.String("key", key), zap.Error(err))
+		i.log.Info("could not cache an object", "key", key, "error", err)
 		return
 	}
 	i.store.mu.Unlock()
@@ -577,7 +575,7 @@ func (i *Informer[T]) checkMutation(key string) {
 	cur, ok := i.store.Get(key)
 	if ok && !reflect.DeepEqual(cp, cur) && i.mutation == nil {
 		i.mutation = fmt.Errorf("informer: cached object %s was modified in place; DeepCopy objects from the cache before changing them", key)
-		i.log.Error("cached object modified in place", zap.String("key", key))
+		i.log.Error(nil, "cached object modified in place", "key", key)
 	}
 }
 

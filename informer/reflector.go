@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -127,7 +127,7 @@ type reflectorOptions struct {
 	idleTimeout          time.Duration
 	initialEventsTimeout time.Duration
 	onError              func(error)
-	log                  *zap.Logger
+	log                  logr.Logger
 	clock                clock
 	watchTimeout         func() time.Duration
 	metrics              Metrics // never nil
@@ -170,9 +170,6 @@ func newReflector[T Object](f feed[T], s sink[T], opts reflectorOptions) *reflec
 	}
 	if opts.clock == nil {
 		opts.clock = realClock{}
-	}
-	if opts.log == nil {
-		opts.log = zap.NewNop()
 	}
 	if opts.metrics == nil {
 		opts.metrics = noMetrics{}
@@ -218,7 +215,7 @@ func (r *reflector[T]) run(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			r.opts.log.Debug("shard ranges changed; syncing again", zap.String("selector", r.opts.shard.Selector()))
+			r.opts.log.V(4).Info("shard ranges changed; syncing again", "selector", r.opts.shard.Selector())
 			ep.renew()
 			s = r.sync(false)
 			continue
@@ -292,9 +289,9 @@ func (r *reflector[T]) noteSharded(sharded bool, how string) {
 	}
 	r.echoKnown = true
 	if sharded {
-		r.opts.log.Info("the server shards the list and watch", zap.String("selector", r.opts.shard.Selector()), zap.String("seen", how))
+		r.opts.log.V(1).Info("the server shards the list and watch", "selector", r.opts.shard.Selector(), "seen", how)
 	} else {
-		r.opts.log.Info("the server does not shard; filtering on the client", zap.String("selector", r.opts.shard.Selector()), zap.String("seen", how))
+		r.opts.log.V(1).Info("the server does not shard; filtering on the client", "selector", r.opts.shard.Selector(), "seen", how)
 	}
 	r.opts.metrics.ShardServed(r.opts.name, sharded)
 	if r.opts.onShardEcho != nil {
@@ -346,7 +343,7 @@ func (r *reflector[T]) probeShardEcho(ctx context.Context) {
 func (r *reflector[T]) probeList(ctx context.Context, opts metav1.ListOptions) (ListPage, int, error) {
 	page, n, err := r.feed.probeShard(ctx, opts)
 	if err != nil && ctx.Err() == nil {
-		r.opts.log.Debug("could not probe whether the server shards; will try again before the next watch", zap.Error(err))
+		r.opts.log.V(4).Info("could not probe whether the server shards; will try again before the next watch", "error", err)
 	}
 	return page, n, err
 }
@@ -378,7 +375,7 @@ func (r *reflector[T]) next(s state, o outcome) state {
 			r.streamingOff = true
 			if !r.loggedFallback {
 				r.loggedFallback = true
-				r.opts.log.Info("streaming list not available; falling back to list and watch", zap.Error(o.err))
+				r.opts.log.V(1).Info("streaming list not available; falling back to list and watch", "error", o.err)
 			}
 			return listing(s)
 		case o.err != nil:
@@ -389,7 +386,7 @@ func (r *reflector[T]) next(s state, o outcome) state {
 	case watching:
 		switch {
 		case o.gone:
-			r.opts.log.Debug("resourceVersion expired; relisting", zap.String("resourceVersion", o.rv))
+			r.opts.log.V(4).Info("resourceVersion expired; relisting", "resourceVersion", o.rv)
 			return r.sync(true)
 		case o.err != nil:
 			return backingOff{again: watching{rv: o.rv}, retryAfter: o.retryAfter}
@@ -451,7 +448,7 @@ func (r *reflector[T]) report(s state, err error) {
 	if r.opts.onError != nil {
 		r.opts.onError(err)
 	}
-	r.opts.log.Debug("list/watch failed; backing off", zap.Stringer("state", s), zap.Error(err))
+	r.opts.log.V(4).Info("list/watch failed; backing off", "state", s.String(), "error", err)
 }
 
 // listedPage is one page fetched (and decoded) ahead by fetchPages.
@@ -788,7 +785,7 @@ func (r *reflector[T]) watch(ctx context.Context, s watching) outcome {
 			switch {
 			case ctx.Err() != nil:
 			case er.expired.Load():
-				r.opts.log.Debug("watch went silent past the idle deadline; re-watching", zap.Duration("idle", r.opts.idleTimeout))
+				r.opts.log.V(4).Info("watch went silent past the idle deadline; re-watching", "idle", r.opts.idleTimeout)
 			case events == 0 && lasted < shortWatch:
 				// A server or proxy that ends every watch at once would
 				// otherwise be asked again in a tight loop.
@@ -810,7 +807,7 @@ func (r *reflector[T]) watch(ctx context.Context, s watching) outcome {
 				// A frame that did not decode: log it and resume from the
 				// last good resourceVersion, after a backoff (the same
 				// object would likely fail again at once).
-				r.opts.log.Warn("watch stream sent an event that does not decode; re-watching from the last good resourceVersion", zap.Error(err))
+				r.opts.log.Info("watch stream sent an event that does not decode; re-watching from the last good resourceVersion", "error", err)
 				return r.failure(o, fmt.Errorf("informer: the watch sent an event that does not decode: %w", err))
 			}
 			return r.failure(o, err)

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -71,8 +71,9 @@ type ResourceSetOptions struct {
 	// OnDiscoveryError receives discovery failures (including partial ones);
 	// the set keeps what it has and retries at the next refresh.
 	OnDiscoveryError func(error)
-	// Logger receives debug logs. Nil means none.
-	Logger *zap.Logger
+	// Logger receives debug logs (logr: V(1) and above); the zero value
+	// logs nothing.
+	Logger logr.Logger
 }
 
 // ResourceSet keeps one informer per resource for "every resource" that
@@ -91,7 +92,7 @@ type ResourceSet struct {
 	f      *Factory
 	mapper *restmapper.Mapper
 	opts   ResourceSetOptions
-	log    *zap.Logger
+	log    logr.Logger
 
 	trigger chan struct{}
 	// crds is the set's cache of CustomResourceDefinitions (set by Run).
@@ -126,9 +127,6 @@ func NewResourceSet(f *Factory, mapper *restmapper.Mapper, opts ResourceSetOptio
 		opts.RefreshInterval = DefaultRefreshInterval
 	}
 	log := opts.Logger
-	if log == nil {
-		log = zap.NewNop()
-	}
 	return &ResourceSet{f: f, mapper: mapper, opts: opts, log: log, trigger: make(chan struct{}, 1), members: map[schema.GroupVersionResource]*member{}}
 }
 
@@ -324,7 +322,7 @@ func (s *ResourceSet) sync(ctx context.Context) {
 		s.start(r)
 	}
 	if len(gone)+len(added) > 0 {
-		s.log.Debug("resource set changed", zap.Int("added", len(added)), zap.Int("released", len(gone)))
+		s.log.V(4).Info("resource set changed", "added", len(added), "released", len(gone))
 	}
 }
 
@@ -340,7 +338,7 @@ func (s *ResourceSet) crdServes(gvr schema.GroupVersionResource) bool {
 }
 
 func (s *ResourceSet) reportDiscovery(err error) {
-	s.log.Debug("discovery failed for the resource set", zap.Error(err))
+	s.log.V(4).Info("discovery failed for the resource set", "error", err)
 	if s.opts.OnDiscoveryError != nil {
 		s.opts.OnDiscoveryError(err)
 	}
@@ -363,7 +361,7 @@ func (s *ResourceSet) start(r *discovery.Resource) {
 		m, err = startMember(s, metadataOnly, r)
 	}
 	if err != nil {
-		s.log.Warn("resource set: not watching a resource; retried at the next refresh", zap.Stringer("resource", r.GVR()), zap.Error(err))
+		s.log.Info("resource set: not watching a resource; retried at the next refresh", "resource", r.GVR().String(), "error", err)
 		return
 	}
 	s.mu.Lock()

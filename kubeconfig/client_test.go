@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kdyn/kdyn/rest"
 )
@@ -192,6 +194,10 @@ func comparableConfig(t *testing.T, cfg *rest.Config) (*rest.Config, string) {
 	return c, proxy
 }
 
+// equateLoggers compares the logr.Logger in a rest.Config, whose fields
+// are unexported, as a comparable value.
+var equateLoggers = cmpopts.EquateComparable(logr.Logger{})
+
 func TestClientConfigAuthForms(t *testing.T) {
 	t.Parallel()
 	fx := newAuthFixture(t, fixtureUsers)
@@ -283,7 +289,7 @@ func TestClientConfigAuthForms(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, proxy := comparableConfig(t, res.Config)
-			if d := cmp.Diff(tt.want, got); d != "" {
+			if d := cmp.Diff(tt.want, got, equateLoggers); d != "" {
 				t.Errorf("rest.Config (-want +got):\n%s", d)
 			}
 			if proxy != tt.wantProxy {
@@ -400,7 +406,7 @@ func TestClientConfigOverrides(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, _ := comparableConfig(t, res.Config)
-			if d := cmp.Diff(tt.want, got); d != "" {
+			if d := cmp.Diff(tt.want, got, equateLoggers); d != "" {
 				t.Errorf("rest.Config (-want +got):\n%s", d)
 			}
 			if res.Namespace != tt.wantNS || res.NamespaceOverridden != tt.wantOv {
@@ -415,7 +421,7 @@ func TestClientConfigOverrides(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := cmp.Diff(&rest.Config{Host: "https://bare:6443", BearerToken: "t"}, res.Config); d != "" {
+		if d := cmp.Diff(&rest.Config{Host: "https://bare:6443", BearerToken: "t"}, res.Config, equateLoggers); d != "" {
 			t.Errorf("(-want +got):\n%s", d)
 		}
 		if res.Namespace != "default" || res.Context != "" {

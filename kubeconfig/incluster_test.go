@@ -89,7 +89,7 @@ func TestInClusterConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(tt.want, cfg); d != "" {
+			if d := cmp.Diff(tt.want, cfg, equateLoggers); d != "" {
 				t.Errorf("rest.Config (-want +got):\n%s", d)
 			}
 			if ns != tt.wantNS {
@@ -185,7 +185,7 @@ func TestResolve(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := summary{Host: res.Config.Host, Token: res.Config.BearerToken, Namespace: res.Namespace, Context: res.Context, InCluster: res.InCluster}
-			if d := cmp.Diff(tt.want, got); d != "" {
+			if d := cmp.Diff(tt.want, got, equateLoggers); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})

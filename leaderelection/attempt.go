@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
@@ -59,7 +58,7 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, now time.Time, renewing
 		if ctx.Err() != nil {
 			return failed, err
 		}
-		e.log.Debug("optimistic update of the lease failed; reading it", zap.Error(err))
+		e.log.V(4).Info("optimistic update of the lease failed; reading it", "error", err)
 	}
 
 	cur, err := e.lock.get(ctx)
@@ -139,7 +138,7 @@ func (e *Elector) release(ctx context.Context) {
 			return
 		}
 		if err != nil {
-			e.log.Warn("failed to release the lease", zap.Error(err))
+			e.log.Info("failed to release the lease", "error", err)
 			return
 		}
 		e.observe(cur, false)
@@ -152,12 +151,12 @@ func (e *Elector) release(ctx context.Context) {
 		switch {
 		case err == nil:
 			e.observe(rel, true)
-			e.log.Info("released the lease")
+			e.log.V(1).Info("released the lease")
 			return
 		case apierrors.IsConflict(err) && ctx.Err() == nil:
 			continue
 		default:
-			e.log.Warn("failed to release the lease", zap.Error(err))
+			e.log.Info("failed to release the lease", "error", err)
 			return
 		}
 	}

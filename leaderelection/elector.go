@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 
 	"github.com/kdyn/kdyn/dynamic"
 )
@@ -26,7 +26,7 @@ var ErrLeadershipLost = errors.New("leaderelection: leadership lost")
 // HealthCheck may be called from any goroutine at any time.
 type Elector struct {
 	cfg          Config
-	log          *zap.Logger
+	log          logr.Logger
 	clock        clock
 	leaseSeconds int64
 	running      atomic.Bool
@@ -80,7 +80,7 @@ func newElector(client dynamic.Interface, cfg Config, clk clock) (*Elector, erro
 	l := newLock(client, cfg.Namespace, cfg.Name, cfg.RequestTimeout)
 	return &Elector{
 		cfg:          cfg,
-		log:          cfg.Logger.With(zap.String("lease", l.describe()), zap.String("identity", cfg.Identity)),
+		log:          cfg.Logger.WithValues("lease", l.describe(), "identity", cfg.Identity),
 		clock:        clk,
 		leaseSeconds: int64(cfg.LeaseDuration / time.Second),
 		lock:         l,
@@ -140,7 +140,7 @@ func (e *Elector) GetLeader() string {
 // acquire tries to acquire the Lease until it does or ctx is done, and
 // returns when the successful attempt started.
 func (e *Elector) acquire(ctx context.Context) (time.Time, bool) {
-	e.log.Info("trying to acquire the lease")
+	e.log.V(1).Info("trying to acquire the lease")
 	for ctx.Err() == nil {
 		start := e.clock.Now()
 		out, err := e.tryAcquireOrRenew(ctx, start, false)
@@ -152,12 +152,12 @@ func (e *Elector) acquire(ctx context.Context) (time.Time, bool) {
 			}
 			// The answer came after the deadline it would have set: renew
 			// before leading.
-			e.log.Warn("acquired the lease too slowly to lead on it; renewing first", zap.Duration("took", e.clock.Now().Sub(start)))
+			e.log.Info("acquired the lease too slowly to lead on it; renewing first", "took", e.clock.Now().Sub(start))
 		case held:
-			e.log.Debug("lease is held by another candidate", zap.String("holder", e.GetLeader()))
+			e.log.V(4).Info("lease is held by another candidate", "holder", e.GetLeader())
 		case failed:
 			if ctx.Err() == nil {
-				e.log.Info("failed to acquire the lease", zap.Error(err))
+				e.log.V(1).Info("failed to acquire the lease", "error", err)
 			}
 		}
 		t := e.clock.TimerAt(e.nextAttempt())
@@ -199,7 +199,7 @@ func (e *Elector) lead(ctx context.Context, start time.Time) error {
 	e.lastErr = nil
 	e.mu.Unlock()
 	e.cfg.Metrics.Leading(e.cfg.Name, true)
-	e.log.Info("started leading")
+	e.log.V(1).Info("started leading")
 
 	workDone := make(chan struct{})
 	go func() {
@@ -223,7 +223,7 @@ func (e *Elector) lead(ctx context.Context, start time.Time) error {
 	if !errors.Is(err, ErrLeadershipLost) {
 		err = nil
 	}
-	e.log.Info("stopped leading", zap.Error(err))
+	e.log.V(1).Info("stopped leading", "error", err)
 	if cb := e.cfg.Callbacks.OnStoppedLeading; cb != nil {
 		cb()
 	}
@@ -259,7 +259,7 @@ func (e *Elector) renewLoop(term context.Context) {
 			e.mu.Lock()
 			e.lastErr = err
 			e.mu.Unlock()
-			e.log.Warn("failed to renew the lease", zap.Error(err))
+			e.log.Info("failed to renew the lease", "error", err)
 		}
 	}
 }
@@ -341,7 +341,7 @@ func (e *Elector) stopLocked(cause error) {
 	end(cause)
 	e.cfg.Metrics.Leading(e.cfg.Name, false)
 	if cause != nil {
-		e.log.Warn("lost leadership", zap.Error(cause))
+		e.log.Info("lost leadership", "error", cause)
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 	"golang.org/x/time/rate"
 
 	"github.com/kdyn/kdyn/internal/ctxsleep"
@@ -23,7 +23,7 @@ type Client struct {
 	limiter  *rate.Limiter
 	timeout  time.Duration
 	warnings WarningHandler
-	log      *zap.Logger
+	log      logr.Logger
 	verbose  int
 	sleep    func(ctx context.Context, d time.Duration) error
 	metrics  Metrics
@@ -76,9 +76,6 @@ func NewForConfigAndClient(cfg *Config, hc *http.Client) (*Client, error) {
 		return nil, err
 	}
 	log := cfg.Logger
-	if log == nil {
-		log = zap.NewNop()
-	}
 	c := &Client{
 		base:    base,
 		http:    hc,
@@ -160,8 +157,7 @@ func (c *Client) wait(ctx context.Context, r *Request) error {
 	d := time.Since(start)
 	c.metrics.RateLimited(r.verb, c.base.Host, d)
 	if d > throttleLogThreshold {
-		c.log.Info("request waited for client-side rate limit",
-			zap.Duration("wait", d), zap.String("verb", r.verb), zap.String("path", r.path()))
+		c.log.V(1).Info("request waited for client-side rate limit", "wait", d, "verb", r.verb, "path", r.path())
 	}
 	return nil
 }

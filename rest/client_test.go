@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/zapr"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -22,8 +23,8 @@ import (
 func TestRateLimiterWaits(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
-	core, logs := observer.New(zapcore.InfoLevel)
-	c, err := NewForConfig(&Config{Host: srv.URL, QPS: 2, Burst: 1, Logger: zap.New(core)})
+	core, logs := observer.New(zapcore.DebugLevel)
+	c, err := NewForConfig(&Config{Host: srv.URL, QPS: 2, Burst: 1, Logger: zapr.NewLogger(zap.New(core))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,8 +47,8 @@ func TestRateLimiterWaits(t *testing.T) {
 func TestRateLimiterLogsLongWait(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
-	core, logs := observer.New(zapcore.InfoLevel)
-	c, err := NewForConfig(&Config{Host: srv.URL, QPS: 0.8, Burst: 1, Logger: zap.New(core)})
+	core, logs := observer.New(zapcore.DebugLevel)
+	c, err := NewForConfig(&Config{Host: srv.URL, QPS: 0.8, Burst: 1, Logger: zapr.NewLogger(zap.New(core))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +105,8 @@ func TestWarningsDeduplicated(t *testing.T) {
 		w.Header().Add("Warning", `299 - "second"`)
 	}))
 	defer srv.Close()
-	core, logs := observer.New(zapcore.DebugLevel)
-	c, err := NewForConfig(&Config{Host: srv.URL, Logger: zap.New(core)})
+	core, logs := observer.New(zapcore.Level(-127))
+	c, err := NewForConfig(&Config{Host: srv.URL, Logger: zapr.NewLogger(zap.New(core))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +312,7 @@ func TestLogsNeverContainCredentials(t *testing.T) {
 		t.Run("v"+string(rune('0'+v%10))+map[bool]string{true: "+", false: ""}[v >= 10], func(t *testing.T) {
 			var buf bytes.Buffer
 			enc := zapcore.NewJSONEncoder(zap.NewDevelopmentEncoderConfig())
-			log := zap.New(zapcore.NewCore(enc, zapcore.AddSync(&buf), zapcore.DebugLevel))
+			log := zapr.NewLogger(zap.New(zapcore.NewCore(enc, zapcore.AddSync(&buf), zapcore.Level(-127))))
 			c, err := NewForConfig(&Config{Host: srv.URL, BearerToken: "tok-SUPERSECRET", Username: "", LogVerbosity: v, Logger: log,
 				TLSClientConfig: TLSClientConfig{Insecure: true}})
 			if err != nil {

@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 )
 
 // Defaults applied by NewForConfig when the corresponding Config field is zero.
@@ -109,9 +109,11 @@ type Config struct {
 	// means a handler that logs each distinct warning once through Logger.
 	WarningHandler WarningHandler
 
-	// Logger receives request logs. Nil means no logging. Method, URL,
-	// status and latency are logged at debug level; see LogVerbosity.
-	Logger *zap.Logger
+	// Logger receives request logs; the zero value logs nothing. Method,
+	// URL, status and latency are logged at logr's V(4); see LogVerbosity.
+	// (kdyn's packages take a logr.Logger, as the Kubernetes Go ecosystem
+	// does; go-logr/zapr puts one on a zap logger.)
+	Logger logr.Logger
 	// LogVerbosity follows kubectl's -v levels for what the debug logs hold:
 	// 6 and above log method, URL, status and latency; 8 and above add
 	// request and response bodies (secrets redacted); 9 adds an equivalent,

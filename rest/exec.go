@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -101,7 +101,7 @@ type execAuthenticator struct {
 	stdinIsTerminal func() bool
 	cluster         *execClusterJSON // nil unless ProvideClusterInfo
 	host            string           // requests for other hosts get nothing
-	logger          *zap.Logger
+	logger          logr.Logger
 
 	// Seams for tests.
 	now     func() time.Time
@@ -152,9 +152,6 @@ func newExecAuthenticator(cfg *Config, server *url.URL) (*execAuthenticator, err
 		logger:          cfg.Logger,
 		now:             time.Now,
 		environ:         os.Environ,
-	}
-	if a.logger == nil {
-		a.logger = zap.NewNop()
 	}
 	for _, v := range e.Env {
 		if v.Name == "" || strings.ContainsAny(v.Name, "=\x00") {
@@ -319,11 +316,7 @@ func (a *execAuthenticator) run() (*execCredential, error) {
 
 	start := a.now()
 	err = cmd.Run()
-	a.logger.Debug("exec credential plugin ran",
-		zap.String("command", a.command),
-		zap.Duration("duration", a.now().Sub(start)),
-		zap.Bool("interactive", interactive),
-		zap.Bool("success", err == nil))
+	a.logger.V(4).Info("exec credential plugin ran", "command", a.command, "duration", a.now().Sub(start), "interactive", interactive, "success", err == nil)
 	if err != nil {
 		return nil, a.runError(err, stderr)
 	}

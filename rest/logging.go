@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 )
 
 // Log verbosity thresholds, following kubectl's -v levels.
@@ -25,24 +25,23 @@ func (r *Request) logRequest(req *http.Request) {
 	if r.c.verbose < verbosityBodies || r.body == nil {
 		return
 	}
-	r.c.log.Debug("request body", zap.String("verb", req.Method), zap.String("url", req.URL.Redacted()),
-		zap.String("body", string(r.redactBody(r.body))))
+	r.c.log.V(4).Info("request body", "verb", req.Method, "url", req.URL.Redacted(), "body", string(r.redactBody(r.body)))
 }
 
 func (r *Request) logResponse(resp *http.Response, start time.Time, body []byte) {
 	if r.c.verbose < verbosityURLs {
 		return
 	}
-	fields := []zap.Field{
-		zap.String("verb", r.verb),
-		zap.String("url", resp.Request.URL.Redacted()),
-		zap.Int("status", resp.StatusCode),
-		zap.Duration("latency", time.Since(start)),
+	fields := []any{
+		"verb", r.verb,
+		"url", resp.Request.URL.Redacted(),
+		"status", resp.StatusCode,
+		"latency", time.Since(start),
 	}
 	if r.c.verbose >= verbosityBodies && body != nil {
-		fields = append(fields, zap.String("body", string(r.redactBody(body))))
+		fields = append(fields, "body", string(r.redactBody(body)))
 	}
-	r.c.log.Debug("HTTP request", fields...)
+	r.c.log.V(4).Info("HTTP request", fields...)
 }
 
 // debugRoundTripper logs an equivalent curl command line for every request
@@ -50,11 +49,11 @@ func (r *Request) logResponse(resp *http.Response, start time.Time, body []byte)
 // authentication round tripper so that it sees the final headers.
 type debugRoundTripper struct {
 	next http.RoundTripper
-	log  *zap.Logger
+	log  logr.Logger
 }
 
 func (d *debugRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	d.log.Debug("curl", zap.String("command", curlCommand(req)))
+	d.log.V(4).Info("curl", "command", curlCommand(req))
 	return d.next.RoundTrip(req)
 }
 

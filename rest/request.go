@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/kdyn/kdyn/internal/wire"
-	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -486,7 +485,7 @@ func (r *Request) send(ctx context.Context, limited bool) (*http.Response, time.
 			}
 			if r.idempotent() && attempt < maxRetries && isRetryableConnError(err) {
 				d := connRetryDelay(attempt)
-				r.c.log.Debug("retrying an idempotent request after a connection error", zap.String("verb", r.verb), zap.String("url", r.URL().Redacted()), zap.Error(err), zap.Duration("delay", d))
+				r.c.log.V(4).Info("retrying an idempotent request after a connection error", "verb", r.verb, "url", r.URL().Redacted(), "error", err, "delay", d)
 				if err := r.c.sleep(ctx, d); err != nil {
 					return nil, start, err
 				}
@@ -500,7 +499,7 @@ func (r *Request) send(ctx context.Context, limited bool) (*http.Response, time.
 			r.logResponse(resp, start, nil)
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
-			r.c.log.Debug("retrying after Retry-After", zap.String("url", r.URL().Redacted()), zap.Int("status", resp.StatusCode), zap.Duration("delay", d), zap.Int("attempt", attempt+1))
+			r.c.log.V(4).Info("retrying after Retry-After", "url", r.URL().Redacted(), "status", resp.StatusCode, "delay", d, "attempt", attempt+1)
 			if err := r.c.sleep(ctx, d); err != nil {
 				return nil, start, fmt.Errorf("rest: %s %s: waiting %s to retry as the server asked: %w", r.verb, r.path(), d, err)
 			}

@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/zapr"
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -33,10 +35,10 @@ import (
 // plain test server (the real API server is in integration/security_test.go).
 
 // secLogger returns a logger that keeps everything, at every level, as JSON.
-func secLogger() (*zap.Logger, *bytes.Buffer) {
+func secLogger() (logr.Logger, *bytes.Buffer) {
 	var buf syncBuffer
 	enc := zapcore.NewJSONEncoder(zap.NewDevelopmentEncoderConfig())
-	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(&buf), zapcore.DebugLevel)), &buf.Buffer
+	return zapr.NewLogger(zap.New(zapcore.NewCore(enc, zapcore.AddSync(&buf), zapcore.Level(-127)))), &buf.Buffer
 }
 
 // syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.

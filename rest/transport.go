@@ -125,7 +125,7 @@ func transportsFor(cfg *Config, withBulk bool) (rt, bulk http.RoundTripper, err 
 	}
 	auth := authWrapper(cfg, base, exec)
 	wrap := func(rt http.RoundTripper) http.RoundTripper {
-		if cfg.Logger != nil && cfg.LogVerbosity >= verbosityCurl {
+		if cfg.Logger.GetSink() != nil && cfg.LogVerbosity >= verbosityCurl {
 			rt = &debugRoundTripper{next: rt, log: cfg.Logger}
 		}
 		rt = auth(rt)

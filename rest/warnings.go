@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"sync"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
 
@@ -29,12 +29,9 @@ func (NoWarnings) HandleWarningHeader(int, string, string) {}
 
 // NewWarningLogger returns the default handler: it logs each distinct
 // warning text once, at warn level.
-func NewWarningLogger(log *zap.Logger) WarningHandler {
-	if log == nil {
-		log = zap.NewNop()
-	}
+func NewWarningLogger(log logr.Logger) WarningHandler {
 	return &dedupWarnings{next: WarningHandlerFunc(func(code int, agent, text string) {
-		log.Warn("server warning", zap.String("warning", text))
+		log.Info("server warning", "warning", text)
 	})}
 }
 

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -45,8 +45,9 @@ type Options struct {
 	// Warn receives warnings such as a short name claimed by several
 	// groups. Nil means they are logged at warn level.
 	Warn func(msg string)
-	// Logger receives debug logs. Nil means none.
-	Logger *zap.Logger
+	// Logger receives debug logs (logr: V(1) and above); the zero value
+	// logs nothing.
+	Logger logr.Logger
 
 	now func() time.Time
 }
@@ -57,7 +58,7 @@ type Options struct {
 type Mapper struct {
 	dc   *discovery.Client
 	opts Options
-	log  *zap.Logger
+	log  logr.Logger
 
 	idx        atomic.Pointer[index]
 	sf         singleflight.Group
@@ -104,11 +105,8 @@ func New(dc *discovery.Client, opts Options) (*Mapper, error) {
 		opts.now = time.Now
 	}
 	log := opts.Logger
-	if log == nil {
-		log = zap.NewNop()
-	}
 	if opts.Warn == nil {
-		opts.Warn = func(msg string) { log.Warn(msg) }
+		opts.Warn = func(msg string) { log.Info(msg) }
 	}
 	return &Mapper{dc: dc, opts: opts, log: log, neg: map[string]time.Time{}}, nil
 }
@@ -153,7 +151,7 @@ func (m *Mapper) maybeRefreshInBackground(idx *index) {
 		ctx, cancel := context.WithTimeout(context.Background(), m.opts.RefreshTimeout)
 		defer cancel()
 		if _, err := m.refresh(ctx); err != nil {
-			m.log.Debug("background discovery refresh failed", zap.Error(err))
+			m.log.V(4).Info("background discovery refresh failed", "error", err)
 		}
 	}()
 }
@@ -174,7 +172,7 @@ func (m *Mapper) refresh(ctx context.Context) (*index, error) {
 		}
 		idx := buildIndex(s, m.opts.now())
 		m.gen.IfCurrent(gen, func() { m.idx.Store(idx) })
-		m.log.Debug("REST mapper refreshed", zap.Int("resources", len(idx.entries)))
+		m.log.V(4).Info("REST mapper refreshed", "resources", len(idx.entries))
 		return idx, nil
 	})
 	if err != nil {
@@ -257,7 +255,7 @@ func lookup[T any](ctx context.Context, m *Mapper, group string, key func() stri
 	gen := m.gen.Read(nil)
 	idx2, rerr := m.refresh(ctx)
 	if rerr != nil {
-		m.log.Debug("discovery refresh after a mapper miss failed", zap.Error(rerr))
+		m.log.V(4).Info("discovery refresh after a mapper miss failed", "error", rerr)
 		return v, annotateFailed(err, idx, group)
 	}
 	v, err = f(idx2)

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -181,7 +180,7 @@ func (m *Member) write(ctx context.Context) error {
 		switch {
 		case gerr == nil:
 			if p, perr := readPeer(cur); perr == nil && p.identity != m.opts.Identity {
-				m.log.Error("another member writes this member's lease; is the identity unique?", zap.String("holder", p.identity))
+				m.log.Error(nil, "another member writes this member's lease; is the identity unique?", "holder", p.identity)
 			}
 			m.lease = cur
 		case apierrors.IsNotFound(gerr):

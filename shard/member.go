@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -71,8 +71,8 @@ type Options struct {
 	// renew deadline; the work still running then has its context
 	// cancelled and is reported (see Drainer).
 	Drainers []Drainer
-	// Logger receives the member's logs; nil means none.
-	Logger *zap.Logger
+	// Logger receives the member's logs; the zero value logs nothing.
+	Logger logr.Logger
 }
 
 // Drainer waits until no work on objects outside the shard runs any more:
@@ -91,7 +91,7 @@ type Drainer interface {
 type Member struct {
 	client dynamic.ResourceInterface
 	opts   Options
-	log    *zap.Logger
+	log    logr.Logger
 	now    func() time.Time
 
 	// Used by Run's goroutine only (join, rounds, leave).
@@ -179,13 +179,10 @@ func New(client dynamic.Interface, opts Options) (*Member, error) {
 		return nil, fmt.Errorf("shard: member %q of ring %q: %w", opts.Identity, opts.Ring, errors.Join(errs...))
 	}
 	log := opts.Logger
-	if log == nil {
-		log = zap.NewNop()
-	}
 	return &Member{
 		client:   client.Resource(leaseGVR).Namespace(opts.Namespace),
 		opts:     opts,
-		log:      log.With(zap.String("ring", opts.Ring), zap.String("identity", opts.Identity)),
+		log:      log.WithValues("ring", opts.Ring, "identity", opts.Identity),
 		now:      time.Now,
 		observed: map[string]observation{},
 		kick:     make(chan struct{}, 1),
@@ -269,7 +266,7 @@ func (m *Member) join(ctx context.Context) error {
 			return nil
 		}
 		if err != nil {
-			m.log.Debug("reading own lease failed; retrying", zap.Error(err))
+			m.log.V(4).Info("reading own lease failed; retrying", "error", err)
 			if waitErr := ctxsleep.Sleep(ctx, m.opts.RetryPeriod); waitErr != nil {
 				return waitErr
 			}
@@ -284,7 +281,7 @@ func (m *Member) join(ctx context.Context) error {
 			// has not changed for its duration.
 			o := m.observe(p, m.now())
 			if m.now().Sub(o.at) < o.dur {
-				m.log.Info("a previous incarnation's lease still claims ranges; waiting for it to expire", zap.Duration("leaseDuration", o.dur))
+				m.log.V(1).Info("a previous incarnation's lease still claims ranges; waiting for it to expire", "leaseDuration", o.dur)
 				if err := ctxsleep.Sleep(ctx, m.opts.RetryPeriod); err != nil {
 					return err
 				}
@@ -311,10 +308,10 @@ func (m *Member) leave() {
 	if err := m.drain(ctx); err != nil {
 		// The work did not drain: leave the Lease to expire instead, so
 		// that nobody takes the ranges while it may still run.
-		m.log.Warn("stopping work failed; the lease is left to expire", zap.Error(err))
+		m.log.Info("stopping work failed; the lease is left to expire", "error", err)
 		return
 	}
 	if err := m.deleteLease(ctx); err != nil && !apierrors.IsNotFound(err) {
-		m.log.Warn("could not delete the lease on the way out; it will expire", zap.Error(err))
+		m.log.Info("could not delete the lease on the way out; it will expire", "error", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kdyn/kdyn/informer"
@@ -24,13 +23,13 @@ func (m *Member) round(ctx context.Context) {
 		// read, or the member is starting over after its deadline (it
 		// publishes only what may still run, nothing once drained).
 		if readErr != nil {
-			m.log.Debug("reading the ring failed; renewing what is held", zap.Error(readErr))
+			m.log.V(4).Info("reading the ring failed; renewing what is held", "error", readErr)
 		}
 		if expired {
 			m.held = processing
 		}
 		if err := m.write(ctx); err != nil {
-			m.log.Debug("renewing the lease failed", zap.Error(err))
+			m.log.V(4).Info("renewing the lease failed", "error", err)
 		}
 		return
 	}
@@ -42,7 +41,7 @@ func (m *Member) round(ctx context.Context) {
 	}
 	assignment, err := Assign(nodes, m.opts.VirtualNodes)
 	if err != nil {
-		m.log.Warn("cannot compute the assignment", zap.Error(err))
+		m.log.Info("cannot compute the assignment", "error", err)
 		return
 	}
 	target := assignment[m.opts.Identity]
@@ -62,7 +61,7 @@ func (m *Member) round(ctx context.Context) {
 	free := Subtract(Subtract(target, processing), claimedBy(live))
 	m.held = union(processing, free)
 	if err := m.write(ctx); err != nil {
-		m.log.Debug("renewing the lease failed", zap.Error(err))
+		m.log.V(4).Info("renewing the lease failed", "error", err)
 		return
 	}
 	if len(free) == 0 {
@@ -92,7 +91,7 @@ func (m *Member) round(ctx context.Context) {
 	if len(withdraw) > 0 {
 		m.held = Subtract(m.held, withdraw)
 		if err := m.write(ctx); err != nil {
-			m.log.Debug("withdrawing a contested claim failed", zap.Error(err))
+			m.log.V(4).Info("withdrawing a contested claim failed", "error", err)
 		}
 	}
 	start := Subtract(free, blocked)
@@ -125,7 +124,7 @@ func (m *Member) readRing(ctx context.Context) ([]peer, error) {
 	for i := range l.Items {
 		p, err := readPeer(&l.Items[i])
 		if err != nil {
-			m.log.Warn("ignoring a malformed lease in the ring", zap.Error(err))
+			m.log.Info("ignoring a malformed lease in the ring", "error", err)
 			continue
 		}
 		if p.identity == m.opts.Identity || p.identity == "" {

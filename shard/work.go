@@ -5,8 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/internal/ctxsleep"
 )
@@ -30,9 +28,9 @@ func (m *Member) setActive(next func(active []informer.HashRange) []informer.Has
 	if err := m.opts.Shard.Set(active...); err != nil {
 		// The ranges come from MergeRanges, Intersect or Subtract: they
 		// are well-formed.
-		m.log.Error("setting the shard's ranges failed", zap.Error(err))
+		m.log.Error(err, "setting the shard's ranges failed")
 	}
-	m.log.Info("processing", zap.String("ranges", FormatRanges(active)), zap.Float64("share", Size(active)))
+	m.log.V(1).Info("processing", "ranges", FormatRanges(active), "share", Size(active))
 	if len(left) > 0 {
 		select {
 		case m.kick <- struct{}{}:
@@ -62,7 +60,7 @@ func (m *Member) renewed(sent time.Time) {
 			return
 		}
 		m.expired = false
-		m.log.Info("the lease is renewed again; claiming ranges from the next round")
+		m.log.V(1).Info("the lease is renewed again; claiming ranges from the next round")
 	}
 	if d := sent.Add(m.opts.RenewDeadline); d.After(m.deadline) {
 		m.deadline = d
@@ -94,7 +92,7 @@ func (m *Member) lateLocked() bool {
 func (m *Member) expireLocked() {
 	m.expired = true
 	m.opts.Shard.Fence(time.Time{})
-	m.log.Warn("the lease was not renewed within RenewDeadline; stopping all work", zap.Duration("renewDeadline", m.opts.RenewDeadline), zap.Time("deadline", m.deadline))
+	m.log.Info("the lease was not renewed within RenewDeadline; stopping all work", "renewDeadline", m.opts.RenewDeadline, "deadline", m.deadline)
 }
 
 // stopAll empties the Shard's ranges: no work starts any more, and the
@@ -154,10 +152,10 @@ func (m *Member) drainLoop(ctx context.Context) {
 				m.mu.Lock()
 				m.draining = Subtract(m.draining, leaving)
 				m.mu.Unlock()
-				m.log.Debug("drained", zap.String("ranges", FormatRanges(leaving)))
+				m.log.V(4).Info("drained", "ranges", FormatRanges(leaving))
 				continue
 			}
-			m.log.Warn("work on ranges this member let go of ran past the drain's deadline and was cancelled; draining again", zap.String("ranges", FormatRanges(leaving)), zap.Error(err))
+			m.log.Info("work on ranges this member let go of ran past the drain's deadline and was cancelled; draining again", "ranges", FormatRanges(leaving), "error", err)
 			if ctxsleep.Sleep(ctx, m.opts.RetryPeriod) != nil {
 				return
 			}

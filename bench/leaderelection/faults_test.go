@@ -27,6 +27,7 @@ import (
 	cgleaderelection "k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
+	"github.com/go-logr/zapr"
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/integration/faultproxy"
 	"github.com/kdyn/kdyn/integration/testenv"
@@ -107,7 +108,7 @@ func faultCandidateMain(spec string) int {
 		}
 		var e *leaderelection.Elector
 		e, err = leaderelection.New(client, leaderelection.Config{
-			Namespace: namespace, Name: lease, Identity: id, Logger: log,
+			Namespace: namespace, Name: lease, Identity: id, Logger: zapr.NewLogger(log),
 			LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod,
 			Callbacks: leaderelection.Callbacks{OnStartedLeading: func(ctx context.Context) { act(ctx, e.IsLeader) }},
 		})

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,7 +59,7 @@ type controller struct {
 	widgets *informer.Informer[*unstructured.Unstructured]
 	cms     *informer.Informer[*unstructured.Unstructured]
 	queue   *ctrl.Controller[string]
-	log     *zap.Logger
+	log     logr.Logger
 	// events records what the controller does to each Widget.
 	events events.EventRecorder
 	// leading reports whether this replica may write now: with leader
@@ -234,7 +234,7 @@ func (c *controller) syncConfigMap(ctx context.Context, w *unstructured.Unstruct
 			return fmt.Errorf("remove keys %v from ConfigMap %s/%s: %w", extra, ns, name, err)
 		}
 	}
-	c.log.Info("ConfigMap synced", zap.String("widget", ns+"/"+name), zap.Int("keys", len(data)), zap.Strings("removedKeys", extra))
+	c.log.V(1).Info("ConfigMap synced", "widget", ns+"/"+name, "keys", len(data), "removedKeys", extra)
 	c.events.Eventf(w, got, events.Normal, "ConfigMapSynced", "Apply", "ConfigMap %s holds %d keys", name, len(data))
 	return nil
 }
@@ -289,8 +289,7 @@ func (c *controller) syncStatus(ctx context.Context, w *unstructured.Unstructure
 	if err != nil {
 		return fmt.Errorf("apply status of Widget %s/%s: %w", w.GetNamespace(), w.GetName(), err)
 	}
-	c.log.Info("status written", zap.String("widget", w.GetNamespace()+"/"+w.GetName()), zap.Int64("observedGeneration", cond.ObservedGeneration),
-		zap.String("ready", string(cond.Status)), zap.String("reason", cond.Reason))
+	c.log.V(1).Info("status written", "widget", w.GetNamespace()+"/"+w.GetName(), "observedGeneration", cond.ObservedGeneration, "ready", string(cond.Status), "reason", cond.Reason)
 	return nil
 }
 

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/zapr"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -107,15 +109,18 @@ func main() {
 	}
 }
 
-// newLogger logs to w: info and above, or everything with -v.
-func newLogger(w io.Writer, verbose bool) *zap.Logger {
-	level := zapcore.InfoLevel
+// newLogger logs to w through zap, as a logr.Logger (go-logr/zapr), the
+// logger kdyn's packages take: up to V(1) (kdyn's informational lines),
+// or everything with -v. sync flushes it.
+func newLogger(w io.Writer, verbose bool) (log logr.Logger, sync func()) {
+	level := zapcore.DebugLevel // logr's V(1)
 	if verbose {
-		level = zapcore.DebugLevel
+		level = zapcore.Level(-127) // every V level
 	}
 	enc := zap.NewDevelopmentEncoderConfig()
 	enc.CallerKey = ""
-	return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(w), level))
+	zl := zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(w), level))
+	return zapr.NewLogger(zl), func() { _ = zl.Sync() }
 }
 
 // run is the controller; it returns when ctx is done and every goroutine
@@ -139,15 +144,15 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := newLogger(stderr, o.verbose)
-	defer func() { _ = log.Sync() }()
+	log, syncLog := newLogger(stderr, o.verbose)
+	defer syncLog()
 	client := dynamic.WithFieldManager(dc, fieldManager)
 
 	if o.installCRD {
 		if err := installCRD(ctx, client); err != nil {
 			return err
 		}
-		log.Info("CRD installed", zap.String("crd", crdName))
+		log.V(1).Info("CRD installed", "crd", crdName)
 	} else if _, err := dc.Resource(crdGVR).Get(ctx, crdName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 		return fmt.Errorf("the CRD %s is not installed: run with --install-crd, or apply examples/crd-controller/crd.yaml", crdName)
 	} else if err != nil {
@@ -218,7 +223,7 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 		if where == "" {
 			where = "all namespaces"
 		}
-		log.Info("caches synced; reconciling", zap.String("namespace", where), zap.Int("widgets", c.widgets.Store().Len()), zap.Int("workers", o.workers))
+		log.V(1).Info("caches synced; reconciling", "namespace", where, "widgets", c.widgets.Store().Len(), "workers", o.workers)
 		return nil
 	}))
 	mgr.Add(reconciler)

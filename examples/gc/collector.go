@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"go.uber.org/zap"
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,7 +70,7 @@ type collector struct {
 	mapper mapper
 	queue  adder
 	delete bool
-	log    *zap.Logger
+	log    logr.Logger
 	// shard, when sharded, holds the namespaces this replica checks.
 	shard *informer.Shard
 	// leading reports whether this replica may act now: with leader
@@ -94,7 +94,7 @@ type collector struct {
 	reported map[types.UID]struct{}
 }
 
-func newCollector(md *dynamic.MetadataClient, m mapper, del bool, sh *informer.Shard, out io.Writer, log *zap.Logger) *collector {
+func newCollector(md *dynamic.MetadataClient, m mapper, del bool, sh *informer.Shard, out io.Writer, log logr.Logger) *collector {
 	return &collector{
 		graph: newGraph(), meta: md, mapper: m, delete: del, shard: sh, out: out, log: log, events: events.Discard,
 		kinds:    map[schema.GroupVersionResource]schema.GroupVersionKind{},
@@ -192,7 +192,7 @@ func (c *collector) forgetResource(gvr schema.GroupVersionResource) {
 	for _, d := range deps {
 		c.queue.Add(d)
 	}
-	c.log.Debug("resource left the set", zap.String("gvr", gvr.String()), zap.Int("dependents", len(deps)))
+	c.log.V(4).Info("resource left the set", "gvr", gvr.String(), "dependents", len(deps))
 }
 
 // resync queues every object that has owners.
@@ -202,7 +202,7 @@ func (c *collector) resync() {
 		c.queue.Add(uid)
 	}
 	objects, owners := c.graph.size()
-	c.log.Debug("resync", zap.Int("objects", objects), zap.Int("ownerUIDs", owners), zap.Int("queued", len(uids)))
+	c.log.V(4).Info("resync", "objects", objects, "ownerUIDs", owners, "queued", len(uids))
 }
 
 // process checks one dependent: when every owner reference points to an
@@ -250,10 +250,10 @@ func (c *collector) process(ctx context.Context, uid types.UID) error {
 			// Like Kubernetes' collector: an owner whose kind cannot be
 			// resolved might exist; leave the dependent alone. The next
 			// resync looks again.
-			c.log.Info("owner kind not served; leaving the dependent alone", zap.String("dependent", describe(n)), zap.String("owner", describeRef(ref)))
+			c.log.V(1).Info("owner kind not served; leaving the dependent alone", "dependent", describe(n), "owner", describeRef(ref))
 			return nil
 		case ownerInvalid:
-			c.log.Warn("cluster-scoped object has a namespaced owner, which is invalid; leaving it alone", zap.String("dependent", describe(n)), zap.String("owner", describeRef(ref)))
+			c.log.Info("cluster-scoped object has a namespaced owner, which is invalid; leaving it alone", "dependent", describe(n), "owner", describeRef(ref))
 			return nil
 		}
 	}

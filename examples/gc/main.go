@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/zapr"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -117,22 +119,25 @@ func main() {
 	}
 }
 
-// newLogger logs to w: info and above, or everything with -v.
-func newLogger(w io.Writer, verbose bool) *zap.Logger {
-	level := zapcore.InfoLevel
+// newLogger logs to w through zap, as a logr.Logger (go-logr/zapr), the
+// logger kdyn's packages take: up to V(1) (kdyn's informational lines),
+// or everything with -v. sync flushes it.
+func newLogger(w io.Writer, verbose bool) (log logr.Logger, sync func()) {
+	level := zapcore.DebugLevel // logr's V(1)
 	if verbose {
-		level = zapcore.DebugLevel
+		level = zapcore.Level(-127) // every V level
 	}
 	enc := zap.NewDevelopmentEncoderConfig()
 	enc.CallerKey = ""
-	return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(w), level))
+	zl := zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(w), level))
+	return zapr.NewLogger(zl), func() { _ = zl.Sync() }
 }
 
 // run is the controller; it returns when ctx is done and every goroutine
 // it started has exited.
 func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
-	log := newLogger(stderr, o.verbose)
-	defer func() { _ = log.Sync() }()
+	log, syncLog := newLogger(stderr, o.verbose)
+	defer syncLog()
 	reg := prometheus.NewRegistry()
 	m, err := metrics.Register(reg)
 	if err != nil {
@@ -178,7 +183,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	check := func(ctx context.Context, uid types.UID) (controller.Result, error) {
 		err := c.process(ctx, uid)
 		if errors.Is(err, errOwnerNotObserved) {
-			log.Debug("retrying: owner not cached yet", zap.String("uid", string(uid)))
+			log.V(4).Info("retrying: owner not cached yet", "uid", string(uid))
 		}
 		return controller.Result{}, err
 	}
@@ -209,7 +214,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			if ctx.Err() != nil {
 				return // stopping: the refresh was cut short
 			}
-			log.Warn("discovery failed; keeping the resources already watched", zap.Error(err))
+			log.Info("discovery failed; keeping the resources already watched", "error", err)
 		},
 		Logger: log,
 	})
@@ -260,7 +265,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if o.metricsAddress != "" {
 		go func() {
 			if addr := mgr.Addr(ctx); addr != nil {
-				log.Info("serving metrics and probes", zap.String("address", addr.String()))
+				log.V(1).Info("serving metrics and probes", "address", addr.String())
 			}
 		}()
 	}
@@ -271,14 +276,14 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 // on, resources it may not list: the check goes on with the others.
 type tolerant struct {
 	*informer.ResourceSet
-	log *zap.Logger
+	log logr.Logger
 }
 
 func (t tolerant) WaitForSync(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
 	if err := t.ResourceSet.WaitForSync(sctx); err != nil && ctx.Err() == nil {
-		t.log.Warn("some resources did not sync; checking the others", zap.Error(err))
+		t.log.Info("some resources did not sync; checking the others", "error", err)
 	}
 	return ctx.Err()
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/zapr"
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -237,7 +239,7 @@ type watched struct {
 	inf   *informer.Informer[*unstructured.Unstructured]
 	model *model
 	logs  *observer.ObservedLogs
-	log   *zap.Logger
+	log   logr.Logger
 	errs  *errorLog
 }
 
@@ -264,8 +266,8 @@ func (e *errorLog) list() []error {
 // observed logger, and waits for its first sync.
 func startInformer(t *testing.T, r *rig, opts informer.Options[*unstructured.Unstructured]) *watched {
 	t.Helper()
-	core, logs := observer.New(zapcore.DebugLevel)
-	w := &watched{model: newModel(), logs: logs, log: zap.New(core), errs: &errorLog{}}
+	core, logs := observer.New(zapcore.Level(-127))
+	w := &watched{model: newModel(), logs: logs, log: zapr.NewLogger(zap.New(core)), errs: &errorLog{}}
 	cfg := r.proxied()
 	cfg.Logger = w.log
 	rc, err := rest.NewForConfig(cfg)
@@ -303,8 +305,8 @@ func startInformer(t *testing.T, r *rig, opts informer.Options[*unstructured.Uns
 // strips managedFields and shares informers by resource).
 func startFactoryInformer(t *testing.T, r *rig) *watched {
 	t.Helper()
-	core, logs := observer.New(zapcore.DebugLevel)
-	w := &watched{model: newModel(), logs: logs, log: zap.New(core), errs: &errorLog{}}
+	core, logs := observer.New(zapcore.Level(-127))
+	w := &watched{model: newModel(), logs: logs, log: zapr.NewLogger(zap.New(core)), errs: &errorLog{}}
 	cfg := r.proxied()
 	cfg.Logger = w.log
 	rc, err := rest.NewForConfig(cfg)

@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/go-logr/zapr"
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/kubeconfig"
 	"github.com/kdyn/kdyn/leaderelection"
@@ -80,7 +81,7 @@ func candidateMain(id string) int {
 		Namespace: ns, Name: name, Identity: id,
 		LeaseDuration: ld, RenewDeadline: rd, RetryPeriod: rp,
 		ReleaseOnCancel: true,
-		Logger:          log,
+		Logger:          zapr.NewLogger(log),
 		Callbacks: leaderelection.Callbacks{OnStartedLeading: func(ctx context.Context) {
 			emit("start", nil)
 			<-ctx.Done()

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/zapr"
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -118,24 +120,27 @@ func NewFactory(flags *GlobalFlags, streams IOStreams) *Factory {
 	return &Factory{Flags: flags, Streams: streams}
 }
 
-// Logger returns the logger for -v: debug-level request logs at 6 and
-// above, otherwise warnings only. Logs go to stderr.
-func (f *Factory) Logger() *zap.Logger {
+// Logger returns the logger the library packages are given, for -v: a
+// logr.Logger on zap (go-logr/zapr), writing to stderr. By default it
+// shows what the library logs at V(0) (warnings); from -v 1 also V(1)
+// (its informational lines); from -v 6 everything, the request logs
+// included.
+func (f *Factory) Logger() logr.Logger {
 	if f.log != nil {
-		return f.log
+		return zapr.NewLogger(f.log)
 	}
-	level := zapcore.WarnLevel
+	level := zapcore.InfoLevel // logr's V(0)
 	if f.Flags.Verbosity >= 6 {
-		level = zapcore.DebugLevel
+		level = zapcore.Level(-127) // every V level
 	} else if f.Flags.Verbosity > 0 {
-		level = zapcore.InfoLevel
+		level = zapcore.DebugLevel // V(1)
 	}
 	enc := zap.NewDevelopmentEncoderConfig()
 	enc.TimeKey = ""
 	enc.CallerKey = ""
 	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(zapcore.AddSync(f.Streams.ErrOut)), level)
 	f.log = zap.New(core)
-	return f.log
+	return zapr.NewLogger(f.log)
 }
 
 func parseRequestTimeout(s string) (time.Duration, error) {
