@@ -2,8 +2,10 @@ package controller
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"slices"
@@ -62,6 +64,10 @@ type ManagerOptions struct {
 	// MetricsHandler serves /metrics (metrics.Handler(registry)); nil
 	// serves 404 there.
 	MetricsHandler http.Handler
+	// SecureMetrics, when set, serves BindAddress over TLS and /metrics
+	// only to callers the API server authorizes (see SecureMetrics); nil
+	// serves plain HTTP to anyone who can reach the address.
+	SecureMetrics *SecureMetrics
 	// LeaderElection, when set, runs the controllers only while this
 	// replica leads (caches run in every replica, so a new leader starts
 	// warm). Losing leadership stops the controllers and makes Run return
@@ -143,6 +149,14 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 		opts.ShutdownTimeout = 60 * time.Second
 	}
 	m := &Manager{opts: opts, log: opts.Logger, healthz: map[string]Check{}, readyz: map[string]Check{}, addrReady: make(chan struct{})}
+	if sm := opts.SecureMetrics; sm != nil {
+		if sm.Client == nil {
+			return nil, errors.New("controller: ManagerOptions.SecureMetrics.Client is nil: the reviews of callers' tokens need a client")
+		}
+		if (sm.CertFile == "") != (sm.KeyFile == "") {
+			return nil, errors.New("controller: ManagerOptions.SecureMetrics: CertFile and KeyFile go together")
+		}
+	}
 	if opts.LeaderElection != nil {
 		le := *opts.LeaderElection
 		m.opts.LeaderElection = &le
@@ -514,13 +528,31 @@ func (m *Manager) serve() (*http.Server, error) {
 		close(m.addrReady)
 		return nil, fmt.Errorf("controller: serve metrics and probes on %s: %w", m.opts.BindAddress, err)
 	}
+	metricsHandler := m.opts.MetricsHandler
+	scheme := "http"
+	if sm := m.opts.SecureMetrics; sm != nil {
+		cfg, err := sm.tlsConfig(ln.Addr().String())
+		if err != nil {
+			ln.Close()
+			close(m.addrReady)
+			return nil, fmt.Errorf("controller: %w", err)
+		}
+		ln = tls.NewListener(ln, cfg)
+		scheme = "https"
+		if metricsHandler != nil {
+			metricsHandler = newAuthorizing(metricsHandler, apiReviewer{sm.Client}, sm.CacheTTL)
+		}
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", m.checks(func() map[string]Check { return m.healthz }, nil))
 	mux.Handle("/readyz", m.checks(func() map[string]Check { return m.readyz }, m.ready))
-	if m.opts.MetricsHandler != nil {
-		mux.Handle("/metrics", m.opts.MetricsHandler)
+	if metricsHandler != nil {
+		mux.Handle("/metrics", metricsHandler)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		// TLS handshake failures and the like, at V(1) rather than on
+		// the process's stderr.
+		ErrorLog: log.New(logWriter{m.log.V(1)}, "", 0)}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			m.log.Error(err, "the metrics and probe server stopped")
@@ -530,7 +562,7 @@ func (m *Manager) serve() (*http.Server, error) {
 	m.addr = ln.Addr()
 	m.mu.Unlock()
 	close(m.addrReady)
-	m.log.V(1).Info("serving /metrics, /healthz and /readyz", "address", ln.Addr().String())
+	m.log.V(1).Info("serving /metrics, /healthz and /readyz", "address", ln.Addr().String(), "scheme", scheme)
 	return srv, nil
 }
 
@@ -586,4 +618,13 @@ func (m *Manager) checks(list func() map[string]Check, builtin Check) http.Handl
 		}
 		fmt.Fprint(w, "ok")
 	})
+}
+
+// logWriter is an io.Writer onto a logr.Logger, one line per write, for
+// the standard library's *log.Logger.
+type logWriter struct{ l logr.Logger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.l.Info(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }

@@ -83,6 +83,10 @@
 //	kdyn --kubeconfig .cluster/kubeconfig get widgets,configmaps -n default
 //
 // Flags: --kubeconfig, --context, --namespace, --workers (default 2),
-// --install-crd, -v (debug logs). Logs go to stderr; SIGINT or SIGTERM stops
-// it cleanly.
+// --install-crd, -v (debug logs), --leader-elect, --metrics-bind-address
+// and --metrics-secure (default true: TLS, and /metrics only for bearer
+// tokens the API server authorizes for get on /metrics, reviewed with a
+// TokenReview and a SubjectAccessReview — the controller needs the
+// ClusterRole system:auth-delegator). Logs go to stderr; SIGINT or SIGTERM
+// stops it cleanly.
 package main

@@ -56,6 +56,7 @@ type options struct {
 	leaseNamespace string
 	identity       string
 	metricsAddress string
+	metricsSecure  bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -72,6 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.leaseNamespace, "lease-namespace", "default", "namespace of the leader-election Lease")
 	fs.StringVar(&o.identity, "identity", "", "this replica's identity in the Lease (default: the host name and a random suffix)")
 	fs.StringVar(&o.metricsAddress, "metrics-bind-address", "", "serve /metrics, /healthz and /readyz on this address (\":8080\"); empty: none")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve over TLS (a self-signed certificate) and /metrics only to bearer tokens the API server authorizes for get on /metrics (TokenReview and SubjectAccessReview: the controller needs the ClusterRole system:auth-delegator); false: plain HTTP to anyone")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: crd-controller [flags]\n\nKeeps a ConfigMap with each Widget's spec.data, and the Widget's Ready status.\n\nFlags:")
 		fs.PrintDefaults()
@@ -189,6 +191,9 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 		return err
 	}
 	mo := ctrl.ManagerOptions{BindAddress: o.metricsAddress, MetricsHandler: metrics.Handler(reg), Logger: log}
+	if o.metricsSecure {
+		mo.SecureMetrics = &ctrl.SecureMetrics{Client: dc}
+	}
 	if o.leaderElect {
 		// Leader election has a client of its own: its requests never
 		// wait behind the controller's.

@@ -99,5 +99,11 @@
 //
 // Flags: --kubeconfig, --context, --namespace (dependents in one
 // namespace only), --delete, --resync (default 5m), --workers (default 2),
-// -v (debug logs).
+// -v (debug logs); --leader-elect, --shard-ring and their Lease flags;
+// --metrics-bind-address, with --metrics-secure (default true): TLS with a
+// self-signed certificate, and /metrics only for bearer tokens the API
+// server authorizes for get on the non-resource URL /metrics (it reviews
+// each with a TokenReview and a SubjectAccessReview, so the controller
+// needs the ClusterRole system:auth-delegator); /healthz and /readyz stay
+// open for the kubelet's probes.
 package main

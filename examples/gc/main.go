@@ -49,6 +49,7 @@ type options struct {
 	leaseNamespace string
 	identity       string
 	metricsAddress string
+	metricsSecure  bool
 	shardRing      string
 	shardWeight    int
 	leaseDuration  time.Duration
@@ -71,6 +72,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.leaseNamespace, "lease-namespace", "default", "namespace of the leader-election Lease, or of the shard ring's Leases")
 	fs.StringVar(&o.identity, "identity", "", "this replica's identity in the Lease(s) (default: the host name and a random suffix)")
 	fs.StringVar(&o.metricsAddress, "metrics-bind-address", "", "serve /metrics, /healthz and /readyz on this address (\":8080\"; \"127.0.0.1:0\" picks a port and logs it); empty: none")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve over TLS (a self-signed certificate) and /metrics only to bearer tokens the API server authorizes for get on /metrics (TokenReview and SubjectAccessReview: the controller needs the ClusterRole system:auth-delegator); false: plain HTTP to anyone")
 	fs.StringVar(&o.shardRing, "shard-ring", "", "run sharded: every replica with the same ring name takes a share of the namespaces (KEP-5866 sharded list and watch, membership in Leases); incompatible with --leader-elect")
 	fs.IntVar(&o.shardWeight, "shard-weight", 1, "this replica's weight in the shard ring")
 	fs.DurationVar(&o.leaseDuration, "lease-duration", 15*time.Second, "leader-election and shard Lease duration")
@@ -219,6 +221,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		Logger: log,
 	})
 	mo := controller.ManagerOptions{BindAddress: o.metricsAddress, MetricsHandler: metrics.Handler(reg), Logger: log}
+	if o.metricsSecure {
+		mo.SecureMetrics = &controller.SecureMetrics{Client: dc}
+	}
 	if o.leaderElect {
 		mo.LeaderElection = &controller.LeaderElection{
 			Client:    lc,

@@ -2,6 +2,7 @@ package examples_test
 
 import (
 	"bufio"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,8 +33,18 @@ func TestGCReplicas(t *testing.T) {
 	env := testenv.Shared(t)
 	c := adminClient(t, env)
 	ns := newNamespace(t, c, "gc-ha")
+	// An object nothing owns stays cached throughout (the replicas watch
+	// this namespace only, which has no kube-root-ca.crt here: no
+	// controller manager runs).
+	if _, err := c.Resource(cmGVR).Namespace(ns).Create(t.Context(), &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "bystander"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	args := func(id string) []string {
-		return []string{"--kubeconfig", env.KubeconfigPath(testenv.Admin), "--delete", "--resync", "2s",
+		// --namespace: other tests' objects in the shared control plane
+		// (a dependent whose owner their cleanup deleted first) are not
+		// this test's orphans.
+		return []string{"--kubeconfig", env.KubeconfigPath(testenv.Admin), "--namespace", ns, "--delete", "--resync", "2s",
 			"--leader-elect", "--lease-namespace", ns, "--identity", id,
 			"--lease-duration", "3s", "--renew-deadline", "2s", "--retry-period", "500ms",
 			"--metrics-bind-address", "127.0.0.1:0"}
@@ -53,14 +64,14 @@ func TestGCReplicas(t *testing.T) {
 	}
 	// The leader's metrics match what it did; the standby's say it does
 	// not lead, and its readiness fails.
-	checkLeaderMetrics(t, metricsAddr(t, leader), len(orphans))
-	if v := scrape(t, metricsAddr(t, standby))[`leader_election_master_status{name="kdyn-example-gc"}`]; v != 0 {
+	checkLeaderMetrics(t, env, metricsAddr(t, leader), len(orphans))
+	if v := scrape(t, env, metricsAddr(t, standby))[`leader_election_master_status{name="kdyn-example-gc"}`]; v != 0 {
 		t.Errorf("the standby reports leader_election_master_status %v", v)
 	}
-	if code := httpStatus(t, "http://"+metricsAddr(t, standby)+"/readyz"); code != http.StatusInternalServerError {
+	if code := httpStatus(t, "https://"+metricsAddr(t, standby)+"/readyz"); code != http.StatusInternalServerError {
 		t.Errorf("the standby's /readyz answered %d", code)
 	}
-	if code := httpStatus(t, "http://"+metricsAddr(t, leader)+"/readyz"); code != http.StatusOK {
+	if code := httpStatus(t, "https://"+metricsAddr(t, leader)+"/readyz"); code != http.StatusOK {
 		t.Errorf("the leader's /readyz answered %d", code)
 	}
 	eventually(t, "an OrphanDeleted Event for each orphan", func() (bool, string) {
@@ -207,9 +218,13 @@ func metricsAddr(t *testing.T, p *proc) string {
 	return addr
 }
 
+// metricsHTTP reaches the replicas' secure metrics serving, whose
+// certificate is self-signed.
+var metricsHTTP = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+
 func httpStatus(t *testing.T, url string) int {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := metricsHTTP.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,13 +234,23 @@ func httpStatus(t *testing.T, url string) int {
 }
 
 // scrape reads /metrics into series → value ("name{labels}" as printed).
-func scrape(t *testing.T, addr string) map[string]float64 {
+// The replicas serve their metrics securely (the examples' default): the
+// admin token is authorized to read them.
+func scrape(t *testing.T, env *testenv.Env, addr string) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
+	req, err := http.NewRequest(http.MethodGet, "https://"+addr+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+env.AdminToken())
+	resp, err := metricsHTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %s", resp.Status)
+	}
 	out := map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -267,9 +292,9 @@ func sum(series map[string]float64, family string, want ...string) float64 {
 
 // checkLeaderMetrics checks that every family is exported, with values
 // that match what the leader did: deleted orphans DELETEs, and the like.
-func checkLeaderMetrics(t *testing.T, addr string, orphans int) {
+func checkLeaderMetrics(t *testing.T, env *testenv.Env, addr string, orphans int) {
 	t.Helper()
-	m := scrape(t, addr)
+	m := scrape(t, env, addr)
 	checks := []struct {
 		what string
 		got  float64
