@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/kdyn/kdyn/informer/workqueue"
+	"github.com/kdyn/kdyn/workqueue"
 )
 
 // Result is what a reconcile asks for besides success or failure.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kdyn/kdyn/informer/workqueue"
+	"github.com/kdyn/kdyn/workqueue"
 )
 
 // run starts c and returns a stop that cancels it and waits for Run.

@@ -19,6 +19,24 @@
 // workqueue.LowPriorityShare handed out is an initial one while both wait).
 // Options.ReconciliationTimeout bounds each reconcile's context.
 //
+// # Wiring watches to keys
+//
+// Controller.Watch takes what the controller watches and turns every event
+// into keys: For (the primary resource: each object's own key), Owns
+// (resources it owns: an object's controller ownerReference, matched by
+// group and kind, names the key) and Watches (any resource, with a mapping
+// function). They take any informer — whole objects or metadata only, of a
+// kind known at compile time or found at run time — and handle the
+// initial list (AddInitial), updates (the old and the new object's keys),
+// deletes and tombstones; a shard move is not an event to act on. The
+// reconcile reads the object from the cache by its key.
+//
+//	ctrl, _ := controller.New("widgets", reconcile, controller.Options[string]{Workers: 4})
+//	err := ctrl.Watch(
+//		controller.For(factory.ForResource(widgetGVR, informer.InformerOptions{})),
+//		controller.Owns(factory.ForResourceMetadata(configMapGVR, informer.InformerOptions{}), widgetKind),
+//	)
+//
 // # Lifecycle
 //
 // Run(ctx) runs the workers until ctx is done, then stops taking keys and

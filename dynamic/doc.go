@@ -46,7 +46,7 @@
 //
 // Beside the contract, never instead of it:
 //
-//   - MappedClient (NewMapped, NewMappedWith) reaches objects by kind
+//   - MappedClient (NewMapped, over a client and any meta.RESTMapper) reaches objects by kind
 //     through a REST mapper: ForKind, ForObject, and Create/Update/Apply/
 //     Get/Delete of an object go to the right resource and namespace; a
 //     namespace given for a cluster-scoped kind is ErrClusterScoped. A

@@ -9,10 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/kdyn/kdyn/discovery"
-	"github.com/kdyn/kdyn/rest"
-	"github.com/kdyn/kdyn/restmapper"
 )
 
 // MappedClient reaches objects by kind instead of by resource: it asks a
@@ -24,29 +20,12 @@ type MappedClient struct {
 	namespace string
 }
 
-// NewMapped returns a MappedClient for cfg with a lazily filled REST mapper
-// over a memory-cached discovery client. The client and the mapper's
-// discovery share one rest.Client: one connection pool, rate limiter and
-// warning state.
-func NewMapped(cfg *rest.Config) (*MappedClient, error) {
-	rc, err := rest.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	dc, err := discovery.New(rc, discovery.Options{Logger: cfg.Logger})
-	if err != nil {
-		return nil, err
-	}
-	mp, err := restmapper.New(dc, restmapper.Options{Logger: cfg.Logger})
-	if err != nil {
-		return nil, err
-	}
-	return NewMappedWith(New(rc), mp), nil
-}
-
-// NewMappedWith returns a MappedClient over an existing client and mapper
-// (any meta.RESTMapper; *restmapper.Mapper refreshes itself on a miss).
-func NewMappedWith(client Interface, mapper meta.RESTMapper) *MappedClient {
+// NewMapped returns a MappedClient over a client and a REST mapper: any
+// meta.RESTMapper, such as restmapper.NewForConfig's, which refreshes
+// itself on a miss (give both the same rest.Config, or build the client
+// and the mapper's discovery on one rest.Client to share its connection
+// pool, rate limiter and warning state).
+func NewMapped(client Interface, mapper meta.RESTMapper) *MappedClient {
 	return &MappedClient{client: client, mapper: meta.ToRESTMapperWithContext(mapper)}
 }
 

@@ -12,12 +12,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kdyn/kdyn/discovery"
 	"github.com/kdyn/kdyn/rest"
+	"github.com/kdyn/kdyn/restmapper"
 )
 
-// NewMapped's client and its mapper's discovery share one rest.Client:
-// discovery and then a Get go over one connection.
-func TestNewMappedSharesOneConnectionPool(t *testing.T) {
+// A MappedClient whose client and mapper's discovery are built on one
+// rest.Client share it: discovery and then a Get go over one connection.
+func TestMappedClientOnOneRESTClientSharesItsPool(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
@@ -34,13 +36,22 @@ func TestNewMappedSharesOneConnectionPool(t *testing.T) {
 	defer srv.Close()
 	var dials atomic.Int32
 	var d net.Dialer
-	c, err := NewMapped(&rest.Config{Host: srv.URL, Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+	rc, err := rest.NewForConfig(&rest.Config{Host: srv.URL, Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
 		dials.Add(1)
 		return d.DialContext(ctx, network, addr)
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	dc, err := discovery.New(rc, discovery.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, err := restmapper.New(dc, restmapper.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewMapped(New(rc), mp) // the client and the mapper's discovery on one rest.Client
 	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	if _, _, err := c.ForKind(t.Context(), gvk, "ns"); err != nil {
 		t.Fatal(err)

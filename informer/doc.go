@@ -21,8 +21,8 @@
 //     matches a filter, following CRDs as they come and go (a custom
 //     resource goes when its CRD does, not when discovery briefly lacks
 //     it, as it does while a restarted server comes back).
-//   - Package informer/workqueue is a rate-limited work queue for the
-//     controller that consumes the events.
+//   - Package workqueue (top level: it needs nothing of informer) is the
+//     rate-limited work queue of the controller that consumes the events.
 //
 // # How the cache stays right
 //
@@ -116,8 +116,8 @@
 // ctx is done and every goroutine it started has exited. Informer.Run runs
 // one informer; Factory.Run runs every informer the factory hands out,
 // before and while it runs; ResourceSet.Run keeps a set in step with
-// discovery (run its factory too); workqueue.Queue.Run runs workers. Run
-// them in goroutines of your own (an errgroup.Group is handy) and cancel
+// discovery (run its factory too); controller.Controller.Run runs the
+// workers of a work queue. Run them in goroutines of your own (an errgroup.Group is handy) and cancel
 // the context to stop. Factory.Release stops one informer (for example
 // when its CRD was deleted). All types are safe for concurrent use.
 //

@@ -519,6 +519,37 @@ func TestResourceSetWaitForSyncNamesPendingMembers(t *testing.T) {
 	}
 }
 
+// With OnSyncError, WaitForSync reports a forbidden member and one that
+// has not synced within SyncTimeout, once each, and returns when the
+// others have synced.
+func TestResourceSetOnSyncErrorExcusesMembers(t *testing.T) {
+	forbidden := schema.GroupVersionResource{Group: "secret.example", Version: "v1", Resource: "vaults"}
+	slow := schema.GroupVersionResource{Group: "metrics.example", Version: "v1", Resource: "pods"}
+	done := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	var reported []string
+	s := &ResourceSet{
+		opts: ResourceSetOptions{SyncTimeout: 30 * time.Millisecond, OnSyncError: func(err error) { reported = append(reported, err.Error()) }},
+		members: map[schema.GroupVersionResource]*member{
+			forbidden: {started: time.Now(), synced: func() bool { return false }, givenUp: func() error {
+				return apierrors.NewForbidden(forbidden.GroupResource(), "", errors.New("no"))
+			}},
+			slow: {started: time.Now(), synced: func() bool { return false }, givenUp: func() error { return nil }},
+			done: {started: time.Now(), synced: func() bool { return true }, givenUp: func() error { return nil }},
+		},
+	}
+	if err := s.WaitForSync(t.Context()); err != nil {
+		t.Fatalf("WaitForSync = %v", err)
+	}
+	sort.Strings(reported)
+	if len(reported) != 2 || !strings.Contains(reported[0], "metrics.example/v1, Resource=pods") || !strings.Contains(reported[0], "not synced within 30ms") ||
+		!strings.Contains(reported[1], "vaults") || !strings.Contains(reported[1], "forbidden") {
+		t.Fatalf("reported %q", reported)
+	}
+	if err := s.WaitForSync(t.Context()); err != nil || len(reported) != 2 {
+		t.Fatalf("second WaitForSync = %v, reported %d", err, len(reported))
+	}
+}
+
 // A member's 404 makes the set read discovery again once per 404, whether
 // or not the member had synced (a deleted CRD's resource that discovery
 // still listed at the first re-read); other errors and old 404s do not.

@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -71,6 +72,20 @@ type ResourceSetOptions struct {
 	// OnDiscoveryError receives discovery failures (including partial ones);
 	// the set keeps what it has and retries at the next refresh.
 	OnDiscoveryError func(error)
+	// OnSyncError, when set, makes WaitForSync tolerate members that cannot
+	// sync, as an "every resource" controller must (some resources it may
+	// not list, an aggregated API that is down): a member whose listing is
+	// forbidden or not served, or that has not synced SyncTimeout after it
+	// started, is reported here once (a *SyncError) and left out, and
+	// WaitForSync returns once every other member has synced. The member
+	// keeps trying and its events flow once it syncs. Nil: WaitForSync
+	// fails at once on a forbidden or unserved member, and waits for the
+	// others as long as its context lasts.
+	OnSyncError func(error)
+	// SyncTimeout is how long a member may take to sync before
+	// OnSyncError gives up waiting for it; zero means no limit. It applies
+	// only with OnSyncError.
+	SyncTimeout time.Duration
 	// Logger receives debug logs (logr: V(1) and above); the zero value
 	// logs nothing.
 	Logger logr.Logger
@@ -98,15 +113,20 @@ type ResourceSet struct {
 	// crds is the set's cache of CustomResourceDefinitions (set by Run).
 	crds atomic.Pointer[Informer[*metav1.PartialObjectMetadata]]
 
-	// mu guards members.
+	// mu guards members and excused.
 	mu      sync.Mutex
 	members map[schema.GroupVersionResource]*member
+	// excused holds the members OnSyncError was told of, which WaitForSync
+	// no longer waits for.
+	excused map[schema.GroupVersionResource]bool
 }
 
 type member struct {
 	// ns is the namespace the member's informer watches ("" for all).
-	ns     string
-	synced func() bool
+	ns string
+	// started is when the set started the member.
+	started time.Time
+	synced  func() bool
 	// lastErr returns the informer's last error and its number.
 	lastErr func() (uint64, error)
 	// seenErr is the number of the last error memberGone looked at.
@@ -214,27 +234,43 @@ func (s *ResourceSet) HasSynced() bool {
 
 // WaitForSync waits until the set has members and all have synced,
 // returning at once the members whose listing is forbidden or not found
-// (as *SyncError, joined). When ctx ends first, the error names each
-// member not yet synced (a *SyncError wrapping ctx's error), or is ctx's
-// error alone while the set has no members.
+// (as *SyncError, joined) — unless OnSyncError is set: then those, and
+// those not synced within SyncTimeout, are reported to it and not waited
+// for. When ctx ends first, the error names each member not yet synced (a
+// *SyncError wrapping ctx's error), or is ctx's error alone while the set
+// has no members.
 func (s *ResourceSet) WaitForSync(ctx context.Context) error {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for {
-		var errs, pending []error
+		var errs, pending, excuse []error
 		s.mu.Lock()
 		n := len(s.members)
 		for gvr, m := range s.members {
-			if m.synced() {
+			if m.synced() || s.excused[gvr] {
 				continue
 			}
-			if err := m.givenUp(); err != nil {
+			err := m.givenUp()
+			if err == nil && s.opts.OnSyncError != nil && s.opts.SyncTimeout > 0 && time.Since(m.started) >= s.opts.SyncTimeout {
+				err = fmt.Errorf("not synced within %v", s.opts.SyncTimeout)
+			}
+			switch {
+			case err != nil && s.opts.OnSyncError != nil:
+				if s.excused == nil {
+					s.excused = map[schema.GroupVersionResource]bool{}
+				}
+				s.excused[gvr] = true
+				excuse = append(excuse, &SyncError{GVR: gvr, Namespace: m.ns, Err: err})
+			case err != nil:
 				errs = append(errs, &SyncError{GVR: gvr, Namespace: m.ns, Err: err})
-			} else {
+			default:
 				pending = append(pending, &SyncError{GVR: gvr, Namespace: m.ns, Err: ctx.Err()})
 			}
 		}
 		s.mu.Unlock()
+		for _, err := range excuse {
+			s.opts.OnSyncError(err)
+		}
 		if n > 0 && len(errs)+len(pending) == 0 {
 			return nil
 		}
@@ -396,7 +432,7 @@ func startMember[T Object](s *ResourceSet, k objectKind[T], r *discovery.Resourc
 		s.f.releaseHeld(key)
 		return nil, err
 	}
-	return &member{ns: key.ns, synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.lastErrorSeq, givenUp: inf.givenUp, remove: func() {
+	return &member{ns: key.ns, started: time.Now(), synced: func() bool { return inf.HasSynced() && reg.HasSynced() }, lastErr: inf.lastErrorSeq, givenUp: inf.givenUp, remove: func() {
 		reg.Remove()
 		s.f.releaseHeld(key)
 	}, drain: func() {
@@ -416,6 +452,7 @@ func (s *ResourceSet) release(gvr schema.GroupVersionResource, drain bool) {
 	s.mu.Lock()
 	m, ok := s.members[gvr]
 	delete(s.members, gvr)
+	delete(s.excused, gvr)
 	s.mu.Unlock()
 	if !ok {
 		return

@@ -300,7 +300,7 @@ func TestCRDSubresourcesApplyAndTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc := dynamic.NewMappedWith(c, m).WithDefaultNamespace(ns)
+	mc := dynamic.NewMapped(c, m).WithDefaultNamespace(ns)
 	noNS := widget(group, "", "mapped", 1)
 	out, err := mc.Apply(ctx, noNS, metav1.ApplyOptions{FieldManager: "kdyn"})
 	if err != nil || out.GetNamespace() != ns {

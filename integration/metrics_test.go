@@ -107,7 +107,9 @@ func TestSecureMetricsServing(t *testing.T) {
 	if _, err := c.Resource(clusterRoleBindingGVR).Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Resource(clusterRoleBindingGVR).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = c.Resource(clusterRoleBindingGVR).Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		code, body := get("/metrics", env.NobodyToken())

@@ -5,8 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/kdyn/kdyn/informer/workqueue"
 	"github.com/kdyn/kdyn/metrics"
+	"github.com/kdyn/kdyn/workqueue"
 )
 
 // Register puts the families in a registry of the program's own; each

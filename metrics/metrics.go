@@ -15,9 +15,9 @@ import (
 	"github.com/kdyn/kdyn/controller"
 	"github.com/kdyn/kdyn/events"
 	"github.com/kdyn/kdyn/informer"
-	"github.com/kdyn/kdyn/informer/workqueue"
 	"github.com/kdyn/kdyn/leaderelection"
 	"github.com/kdyn/kdyn/rest"
+	"github.com/kdyn/kdyn/workqueue"
 )
 
 // Set is kdyn's metric families, registered once in one

@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kdyn/kdyn/informer/workqueue"
 	"github.com/kdyn/kdyn/rest"
+	"github.com/kdyn/kdyn/workqueue"
 )
 
 // The hooks feed client-go's families with client-go's labels.

@@ -50,7 +50,7 @@
 // Widget events queue the Widget's namespace/name; ConfigMap events —
 // including someone else's edit or delete — queue the owning Widget, found
 // from the controller reference (or the label). A rate-limited work queue
-// (informer/workqueue) coalesces bursts, hands a key to one worker at a
+// (package workqueue) coalesces bursts, hands a key to one worker at a
 // time (--workers of them) and retries failures with backoff from 5 ms to
 // one minute. Reconciling reads the caches and writes only what differs.
 //

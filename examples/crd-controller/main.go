@@ -25,12 +25,12 @@ import (
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/events"
 	"github.com/kdyn/kdyn/informer"
-	"github.com/kdyn/kdyn/informer/workqueue"
 	"github.com/kdyn/kdyn/kubeconfig"
 	"github.com/kdyn/kdyn/metrics"
 	"github.com/kdyn/kdyn/readiness"
 	"github.com/kdyn/kdyn/rest"
 	kunstructured "github.com/kdyn/kdyn/unstructured"
+	"github.com/kdyn/kdyn/workqueue"
 	"github.com/prometheus/client_golang/prometheus"
 )
 

@@ -20,7 +20,7 @@
 // the set are forgotten, and their dependents checked).
 //
 // The handler only updates the graph and adds UIDs to a rate-limited work
-// queue (informer/workqueue), keyed by the dependent's UID, so a burst of
+// queue (package workqueue), keyed by the dependent's UID, so a burst of
 // events for one object is checked once and a failed check is retried with
 // backoff (50 ms doubling to 30 s). An object is queued when it appears,
 // when its owner references or deletion state change, when one of its

@@ -23,16 +23,17 @@ import (
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/events"
 	"github.com/kdyn/kdyn/informer"
-	"github.com/kdyn/kdyn/informer/workqueue"
 	"github.com/kdyn/kdyn/kubeconfig"
 	"github.com/kdyn/kdyn/metrics"
 	"github.com/kdyn/kdyn/rest"
 	"github.com/kdyn/kdyn/restmapper"
 	"github.com/kdyn/kdyn/shard"
+	"github.com/kdyn/kdyn/workqueue"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// syncTimeout bounds the wait for the first list of every resource.
+// syncTimeout bounds the wait for the first list of a resource: one that
+// has not synced by then is reported, and the others are checked.
 const syncTimeout = 2 * time.Minute
 
 // options are the command-line flags.
@@ -212,6 +213,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		Keep:     c.keep,
 		Handler:  c.handle,
 		Informer: informer.InformerOptions{Namespace: o.namespace, Shard: sh},
+		// Resources it may not list (or that do not answer) are reported,
+		// and the check goes on with the others.
+		SyncTimeout: syncTimeout,
+		OnSyncError: func(err error) { log.Info("a resource did not sync; checking the others", "error", err) },
 		OnDiscoveryError: func(err error) {
 			if ctx.Err() != nil {
 				return // stopping: the refresh was cut short
@@ -248,7 +253,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	// and flushes what is queued when it stops.
 	mgr.Add(rec)
 	mgr.AddCache(f)
-	mgr.AddCache(tolerant{set, log})
+	mgr.AddCache(set)
 	mgr.Add(ctrl)
 	mgr.Add(controller.RunnableFunc(func(ctx context.Context) error {
 		objects, _ := c.graph.size()
@@ -275,22 +280,6 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		}()
 	}
 	return mgr.Run(ctx)
-}
-
-// tolerant is the resource set as a cache that reports, rather than fails
-// on, resources it may not list: the check goes on with the others.
-type tolerant struct {
-	*informer.ResourceSet
-	log logr.Logger
-}
-
-func (t tolerant) WaitForSync(ctx context.Context) error {
-	sctx, cancel := context.WithTimeout(ctx, syncTimeout)
-	defer cancel()
-	if err := t.ResourceSet.WaitForSync(sctx); err != nil && ctx.Err() == nil {
-		t.log.Info("some resources did not sync; checking the others", "error", err)
-	}
-	return ctx.Err()
 }
 
 // follow forgets the objects of resources that leave the set (their

@@ -100,6 +100,9 @@ func asGadgetCRD(t *testing.T, env *testenv.Env, ns string) string {
 	group := ns + ".kdyn.example"
 	sn := "gd" + strings.ReplaceAll(ns[strings.Index(ns, "-")+1:], "-", "")
 	kdyn(t, env, "apply", "-f", mfWrite(t, "crd.yaml", mfCRD(group, sn))).must(t)
+	// Served (and in discovery) only once Established: a command naming
+	// the resource right after the apply would race it.
+	kdyn(t, env, "wait", "--for=condition=Established", "crd/gadgets."+group).must(t)
 	return group
 }
 
@@ -268,6 +271,7 @@ spec:
         x-kubernetes-preserve-unknown-fields: true
 `, group, asParentType)
 	kdyn(t, env, "apply", "-f", mfWrite(t, "crd.yaml", crd)).must(t)
+	kdyn(t, env, "wait", "--for=condition=Established", "crd/clustersets."+group).must(t)
 	ref := "clustersets." + group + "/platform"
 	file := func(nss ...string) string {
 		var docs []string

@@ -26,6 +26,7 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/printers"
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/internal/ctxsleep"
+	"github.com/kdyn/kdyn/readiness"
 	"github.com/kdyn/kdyn/restmapper"
 	kunstructured "github.com/kdyn/kdyn/unstructured"
 )
@@ -526,12 +527,15 @@ func waitCRDEstablished(ctx context.Context, ri dynamic.ResourceInterface, name 
 		obj, err := ri.Get(wctx, name, metav1.GetOptions{})
 		switch {
 		case err == nil:
-			established, _ := crdCondition(obj, "Established")
-			if established == "True" {
+			// readiness's rule for CRDs: Established=True is Current;
+			// NamesAccepted=False (or Established=False other than while
+			// installing) is Failed.
+			res, rerr := readiness.Compute(obj)
+			if rerr == nil && res.Ready() {
 				return nil
 			}
-			if accepted, msg := crdCondition(obj, "NamesAccepted"); accepted == "False" {
-				return fmt.Errorf("CustomResourceDefinition %q was not accepted: %s", name, msg)
+			if res.Status == readiness.Failed {
+				return fmt.Errorf("CustomResourceDefinition %q was not accepted: %s", name, res.Message)
 			}
 		case wctx.Err() != nil:
 		case !apierrors.IsNotFound(err):
@@ -544,21 +548,6 @@ func waitCRDEstablished(ctx context.Context, ri dynamic.ResourceInterface, name 
 			return fmt.Errorf("%w after %s waiting for CustomResourceDefinition %q to be Established", ErrTimeout, timeout, name)
 		}
 	}
-}
-
-// crdCondition returns the status and message of a CRD condition.
-func crdCondition(obj *unstructured.Unstructured, typ string) (status, message string) {
-	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if !ok || m["type"] != typ {
-			continue
-		}
-		status, _ = m["status"].(string)
-		message, _ = m["message"].(string)
-		return status, message
-	}
-	return "", ""
 }
 
 // report prints a failure of one entry and remembers it for the exit code.

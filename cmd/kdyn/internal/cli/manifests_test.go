@@ -199,22 +199,6 @@ func TestCRDKind(t *testing.T) {
 	}
 }
 
-func TestCRDCondition(t *testing.T) {
-	crd := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{
-		map[string]any{"type": "NamesAccepted", "status": "False", "message": "plural taken"},
-		map[string]any{"type": "Established", "status": "True"},
-	}}}}
-	if s, _ := crdCondition(crd, "Established"); s != "True" {
-		t.Errorf("Established = %q", s)
-	}
-	if s, m := crdCondition(crd, "NamesAccepted"); s != "False" || m != "plural taken" {
-		t.Errorf("NamesAccepted = %q %q", s, m)
-	}
-	if s, _ := crdCondition(crd, "Terminating"); s != "" {
-		t.Errorf("missing condition = %q", s)
-	}
-}
-
 func TestStripServerFields(t *testing.T) {
 	in := clitest.Obj("v1", "ConfigMap", "x")
 	in.SetResourceVersion("12")

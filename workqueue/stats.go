@@ -15,8 +15,6 @@ type Stats struct {
 	Adds int64
 	// Retries counts AddRateLimited calls accepted before shutdown.
 	Retries int64
-	// Dropped counts the items Run gave up on after Options.MaxRetries.
-	Dropped int64
 	// Processing is the number of items handed out by Get and not yet Done.
 	Processing int
 	// LongestRunning is how long the oldest item in processing has been in
@@ -55,7 +53,7 @@ func (s *DurationStats) observe(d time.Duration) {
 
 // stats holds the counters a queue keeps; guarded by Queue.mu.
 type stats struct {
-	adds, retries, dropped     int64
+	adds, retries              int64
 	queueLatency, workDuration DurationStats
 }
 
@@ -70,7 +68,6 @@ func (q *Queue[T]) Stats() Stats {
 		Depth:        q.queued,
 		Adds:         q.stats.adds,
 		Retries:      q.stats.retries,
-		Dropped:      q.stats.dropped,
 		Processing:   len(q.processing),
 		QueueLatency: q.stats.queueLatency,
 		WorkDuration: q.stats.workDuration,
@@ -81,10 +78,4 @@ func (q *Queue[T]) Stats() Stats {
 		m.LongestRunning = max(m.LongestRunning, running)
 	}
 	return m
-}
-
-func (q *Queue[T]) recordDrop() {
-	q.mu.Lock()
-	q.stats.dropped++
-	q.mu.Unlock()
 }

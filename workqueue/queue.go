@@ -19,26 +19,15 @@ type Options[T comparable] struct {
 	// Metrics receives what the queue does, for an exporter (package
 	// metrics). Nil observes nothing.
 	Metrics Metrics
-
-	// MaxRetries is used by [Queue.Run]: an item whose handler has failed
-	// MaxRetries+1 times in a row is forgotten and dropped instead of being
-	// retried. Zero or less means retry for ever.
-	MaxRetries int
-
-	// OnDrop, if set, is called by [Queue.Run] from the worker goroutine with
-	// an item dropped after MaxRetries and the handler's last error.
-	OnDrop func(item T, err error)
 }
 
 // Queue is a de-duplicating, rate-limited work queue. Create it with [New];
 // the zero value is not usable. All methods are safe for concurrent use.
 type Queue[T comparable] struct {
-	name       string
-	limiter    RateLimiter[T]
-	maxRetries int
-	onDrop     func(T, error)
-	clock      clock
-	metrics    Metrics
+	name    string
+	limiter RateLimiter[T]
+	clock   clock
+	metrics Metrics
 
 	// mu guards every field below it.
 	mu sync.Mutex
@@ -113,8 +102,6 @@ func newQueue[T comparable](opts Options[T], c clock) *Queue[T] {
 		metrics:      m,
 		name:         opts.Name,
 		limiter:      limiter,
-		maxRetries:   opts.MaxRetries,
-		onDrop:       opts.OnDrop,
 		clock:        c,
 		dirty:        map[T]dirtyEntry{},
 		processing:   map[T]time.Time{},

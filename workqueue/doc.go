@@ -4,13 +4,9 @@
 //
 // # Usage
 //
-//	q := workqueue.New(workqueue.Options[string]{Name: "configmaps"})
-//	// event handlers: q.Add(key)
-//	err := q.Run(ctx, 2, func(ctx context.Context, key string) error {
-//		return reconcile(ctx, key) // an error retries key with backoff
-//	})
-//
-// or, by hand:
+// controller.Controller is the worker loop over a Queue, the one kdyn has:
+// N workers, outcomes turned into Forget, AddRateLimited or AddAfter,
+// panics recovered, a graceful stop. By hand, a worker is:
 //
 //	for {
 //		key, shutdown := q.Get()
@@ -65,20 +61,16 @@
 //     after Done), and ShutDownWithDrain returns once no item is queued or in
 //     processing. Get returns shutdown=true once nothing is left to hand out.
 //
-// [Queue.Run] runs workers until its context is done, then shuts the queue
-// down with drain and returns after every worker has exited.
-//
 // # Concurrency
 //
 // Every method of [Queue] and every rate limiter in this package is safe for
 // concurrent use. Get blocks; the other methods do not, except the two
-// shutdowns and Run as described above.
+// shutdowns as described above.
 //
 // # Errors and metrics
 //
 // The queue reports no errors: adds after shutdown are dropped silently, and
-// Done or Forget of an unknown item does nothing. Run returns an error only
-// for bad arguments. The queue does not log; [Queue.Stats] returns its
+// Done or Forget of an unknown item does nothing. The queue does not log; [Queue.Stats] returns its
 // figures (depth, adds, retries, in-flight work, latency and work duration),
 // and [Options.Metrics] receives them as they happen, for an exporter
 // (package metrics exports them to Prometheus under client-go's names).
