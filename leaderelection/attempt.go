@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/kdyn/kdyn/internal/lease"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
@@ -38,15 +39,15 @@ const (
 //     first: failed, for this round.
 func (e *Elector) tryAcquireOrRenew(ctx context.Context, now time.Time, renewing bool) (outcome, error) {
 	id := e.cfg.Identity
-	want := record{
+	want := lease.Record{
 		HolderIdentity:       id,
 		LeaseDurationSeconds: e.leaseSeconds,
-		AcquireTime:          microTime(now),
-		RenewTime:            microTime(now),
+		AcquireTime:          lease.MicroTime(now),
+		RenewTime:            lease.MicroTime(now),
 	}
 
 	e.mu.Lock()
-	obs, valid := e.observed, e.validLocked(now)
+	obs, valid := e.obs.Record, e.validLocked(now)
 	e.mu.Unlock()
 	if obs.HolderIdentity == id && valid && e.lock.lease != nil {
 		want.AcquireTime, want.LeaseTransitions = obs.AcquireTime, obs.LeaseTransitions
@@ -95,13 +96,10 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, now time.Time, renewing
 // this candidate (written true), or one that differs from the last
 // observed, restarts the local expiry clock; reading the same record again
 // does not.
-func (e *Elector) observe(r record, written bool) {
+func (e *Elector) observe(r lease.Record, written bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if written || e.observedTime.IsZero() || !r.equal(e.observed) {
-		e.observed = r
-		e.observedTime = e.clock.Now()
-	}
+	e.obs.Observe(r, e.clock.Now(), written)
 }
 
 // valid reports whether the observed lease has not expired at now.
@@ -111,17 +109,11 @@ func (e *Elector) valid(now time.Time) bool {
 	return e.validLocked(now)
 }
 
-func (e *Elector) validLocked(now time.Time) bool {
-	return !e.observedTime.IsZero() && e.expiryLocked().After(now)
-}
-
-// expiryLocked is when the observed lease expires in this candidate's
-// view: leaseDurationSeconds after the local time the record was seen to
-// change. The times in the record, written by another machine's clock,
-// are never compared with this one's.
-func (e *Elector) expiryLocked() time.Time {
-	return e.observedTime.Add(time.Duration(e.observed.LeaseDurationSeconds) * time.Second)
-}
+// validLocked reports whether the observed lease has not expired at now,
+// in this candidate's view: leaseDurationSeconds after the local time the
+// record was seen to change (lease.Observation). The times in the record,
+// written by another machine's clock, are never compared with this one's.
+func (e *Elector) validLocked(now time.Time) bool { return e.obs.Valid(now) }
 
 // release gives up the Lease at the end of a term, as client-go's
 // ReleaseOnCancel does: it reads the Lease and, if it still names this
@@ -145,8 +137,8 @@ func (e *Elector) release(ctx context.Context) {
 		if cur.HolderIdentity != e.cfg.Identity {
 			return
 		}
-		now := microTime(e.clock.Now())
-		rel := record{LeaseDurationSeconds: 1, AcquireTime: now, RenewTime: now, LeaseTransitions: cur.LeaseTransitions}
+		now := lease.MicroTime(e.clock.Now())
+		rel := lease.Record{LeaseDurationSeconds: 1, AcquireTime: now, RenewTime: now, LeaseTransitions: cur.LeaseTransitions}
 		err = e.lock.update(ctx, rel)
 		switch {
 		case err == nil:

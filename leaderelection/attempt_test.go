@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kdyn/kdyn/internal/lease"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -40,10 +41,10 @@ func TestAcquireCreatesTheLease(t *testing.T) {
 		t.Fatalf("outcome %v, want acquired", out)
 	}
 	u, rec := getLease(t, c, testNS, testName)
-	now := microTime(clk.Now())
-	want := record{HolderIdentity: "a", LeaseDurationSeconds: 15, AcquireTime: now, RenewTime: now}
-	if !rec.equal(want) {
-		t.Errorf("lease record %+v, want %+v", rec, want)
+	now := lease.MicroTime(clk.Now())
+	want := lease.Record{HolderIdentity: "a", LeaseDurationSeconds: 15, AcquireTime: now, RenewTime: now}
+	if !rec.Equal(want) {
+		t.Errorf("lease lease.Record %+v, want %+v", rec, want)
 	}
 	spec := u.Object["spec"].(map[string]any)
 	if got := spec["renewTime"]; got != "2026-01-02T03:04:05.123456Z" {
@@ -56,7 +57,7 @@ func TestAcquireCreatesTheLease(t *testing.T) {
 
 func TestRenewKeepsAcquireTimeAndTransitions(t *testing.T) {
 	c, clk := newFaultyClient(), newFakeClock()
-	putLease(t, c, testNS, testName, record{HolderIdentity: "x", LeaseDurationSeconds: 15, LeaseTransitions: 4})
+	putLease(t, c, testNS, testName, lease.Record{HolderIdentity: "x", LeaseDurationSeconds: 15, LeaseTransitions: 4})
 	a := newStepElector(t, c, clk, "a")
 	attempt(t, a, false) // observes x's lease
 	clk.Step(15 * time.Second)
@@ -77,8 +78,8 @@ func TestRenewKeepsAcquireTimeAndTransitions(t *testing.T) {
 	}
 	_, second := getLease(t, c, testNS, testName)
 	want := first
-	want.RenewTime = microTime(clk.Now())
-	if !second.equal(want) {
+	want.RenewTime = lease.MicroTime(clk.Now())
+	if !second.Equal(want) {
 		t.Errorf("after renewal %+v, want %+v", second, want)
 	}
 }
@@ -87,15 +88,15 @@ func TestHeldLeaseExpiresByLocalObservation(t *testing.T) {
 	c, clk := newFaultyClient(), newFakeClock()
 	// The holder's renewTime is a day off: a skewed clock elsewhere must
 	// not matter, only when this candidate saw the record change.
-	skewed := microTime(clk.Now().Add(-24 * time.Hour))
-	putLease(t, c, testNS, testName, record{HolderIdentity: "x", LeaseDurationSeconds: 15, AcquireTime: skewed, RenewTime: skewed})
+	skewed := lease.MicroTime(clk.Now().Add(-24 * time.Hour))
+	putLease(t, c, testNS, testName, lease.Record{HolderIdentity: "x", LeaseDurationSeconds: 15, AcquireTime: skewed, RenewTime: skewed})
 	a := newStepElector(t, c, clk, "a")
 	if out := attempt(t, a, false); out != held {
 		t.Fatalf("fresh observation: outcome %v, want held", out)
 	}
 	clk.Step(10 * time.Second)
 	// x renews: the record changes, so the local expiry clock restarts.
-	putLease(t, c, testNS, testName, record{HolderIdentity: "x", LeaseDurationSeconds: 15, AcquireTime: skewed, RenewTime: skewed.Add(time.Second)})
+	putLease(t, c, testNS, testName, lease.Record{HolderIdentity: "x", LeaseDurationSeconds: 15, AcquireTime: skewed, RenewTime: skewed.Add(time.Second)})
 	if out := attempt(t, a, false); out != held {
 		t.Fatalf("after renewal: outcome %v, want held", out)
 	}
@@ -108,7 +109,7 @@ func TestHeldLeaseExpiresByLocalObservation(t *testing.T) {
 		t.Fatalf("at expiry: outcome %v, want acquired", out)
 	}
 	_, rec := getLease(t, c, testNS, testName)
-	if rec.HolderIdentity != "a" || rec.LeaseTransitions != 1 || !rec.AcquireTime.Equal(microTime(clk.Now())) {
+	if rec.HolderIdentity != "a" || rec.LeaseTransitions != 1 || !rec.AcquireTime.Equal(lease.MicroTime(clk.Now())) {
 		t.Errorf("after takeover %+v", rec)
 	}
 }
@@ -116,7 +117,7 @@ func TestHeldLeaseExpiresByLocalObservation(t *testing.T) {
 func TestLeaseDurationIsTheRecords(t *testing.T) {
 	// Expiry uses the holder's leaseDurationSeconds, not this candidate's.
 	c, clk := newFaultyClient(), newFakeClock()
-	putLease(t, c, testNS, testName, record{HolderIdentity: "x", LeaseDurationSeconds: 3})
+	putLease(t, c, testNS, testName, lease.Record{HolderIdentity: "x", LeaseDurationSeconds: 3})
 	a := newStepElector(t, c, clk, "a")
 	attempt(t, a, false)
 	clk.Step(3 * time.Second)
@@ -127,7 +128,7 @@ func TestLeaseDurationIsTheRecords(t *testing.T) {
 
 func TestReleasedLeaseIsTakenAtOnce(t *testing.T) {
 	c, clk := newFaultyClient(), newFakeClock()
-	putLease(t, c, testNS, testName, record{LeaseDurationSeconds: 1, LeaseTransitions: 7})
+	putLease(t, c, testNS, testName, lease.Record{LeaseDurationSeconds: 1, LeaseTransitions: 7})
 	a := newStepElector(t, c, clk, "a")
 	if out := attempt(t, a, false); out != acquired {
 		t.Fatalf("outcome %v, want acquired", out)
@@ -139,7 +140,7 @@ func TestReleasedLeaseIsTakenAtOnce(t *testing.T) {
 
 func TestConflictMeansNotAcquiredThisRound(t *testing.T) {
 	c, clk := newFaultyClient(), newFakeClock()
-	putLease(t, c, testNS, testName, record{HolderIdentity: "x", LeaseDurationSeconds: 15})
+	putLease(t, c, testNS, testName, lease.Record{HolderIdentity: "x", LeaseDurationSeconds: 15})
 	a := newStepElector(t, c, clk, "a")
 	b := newStepElector(t, c, clk, "b")
 	attempt(t, a, false)
@@ -176,7 +177,7 @@ func TestRenewalFindsAnotherHolder(t *testing.T) {
 	attempt(t, a, false)
 	// Someone overwrites the lease (an operator, or a candidate whose
 	// clock ran fast): a's optimistic update conflicts, its read shows b.
-	putLease(t, c, testNS, testName, record{HolderIdentity: "b", LeaseDurationSeconds: 15, LeaseTransitions: 1})
+	putLease(t, c, testNS, testName, lease.Record{HolderIdentity: "b", LeaseDurationSeconds: 15, LeaseTransitions: 1})
 	clk.Step(2 * time.Second)
 	if out := attempt(t, a, true); out != held {
 		t.Fatalf("renewal: outcome %v, want held", out)
@@ -195,7 +196,7 @@ func TestRenewalAfterUnrelatedChange(t *testing.T) {
 	c, clk := newFaultyClient(), newFakeClock()
 	a := newStepElector(t, c, clk, "a")
 	attempt(t, a, false)
-	ri := c.Resource(leaseGVR).Namespace(testNS)
+	ri := c.Resource(lease.GVR).Namespace(testNS)
 	u, _ := getLease(t, c, testNS, testName)
 	u.SetLabels(map[string]string{"team": "x"})
 	if _, err := ri.Update(context.Background(), u, metav1.UpdateOptions{}); err != nil {
@@ -210,14 +211,14 @@ func TestRenewalAfterUnrelatedChange(t *testing.T) {
 		t.Error("no read after the conflict")
 	}
 	u, rec := getLease(t, c, testNS, testName)
-	if rec.HolderIdentity != "a" || !rec.RenewTime.Equal(microTime(clk.Now())) || u.GetLabels()["team"] != "x" {
+	if rec.HolderIdentity != "a" || !rec.RenewTime.Equal(lease.MicroTime(clk.Now())) || u.GetLabels()["team"] != "x" {
 		t.Errorf("lease %+v labels %v", rec, u.GetLabels())
 	}
 }
 
 func TestReleaseWritesClientGosReleasedRecord(t *testing.T) {
 	c, clk := newFaultyClient(), newFakeClock()
-	putLease(t, c, testNS, testName, record{HolderIdentity: "x", LeaseDurationSeconds: 15, LeaseTransitions: 2})
+	putLease(t, c, testNS, testName, lease.Record{HolderIdentity: "x", LeaseDurationSeconds: 15, LeaseTransitions: 2})
 	a := newStepElector(t, c, clk, "a")
 	attempt(t, a, false)
 	clk.Step(15 * time.Second)
@@ -225,13 +226,13 @@ func TestReleaseWritesClientGosReleasedRecord(t *testing.T) {
 	clk.Step(time.Second)
 	a.release(context.Background())
 	_, rec := getLease(t, c, testNS, testName)
-	now := microTime(clk.Now())
-	if d := cmp.Diff(record{LeaseDurationSeconds: 1, AcquireTime: now, RenewTime: now, LeaseTransitions: 3}, rec); d != "" {
-		t.Errorf("released record (-want +got):\n%s", d)
+	now := lease.MicroTime(clk.Now())
+	if d := cmp.Diff(lease.Record{LeaseDurationSeconds: 1, AcquireTime: now, RenewTime: now, LeaseTransitions: 3}, rec); d != "" {
+		t.Errorf("released lease.Record (-want +got):\n%s", d)
 	}
 
 	// A lease someone else holds is left alone.
-	putLease(t, c, testNS, testName, record{HolderIdentity: "b", LeaseDurationSeconds: 15, LeaseTransitions: 4})
+	putLease(t, c, testNS, testName, lease.Record{HolderIdentity: "b", LeaseDurationSeconds: 15, LeaseTransitions: 4})
 	u1, _ := getLease(t, c, testNS, testName)
 	a.release(context.Background())
 	if u2, _ := getLease(t, c, testNS, testName); u2.GetResourceVersion() != u1.GetResourceVersion() {

@@ -8,21 +8,22 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/kdyn/kdyn/internal/lease"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // client-go's defaults (k8s.io/component-base's leader-election flags).
 const (
-	DefaultLeaseDuration = 15 * time.Second
-	DefaultRenewDeadline = 10 * time.Second
-	DefaultRetryPeriod   = 2 * time.Second
+	DefaultLeaseDuration = lease.DefaultLeaseDuration
+	DefaultRenewDeadline = lease.DefaultRenewDeadline
+	DefaultRetryPeriod   = lease.DefaultRetryPeriod
 )
 
 // JitterFactor bounds the random spread of a candidate's retries: a
 // candidate that does not lead waits between RetryPeriod/JitterFactor and
 // RetryPeriod between attempts. As in client-go, RenewDeadline must exceed
 // RetryPeriod×JitterFactor.
-const JitterFactor = 1.2
+const JitterFactor = lease.JitterFactor
 
 // Config configures an Elector. Namespace, Name, Identity and
 // Callbacks.OnStartedLeading are required; the zero value of every other
@@ -126,22 +127,17 @@ func (noMetrics) Leading(string, bool) {}
 
 // withDefaults returns c with zero fields set to their defaults.
 func (c Config) withDefaults() Config {
-	if c.LeaseDuration == 0 {
-		c.LeaseDuration = DefaultLeaseDuration
-	}
-	if c.RenewDeadline == 0 {
-		c.RenewDeadline = DefaultRenewDeadline
-	}
-	if c.RetryPeriod == 0 {
-		c.RetryPeriod = DefaultRetryPeriod
-	}
-	if c.RequestTimeout == 0 {
-		c.RequestTimeout = max(c.RenewDeadline/4, c.RetryPeriod)
-	}
+	t := c.timing().WithDefaults()
+	c.LeaseDuration, c.RenewDeadline, c.RetryPeriod, c.RequestTimeout = t.LeaseDuration, t.RenewDeadline, t.RetryPeriod, t.RequestTimeout
 	if c.Metrics == nil {
 		c.Metrics = noMetrics{}
 	}
 	return c
+}
+
+// timing is c's lease timing.
+func (c Config) timing() lease.Timing {
+	return lease.Timing{LeaseDuration: c.LeaseDuration, RenewDeadline: c.RenewDeadline, RetryPeriod: c.RetryPeriod, RequestTimeout: c.RequestTimeout}
 }
 
 // validate checks a Config that has its defaults, naming every field that
@@ -164,27 +160,7 @@ func (c Config) validate() error {
 	if c.Identity == "" {
 		bad("Identity is empty")
 	}
-	switch {
-	case c.LeaseDuration < 0:
-		bad("LeaseDuration %v is negative", c.LeaseDuration)
-	case c.LeaseDuration%time.Second != 0:
-		bad("LeaseDuration %v is not a whole number of seconds (the Lease records spec.leaseDurationSeconds)", c.LeaseDuration)
-	}
-	if c.RenewDeadline < 0 {
-		bad("RenewDeadline %v is negative", c.RenewDeadline)
-	}
-	if c.RetryPeriod < 0 {
-		bad("RetryPeriod %v is negative", c.RetryPeriod)
-	}
-	if c.RequestTimeout < 0 || c.RequestTimeout > c.RenewDeadline {
-		bad("RequestTimeout %v must be positive and at most RenewDeadline %v", c.RequestTimeout, c.RenewDeadline)
-	}
-	if c.LeaseDuration <= c.RenewDeadline {
-		bad("LeaseDuration %v must be greater than RenewDeadline %v", c.LeaseDuration, c.RenewDeadline)
-	}
-	if c.RenewDeadline <= time.Duration(JitterFactor*float64(c.RetryPeriod)) {
-		bad("RenewDeadline %v must be greater than RetryPeriod×JitterFactor (%v×%v)", c.RenewDeadline, c.RetryPeriod, JitterFactor)
-	}
+	errs = append(errs, c.timing().Problems()...)
 	if c.Callbacks.OnStartedLeading == nil {
 		bad("Callbacks.OnStartedLeading is nil")
 	}

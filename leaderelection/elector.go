@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/internal/lease"
 )
 
 // ErrLeadershipLost is wrapped by Run's error when a term ended because
@@ -37,11 +38,10 @@ type Elector struct {
 
 	// mu guards the fields below.
 	mu sync.Mutex
-	// observed is the Lease's record as last read or written, and
-	// observedTime the local time it was last seen to change: expiry is
-	// judged from these, never from the times in the record.
-	observed     record
-	observedTime time.Time
+	// obs is the Lease's record as last read or written, and the local
+	// time it was first seen to hold it: expiry is judged from these,
+	// never from the times in the record.
+	obs lease.Observation
 	// reported is the holder last handed to OnNewLeader.
 	reported string
 	// leading is true while a term is live (OnStartedLeading's context is
@@ -134,7 +134,7 @@ func (e *Elector) IsLeader() bool {
 func (e *Elector) GetLeader() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.observed.HolderIdentity
+	return e.obs.Record.HolderIdentity
 }
 
 // acquire tries to acquire the Lease until it does or ctx is done, and
@@ -180,8 +180,8 @@ func (e *Elector) nextAttempt() time.Time {
 	next := now.Add(time.Duration(rp - rand.Float64()*(rp-rp/JitterFactor)))
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if h := e.observed.HolderIdentity; h != "" && h != e.cfg.Identity && !e.observedTime.IsZero() {
-		if expiry := e.expiryLocked(); expiry.After(now) && expiry.Before(next) {
+	if h := e.obs.Record.HolderIdentity; h != "" && h != e.cfg.Identity && !e.obs.At.IsZero() {
+		if expiry := e.obs.Expiry(); expiry.After(now) && expiry.Before(next) {
 			next = expiry
 		}
 	}
@@ -348,7 +348,7 @@ func (e *Elector) stopLocked(cause error) {
 // reportLeader hands a change of the observed holder to OnNewLeader.
 func (e *Elector) reportLeader() {
 	e.mu.Lock()
-	holder := e.observed.HolderIdentity
+	holder := e.obs.Record.HolderIdentity
 	changed := holder != e.reported
 	e.reported = holder
 	e.mu.Unlock()

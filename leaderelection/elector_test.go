@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kdyn/kdyn/internal/lease"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
@@ -25,11 +26,11 @@ const (
 
 // holderIs reports whether the Lease in c names id.
 func holderIs(t *testing.T, c *faultyClient, id string) bool {
-	objs := c.Objects(leaseGVR)
+	objs := c.Objects(lease.GVR)
 	if len(objs) == 0 {
 		return false
 	}
-	r, err := readRecord(objs[0])
+	r, err := lease.Read(objs[0])
 	if err != nil {
 		t.Error(err)
 	}
@@ -66,7 +67,7 @@ func TestRunLeadsRenewsAndStopsWhenCancelled(t *testing.T) {
 				clk.Step(rp)
 				waitFor(t, "renewal", func() bool {
 					_, r := getLease(t, c, testNS, testName)
-					return r.RenewTime.Equal(microTime(clk.Now()))
+					return r.RenewTime.Equal(lease.MicroTime(clk.Now()))
 				})
 				waitTimers(t, clk, 2)
 			}
@@ -85,10 +86,10 @@ func TestRunLeadsRenewsAndStopsWhenCancelled(t *testing.T) {
 				t.Errorf("stopped %d, OnNewLeader %q, metrics %v", stopped, leaders, metrics)
 			}
 			_, rec := getLease(t, c, testNS, testName)
-			want := record{HolderIdentity: "a", LeaseDurationSeconds: 15, AcquireTime: microTime(t0), RenewTime: microTime(clk.Now())}
+			want := lease.Record{HolderIdentity: "a", LeaseDurationSeconds: 15, AcquireTime: lease.MicroTime(t0), RenewTime: lease.MicroTime(clk.Now())}
 			if release {
-				now := microTime(clk.Now())
-				want = record{LeaseDurationSeconds: 1, AcquireTime: now, RenewTime: now}
+				now := lease.MicroTime(clk.Now())
+				want = lease.Record{LeaseDurationSeconds: 1, AcquireTime: now, RenewTime: now}
 			}
 			if d := cmp.Diff(want, rec); d != "" {
 				t.Errorf("lease (-want +got):\n%s", d)
@@ -178,7 +179,7 @@ func TestHungRenewalEndsAtRequestTimeout(t *testing.T) {
 	waitFor(t, "the next renewal", func() bool { return c.updates.Load() > before })
 	waitTimers(t, clk, 2)
 	_, rec := getLease(t, c, testNS, testName)
-	if !rec.RenewTime.Equal(microTime(clk.Now())) {
+	if !rec.RenewTime.Equal(lease.MicroTime(clk.Now())) {
 		t.Fatalf("renewTime %v, want the second attempt's %v", rec.RenewTime, clk.Now())
 	}
 	if isDone(ctx) || !cd.e.IsLeader() {
@@ -195,7 +196,7 @@ func TestLeadershipLostToAnotherHolder(t *testing.T) {
 		_, leaders, _ := ev.snapshot()
 		return len(leaders) == 1
 	})
-	putLease(t, c, testNS, testName, record{HolderIdentity: "b", LeaseDurationSeconds: 15, LeaseTransitions: 1})
+	putLease(t, c, testNS, testName, lease.Record{HolderIdentity: "b", LeaseDurationSeconds: 15, LeaseTransitions: 1})
 	clk.Step(rp) // well before the deadline: the read shows b
 	waitFor(t, "the term's context to be cancelled", func() bool { return isDone(ctx) })
 	err := cd.wait(t)
@@ -333,7 +334,7 @@ func TestRunOnceAtATimeAndAgain(t *testing.T) {
 		t.Fatalf("second Run: %v", err)
 	}
 	waitTimers(t, clk, 2)
-	putLease(t, c, testNS, testName, record{HolderIdentity: "b", LeaseDurationSeconds: 15, LeaseTransitions: 1})
+	putLease(t, c, testNS, testName, lease.Record{HolderIdentity: "b", LeaseDurationSeconds: 15, LeaseTransitions: 1})
 	clk.Step(rp)
 	if err := cd.wait(t); !errors.Is(err, ErrLeadershipLost) {
 		t.Fatalf("Run: %v", err)

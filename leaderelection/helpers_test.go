@@ -15,6 +15,7 @@ import (
 
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/dynamic/fake"
+	"github.com/kdyn/kdyn/internal/lease"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -151,7 +152,7 @@ func newFaultyClient(objs ...*unstructured.Unstructured) *faultyClient {
 var errServer = apierrors.NewInternalError(errors.New("boom"))
 
 func (c *faultyClient) intercept(ctx context.Context, a fake.Action) error {
-	if a.Resource != leaseGVR {
+	if a.Resource != lease.GVR {
 		return nil
 	}
 	switch a.Verb {
@@ -177,13 +178,13 @@ func (c *faultyClient) intercept(ctx context.Context, a fake.Action) error {
 }
 
 // getLease reads the Lease straight from the store.
-func getLease(t *testing.T, c dynamic.Interface, ns, name string) (*unstructured.Unstructured, record) {
+func getLease(t *testing.T, c dynamic.Interface, ns, name string) (*unstructured.Unstructured, lease.Record) {
 	t.Helper()
-	u, err := c.Resource(leaseGVR).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+	u, err := c.Resource(lease.GVR).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := readRecord(u)
+	r, err := lease.Read(u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,16 +193,16 @@ func getLease(t *testing.T, c dynamic.Interface, ns, name string) (*unstructured
 
 // putLease writes rec into the Lease (creating it if need be), as another
 // candidate would.
-func putLease(t *testing.T, c dynamic.Interface, ns, name string, rec record) {
+func putLease(t *testing.T, c dynamic.Interface, ns, name string, rec lease.Record) {
 	t.Helper()
-	ri := c.Resource(leaseGVR).Namespace(ns)
+	ri := c.Resource(lease.GVR).Namespace(ns)
 	u, err := ri.Get(context.Background(), name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		u = &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
 			"metadata": map[string]any{"name": name, "namespace": ns},
 		}}
-		writeRecord(u, rec)
+		lease.Write(u, rec)
 		if _, err := ri.Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +211,7 @@ func putLease(t *testing.T, c dynamic.Interface, ns, name string, rec record) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeRecord(u, rec)
+	lease.Write(u, rec)
 	if _, err := ri.Update(context.Background(), u, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}

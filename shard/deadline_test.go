@@ -16,6 +16,7 @@ import (
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/dynamic/fake"
 	"github.com/kdyn/kdyn/informer"
+	"github.com/kdyn/kdyn/internal/lease"
 )
 
 // These tests run a Member with Run, its watchdog and drain loop on the
@@ -92,7 +93,7 @@ const testNS = "kube-system"
 // lease reads a member's Lease from the fake server.
 func readLease(t *testing.T, c dynamic.Interface, ring, id string) (held []informer.HashRange, renew time.Time) {
 	t.Helper()
-	u, err := c.Resource(leaseGVR).Namespace(testNS).Get(direct, leaseName(ring, id), metav1.GetOptions{})
+	u, err := c.Resource(lease.GVR).Namespace(testNS).Get(direct, leaseName(ring, id), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,14 +101,14 @@ func readLease(t *testing.T, c dynamic.Interface, ring, id string) (held []infor
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p.held, p.renew
+	return p.held, p.record.RenewTime
 }
 
 // writePeer creates or renews the Lease of a peer the test plays, holding
 // held.
 func writePeer(t *testing.T, c dynamic.Interface, ring, id string, held []informer.HashRange) {
 	t.Helper()
-	leases := c.Resource(leaseGVR).Namespace(testNS)
+	leases := c.Resource(lease.GVR).Namespace(testNS)
 	now := time.Now().UTC().Format(metav1.RFC3339Micro)
 	u, err := leases.Get(direct, leaseName(ring, id), metav1.GetOptions{})
 	if err != nil {
@@ -375,11 +376,11 @@ func TestLateRenewalStartsOver(t *testing.T) {
 			return nil
 		})
 		// Record what every accepted write publishes from now on.
-		l, err := c.Resource(leaseGVR).Namespace(testNS).List(direct, metav1.ListOptions{})
+		l, err := c.Resource(lease.GVR).Namespace(testNS).List(direct, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := c.Resource(leaseGVR).Namespace(testNS).Watch(direct, metav1.ListOptions{ResourceVersion: l.GetResourceVersion()})
+		w, err := c.Resource(lease.GVR).Namespace(testNS).Watch(direct, metav1.ListOptions{ResourceVersion: l.GetResourceVersion()})
 		if err != nil {
 			t.Fatal(err)
 		}

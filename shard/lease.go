@@ -9,13 +9,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kdyn/kdyn/informer"
+	"github.com/kdyn/kdyn/internal/lease"
 )
-
-// leaseGVR is the resource members announce themselves with.
-var leaseGVR = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
 
 // The labels and annotations of a member's Lease.
 const (
@@ -39,31 +36,18 @@ type peer struct {
 	identity string
 	weight   int
 	held     []informer.HashRange
-	duration time.Duration
-	renew    time.Time // spec.renewTime as written (for change detection)
-	rv       string
+	record   lease.Record
 }
 
-// readPeer reads a member's Lease.
+// readPeer reads a member's Lease: its record (lease.Read) and the
+// ring's annotations.
 func readPeer(u *unstructured.Unstructured) (peer, error) {
-	p := peer{rv: u.GetResourceVersion(), weight: 1}
-	holder, _, err := unstructured.NestedString(u.Object, "spec", "holderIdentity")
-	if err != nil {
-		return p, fmt.Errorf("lease %s: spec.holderIdentity: %w", u.GetName(), err)
+	p := peer{weight: 1}
+	var err error
+	if p.record, err = lease.Read(u); err != nil {
+		return p, fmt.Errorf("lease %s: %w", u.GetName(), err)
 	}
-	p.identity = holder
-	secs, _, err := unstructured.NestedInt64(u.Object, "spec", "leaseDurationSeconds")
-	if err != nil {
-		return p, fmt.Errorf("lease %s: spec.leaseDurationSeconds: %w", u.GetName(), err)
-	}
-	p.duration = time.Duration(secs) * time.Second
-	if rt, _, _ := unstructured.NestedString(u.Object, "spec", "renewTime"); rt != "" {
-		t, err := time.Parse(metav1.RFC3339Micro, rt)
-		if err != nil {
-			return p, fmt.Errorf("lease %s: spec.renewTime: %w", u.GetName(), err)
-		}
-		p.renew = t
-	}
+	p.identity = p.record.HolderIdentity
 	ann := u.GetAnnotations()
 	if w := ann[WeightAnnotation]; w != "" {
 		n, err := strconv.Atoi(w)
@@ -110,13 +94,14 @@ func (m *Member) newLease(sent time.Time) *unstructured.Unstructured {
 
 // fill writes this member's state into u, renewed at sent.
 func (m *Member) fill(u *unstructured.Unstructured, sent time.Time) {
-	now := sent.UTC().Format(metav1.RFC3339Micro)
-	_ = unstructured.SetNestedField(u.Object, m.opts.Identity, "spec", "holderIdentity")
-	_ = unstructured.SetNestedField(u.Object, int64(m.opts.LeaseDuration/time.Second), "spec", "leaseDurationSeconds")
-	_ = unstructured.SetNestedField(u.Object, now, "spec", "renewTime")
-	if _, ok, _ := unstructured.NestedString(u.Object, "spec", "acquireTime"); !ok {
-		_ = unstructured.SetNestedField(u.Object, now, "spec", "acquireTime")
+	r, _ := lease.Read(u) // a malformed spec is written over
+	r.HolderIdentity = m.opts.Identity
+	r.LeaseDurationSeconds = int64(m.opts.LeaseDuration / time.Second)
+	r.RenewTime = lease.MicroTime(sent)
+	if r.AcquireTime.IsZero() {
+		r.AcquireTime = r.RenewTime
 	}
+	lease.Write(u, r)
 	ann := u.GetAnnotations()
 	if ann == nil {
 		ann = map[string]string{}
@@ -152,7 +137,7 @@ func (m *Member) create(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.lease = created
+	m.own = created
 	m.renewed(sent)
 	return nil
 }
@@ -167,7 +152,7 @@ func (m *Member) deleteLease(ctx context.Context) error {
 // write renews the Lease with the held ranges, with optimistic concurrency
 // on the version last read or written.
 func (m *Member) write(ctx context.Context) error {
-	u := m.lease.DeepCopy()
+	u := m.own.DeepCopy()
 	sent := m.sendTime()
 	m.fill(u, sent)
 	rctx, cancel := m.requestContext(ctx)
@@ -182,7 +167,7 @@ func (m *Member) write(ctx context.Context) error {
 			if p, perr := readPeer(cur); perr == nil && p.identity != m.opts.Identity {
 				m.log.Error(nil, "another member writes this member's lease; is the identity unique?", "holder", p.identity)
 			}
-			m.lease = cur
+			m.own = cur
 		case apierrors.IsNotFound(gerr):
 			if cerr := m.create(ctx); cerr == nil {
 				return nil
@@ -193,7 +178,7 @@ func (m *Member) write(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.lease = out
+	m.own = out
 	m.renewed(sent)
 	return nil
 }

@@ -15,13 +15,14 @@ import (
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/internal/ctxsleep"
+	"github.com/kdyn/kdyn/internal/lease"
 )
 
 // Member defaults, as client-go's leader election's.
 const (
-	DefaultLeaseDuration = 15 * time.Second
-	DefaultRenewDeadline = 10 * time.Second
-	DefaultRetryPeriod   = 2 * time.Second
+	DefaultLeaseDuration = lease.DefaultLeaseDuration
+	DefaultRenewDeadline = lease.DefaultRenewDeadline
+	DefaultRetryPeriod   = lease.DefaultRetryPeriod
 )
 
 // Options configure a Member. Namespace, Ring, Identity and Shard are
@@ -43,7 +44,8 @@ type Options struct {
 	// RenewDeadline: once this long has passed since the member sent the
 	// last renewal of its Lease that the server accepted, the member stops
 	// processing everything, before anyone may take its ranges. It must be
-	// less than LeaseDuration; zero means 10 s.
+	// less than LeaseDuration and more than RetryPeriod×1.2, as leader
+	// election's; zero means 10 s.
 	RenewDeadline time.Duration
 	// RetryPeriod is the time between two rounds (renew, read the ring,
 	// hand over); zero means 2 s.
@@ -98,8 +100,8 @@ type Member struct {
 	//
 	// observed is when each peer's Lease was last seen to change (local
 	// clock, read after the read that saw it returned), by identity.
-	observed map[string]observation
-	lease    *unstructured.Unstructured // our Lease as last written or read
+	observed map[string]lease.Observation
+	own      *unstructured.Unstructured // our Lease as last written or read
 	held     []informer.HashRange       // published (or being published)
 
 	// kick wakes the drain loop (capacity 1).
@@ -128,28 +130,12 @@ type Member struct {
 	renewals int
 }
 
-type observation struct {
-	rv  string
-	at  time.Time
-	dur time.Duration
-}
-
 // New returns a member of a ring whose Leases live in opts.Namespace. It
 // makes no request. Give it a client of its own (see the package
 // documentation): its requests must not wait behind the data path's.
 func New(client dynamic.Interface, opts Options) (*Member, error) {
-	if opts.LeaseDuration == 0 {
-		opts.LeaseDuration = DefaultLeaseDuration
-	}
-	if opts.RenewDeadline == 0 {
-		opts.RenewDeadline = DefaultRenewDeadline
-	}
-	if opts.RetryPeriod == 0 {
-		opts.RetryPeriod = DefaultRetryPeriod
-	}
-	if opts.RequestTimeout == 0 {
-		opts.RequestTimeout = max(opts.RenewDeadline/4, opts.RetryPeriod)
-	}
+	t := lease.Timing{LeaseDuration: opts.LeaseDuration, RenewDeadline: opts.RenewDeadline, RetryPeriod: opts.RetryPeriod, RequestTimeout: opts.RequestTimeout}.WithDefaults()
+	opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod, opts.RequestTimeout = t.LeaseDuration, t.RenewDeadline, t.RetryPeriod, t.RequestTimeout
 	var errs []error
 	if client == nil {
 		errs = append(errs, errors.New("a client is required"))
@@ -160,17 +146,8 @@ func New(client dynamic.Interface, opts Options) (*Member, error) {
 	if opts.Shard == nil {
 		errs = append(errs, errors.New("field Shard is required"))
 	}
-	if opts.LeaseDuration%time.Second != 0 {
-		errs = append(errs, fmt.Errorf("LeaseDuration %v is not a whole number of seconds", opts.LeaseDuration))
-	}
-	if opts.RenewDeadline >= opts.LeaseDuration {
-		errs = append(errs, fmt.Errorf("RenewDeadline %v must be less than LeaseDuration %v", opts.RenewDeadline, opts.LeaseDuration))
-	}
-	if opts.RetryPeriod >= opts.RenewDeadline {
-		errs = append(errs, fmt.Errorf("RetryPeriod %v must be less than RenewDeadline %v", opts.RetryPeriod, opts.RenewDeadline))
-	}
-	if opts.RequestTimeout < 0 || opts.RequestTimeout > opts.RenewDeadline {
-		errs = append(errs, fmt.Errorf("RequestTimeout %v must be positive and at most RenewDeadline %v", opts.RequestTimeout, opts.RenewDeadline))
+	for _, p := range t.Problems() {
+		errs = append(errs, errors.New(p))
 	}
 	if opts.Weight < 0 {
 		errs = append(errs, fmt.Errorf("negative Weight %d", opts.Weight))
@@ -180,11 +157,11 @@ func New(client dynamic.Interface, opts Options) (*Member, error) {
 	}
 	log := opts.Logger
 	return &Member{
-		client:   client.Resource(leaseGVR).Namespace(opts.Namespace),
+		client:   client.Resource(lease.GVR).Namespace(opts.Namespace),
 		opts:     opts,
 		log:      log.WithValues("ring", opts.Ring, "identity", opts.Identity),
 		now:      time.Now,
-		observed: map[string]observation{},
+		observed: map[string]lease.Observation{},
 		kick:     make(chan struct{}, 1),
 	}, nil
 }
@@ -279,16 +256,15 @@ func (m *Member) join(ctx context.Context) error {
 		if len(p.held) > 0 {
 			// A previous incarnation claimed ranges: wait until its Lease
 			// has not changed for its duration.
-			o := m.observe(p, m.now())
-			if m.now().Sub(o.at) < o.dur {
-				m.log.V(1).Info("a previous incarnation's lease still claims ranges; waiting for it to expire", "leaseDuration", o.dur)
+			if o := m.observe(p, m.now()); o.Valid(m.now()) {
+				m.log.V(1).Info("a previous incarnation's lease still claims ranges; waiting for it to expire", "leaseDuration", o.Record.Duration())
 				if err := ctxsleep.Sleep(ctx, m.opts.RetryPeriod); err != nil {
 					return err
 				}
 				continue
 			}
 		}
-		m.lease = u
+		m.own = u
 		m.held = nil
 		if err := m.write(ctx); err != nil {
 			if apierrors.IsConflict(err) {

@@ -12,6 +12,7 @@ import (
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/dynamic/fake"
 	"github.com/kdyn/kdyn/informer"
+	"github.com/kdyn/kdyn/internal/lease"
 )
 
 // testClock is a clock the test moves.
@@ -180,7 +181,7 @@ func TestContestedClaim(t *testing.T) {
 	if got := w.share("b"); got != 0 {
 		t.Fatalf("b started on a contested range: %.3f", got)
 	}
-	l, err := w.client.Resource(leaseGVR).Namespace("kube-system").Get(context.Background(), "gc-b", metav1.GetOptions{})
+	l, err := w.client.Resource(lease.GVR).Namespace("kube-system").Get(context.Background(), "gc-b", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

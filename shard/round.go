@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kdyn/kdyn/informer"
+	"github.com/kdyn/kdyn/internal/lease"
 )
 
 // round is one round of the protocol (see the package documentation).
@@ -142,14 +143,12 @@ func (m *Member) readRing(ctx context.Context) ([]peer, error) {
 	return out, nil
 }
 
-// observe records a peer's Lease as read at seenAt, and returns when it
-// was last seen to change.
-func (m *Member) observe(p peer, seenAt time.Time) observation {
-	o, ok := m.observed[p.identity]
-	if !ok || o.rv != p.rv {
-		o = observation{rv: p.rv, at: seenAt, dur: p.duration}
-		m.observed[p.identity] = o
-	}
+// observe records a peer's Lease as read at seenAt (when the read
+// returned), and returns when its record was first seen.
+func (m *Member) observe(p peer, seenAt time.Time) lease.Observation {
+	o := m.observed[p.identity]
+	o.Observe(p.record, seenAt, false)
+	m.observed[p.identity] = o
 	return o
 }
 
@@ -159,7 +158,7 @@ func (m *Member) live(peers []peer) []peer {
 	now := m.now()
 	var out []peer
 	for _, p := range peers {
-		if o, ok := m.observed[p.identity]; ok && now.Sub(o.at) < o.dur {
+		if o, ok := m.observed[p.identity]; ok && o.Valid(now) {
 			out = append(out, p)
 		}
 	}

@@ -1,4 +1,4 @@
-package leaderelection
+package lease
 
 import (
 	"encoding/json"
@@ -23,21 +23,21 @@ func TestRecordWireFormatIsClientGos(t *testing.T) {
 	renew := acquire.Add(2*time.Second + 345*time.Nanosecond)
 	for _, tc := range []struct {
 		name string
-		rec  record
+		rec  Record
 		spec coordinationv1.LeaseSpec
 	}{
 		{"held",
-			record{HolderIdentity: "pod-a_1234", LeaseDurationSeconds: 15, AcquireTime: microTime(acquire), RenewTime: microTime(renew), LeaseTransitions: 3},
+			Record{HolderIdentity: "pod-a_1234", LeaseDurationSeconds: 15, AcquireTime: MicroTime(acquire), RenewTime: MicroTime(renew), LeaseTransitions: 3},
 			coordinationv1.LeaseSpec{HolderIdentity: ptr.To("pod-a_1234"), LeaseDurationSeconds: ptr.To[int32](15),
 				AcquireTime: &metav1.MicroTime{Time: acquire}, RenewTime: &metav1.MicroTime{Time: renew}, LeaseTransitions: ptr.To[int32](3)}},
 		{"released",
-			record{LeaseDurationSeconds: 1, AcquireTime: microTime(renew), RenewTime: microTime(renew), LeaseTransitions: 3},
+			Record{LeaseDurationSeconds: 1, AcquireTime: MicroTime(renew), RenewTime: MicroTime(renew), LeaseTransitions: 3},
 			coordinationv1.LeaseSpec{HolderIdentity: ptr.To(""), LeaseDurationSeconds: ptr.To[int32](1),
 				AcquireTime: &metav1.MicroTime{Time: renew}, RenewTime: &metav1.MicroTime{Time: renew}, LeaseTransitions: ptr.To[int32](3)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := &unstructured.Unstructured{Object: map[string]any{}}
-			writeRecord(u, tc.rec)
+			Write(u, tc.rec)
 			got, err := json.Marshal(u.Object["spec"])
 			if err != nil {
 				t.Fatal(err)
@@ -58,17 +58,17 @@ func TestRecordWireFormatIsClientGos(t *testing.T) {
 			if err := json.Unmarshal(wantBytes, &back); err != nil {
 				t.Fatal(err)
 			}
-			read, err := readRecord(&unstructured.Unstructured{Object: map[string]any{"spec": back}})
+			read, err := Read(&unstructured.Unstructured{Object: map[string]any{"spec": back}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !read.equal(tc.rec) {
+			if !read.Equal(tc.rec) {
 				t.Errorf("read %+v, want %+v", read, tc.rec)
 			}
 		})
 	}
 	// The exact text, for the record: UTC, six fractional digits.
-	if got := formatMicroTime(acquire); got != "2026-03-04T04:06:07.891234Z" {
+	if got := FormatMicroTime(acquire); got != "2026-03-04T04:06:07.891234Z" {
 		t.Errorf("formatMicroTime = %s", got)
 	}
 }
@@ -77,26 +77,26 @@ func TestReadRecordTolerance(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		spec any
-		want record
+		want Record
 		err  string
 	}{
-		{"no spec", nil, record{}, ""},
-		{"empty spec", map[string]any{}, record{}, ""},
-		{"nulls", map[string]any{"holderIdentity": nil, "acquireTime": nil, "leaseDurationSeconds": nil}, record{}, ""},
-		{"float numbers", map[string]any{"leaseDurationSeconds": float64(15), "leaseTransitions": float64(2)}, record{LeaseDurationSeconds: 15, LeaseTransitions: 2}, ""},
+		{"no spec", nil, Record{}, ""},
+		{"empty spec", map[string]any{}, Record{}, ""},
+		{"nulls", map[string]any{"holderIdentity": nil, "acquireTime": nil, "leaseDurationSeconds": nil}, Record{}, ""},
+		{"float numbers", map[string]any{"leaseDurationSeconds": float64(15), "leaseTransitions": float64(2)}, Record{LeaseDurationSeconds: 15, LeaseTransitions: 2}, ""},
 		{"nanoseconds truncated", map[string]any{"renewTime": "2026-01-01T00:00:00.123456789Z"},
-			record{RenewTime: time.Date(2026, 1, 1, 0, 0, 0, 123456000, time.UTC)}, ""},
-		{"wrong type", map[string]any{"holderIdentity": int64(3)}, record{}, "spec.holderIdentity is a int64, not a string"},
-		{"bad time", map[string]any{"renewTime": "yesterday"}, record{}, "spec.renewTime"},
-		{"fractional seconds", map[string]any{"leaseDurationSeconds": 1.5}, record{}, "spec.leaseDurationSeconds is 1.5"},
-		{"spec not an object", "x", record{}, "spec is a string"},
+			Record{RenewTime: time.Date(2026, 1, 1, 0, 0, 0, 123456000, time.UTC)}, ""},
+		{"wrong type", map[string]any{"holderIdentity": int64(3)}, Record{}, "spec.holderIdentity is a int64, not a string"},
+		{"bad time", map[string]any{"renewTime": "yesterday"}, Record{}, "spec.renewTime"},
+		{"fractional seconds", map[string]any{"leaseDurationSeconds": 1.5}, Record{}, "spec.leaseDurationSeconds is 1.5"},
+		{"spec not an object", "x", Record{}, "spec is a string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := map[string]any{}
 			if tc.spec != nil {
 				obj["spec"] = tc.spec
 			}
-			got, err := readRecord(&unstructured.Unstructured{Object: obj})
+			got, err := Read(&unstructured.Unstructured{Object: obj})
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want %q", err, tc.err)
@@ -106,7 +106,7 @@ func TestReadRecordTolerance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !got.equal(tc.want) {
+			if !got.Equal(tc.want) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
 		})
