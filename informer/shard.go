@@ -25,16 +25,6 @@ const (
 	ShardByNamespace ShardKey = "object.metadata.namespace"
 )
 
-// HashRange is a range of the 64-bit hash space, both ends included: the
-// whole space is {0, math.MaxUint64}.
-type HashRange struct {
-	From, To uint64
-}
-
-func (r HashRange) String() string {
-	return fmt.Sprintf("[%#016x, %#016x]", r.From, r.To)
-}
-
 // Hash is the 64-bit FNV-1a hash the API server places objects by (of a
 // UID or a namespace), the same function as
 // k8s.io/apimachinery/pkg/sharding.HashField.
@@ -204,35 +194,6 @@ func (s *Shard) subscribe(f func()) (cancel func()) {
 	}
 }
 
-// MergeRanges returns ranges sorted, with overlapping and adjacent ones
-// merged; a range that ends before it starts is an error.
-func MergeRanges(ranges []HashRange) ([]HashRange, error) {
-	rs := slices.Clone(ranges)
-	for _, r := range rs {
-		if r.From > r.To {
-			return nil, fmt.Errorf("informer: shard range %v ends before it starts", r)
-		}
-	}
-	slices.SortFunc(rs, func(a, b HashRange) int {
-		switch {
-		case a.From < b.From:
-			return -1
-		case a.From > b.From:
-			return 1
-		}
-		return 0
-	})
-	var out []HashRange
-	for _, r := range rs {
-		if n := len(out); n > 0 && (out[n-1].To == math.MaxUint64 || r.From <= out[n-1].To+1) {
-			out[n-1].To = max(out[n-1].To, r.To)
-			continue
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
-
 // selector renders ranges as KEP-5866's shard selector: each range
 // [From, To] as shardRange(key, 'From', 'To+1'), bounds in 16-digit hex,
 // the end of the space as '0x10000000000000000'.
@@ -246,23 +207,4 @@ func selector(key ShardKey, ranges []HashRange) string {
 		parts[i] = fmt.Sprintf("shardRange(%s, '0x%016x', '%s')", key, r.From, end)
 	}
 	return strings.Join(parts, " || ")
-}
-
-// SplitRanges splits the whole hash space into n equal ranges, in order:
-// the simplest assignment of a resource to n shards.
-func SplitRanges(n int) []HashRange {
-	if n <= 0 {
-		return nil
-	}
-	out := make([]HashRange, n)
-	step := math.MaxUint64/uint64(n) + 1
-	for i := range n {
-		from := uint64(i) * step
-		to := from + step - 1
-		if i == n-1 {
-			to = math.MaxUint64
-		}
-		out[i] = HashRange{From: from, To: to}
-	}
-	return out
 }

@@ -120,7 +120,7 @@ func writePeer(t *testing.T, c dynamic.Interface, ring, id string, held []inform
 	_ = unstructured.SetNestedField(u.Object, id, "spec", "holderIdentity")
 	_ = unstructured.SetNestedField(u.Object, int64(15), "spec", "leaseDurationSeconds")
 	_ = unstructured.SetNestedField(u.Object, now, "spec", "renewTime")
-	u.SetAnnotations(map[string]string{HeldAnnotation: FormatRanges(held)})
+	u.SetAnnotations(map[string]string{HeldAnnotation: informer.FormatRanges(held)})
 	if err != nil {
 		_, err = leases.Create(direct, u, metav1.CreateOptions{})
 	} else {
@@ -282,7 +282,7 @@ func TestPeerChangeDatedAfterASlowRead(t *testing.T) {
 		defer stop()
 		time.Sleep(20 * time.Second)
 		if got := m.Processing(); len(got) != 0 {
-			t.Fatalf("a processes %v while b renews", FormatRanges(got))
+			t.Fatalf("a processes %v while b renews", informer.FormatRanges(got))
 		}
 		stopPeer()
 		mu.Lock()
@@ -317,7 +317,7 @@ func TestDrainDoesNotBlockRenewals(t *testing.T) {
 		d.set(true)
 		writePeer(t, c, "r", "b", nil)
 		defer renewPeer(t, c, "b", nil, 2*time.Second)()
-		waitFor(t, time.Minute, "a to let half of the space go", func() bool { return Size(sh.Ranges()) < 0.9 })
+		waitFor(t, time.Minute, "a to let half of the space go", func() bool { return informer.RangesSize(sh.Ranges()) < 0.9 })
 		kept := sh.Ranges()
 		releasedAt := time.Now()
 		var renewals []time.Time
@@ -325,11 +325,11 @@ func TestDrainDoesNotBlockRenewals(t *testing.T) {
 			time.Sleep(time.Second)
 			held, renew := readLease(t, c, "r", "a")
 			renewals = append(renewals, renew)
-			if calls, expired := d.counts(); expired == 0 && Size(held) < 0.99 {
+			if calls, expired := d.counts(); expired == 0 && informer.RangesSize(held) < 0.99 {
 				t.Fatalf("a published the release of ranges whose drain has not finished (%d drains)", calls)
 			}
 			if !slices.Equal(sh.Ranges(), kept) {
-				t.Fatalf("a's ranges moved from %v to %v during the drain", FormatRanges(kept), FormatRanges(sh.Ranges()))
+				t.Fatalf("a's ranges moved from %v to %v during the drain", informer.FormatRanges(kept), informer.FormatRanges(sh.Ranges()))
 			}
 			if !sh.HoldsValue("x") && sh.ContainsValue("x") {
 				t.Fatal("the fence closed during the drain")
@@ -406,7 +406,7 @@ func TestLateRenewalStartsOver(t *testing.T) {
 		if i < 0 {
 			t.Fatalf("after the deadline, no accepted write published no range: %q", published)
 		}
-		if !slices.Contains(published[i:], FormatRanges(whole)) {
+		if !slices.Contains(published[i:], informer.FormatRanges(whole)) {
 			t.Fatalf("no claim of the whole space after the write that published none: %q", published)
 		}
 		if slices.Contains(published[:i], "") {

@@ -18,7 +18,7 @@ func ExampleAssign() {
 	}
 	total := 0.0
 	for _, m := range members {
-		share := shard.Size(ring[m.Identity])
+		share := informer.RangesSize(ring[m.Identity])
 		total += share
 		fmt.Printf("%s: %.0f%% of the space\n", m.Identity, share*100)
 	}

@@ -56,7 +56,7 @@ func readPeer(u *unstructured.Unstructured) (peer, error) {
 		}
 		p.weight = n
 	}
-	if p.held, err = ParseRanges(ann[HeldAnnotation]); err != nil {
+	if p.held, err = informer.ParseRanges(ann[HeldAnnotation]); err != nil {
 		return p, fmt.Errorf("lease %s: annotation %s: %w", u.GetName(), HeldAnnotation, err)
 	}
 	return p, nil
@@ -106,7 +106,7 @@ func (m *Member) fill(u *unstructured.Unstructured, sent time.Time) {
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[HeldAnnotation] = FormatRanges(m.held)
+	ann[HeldAnnotation] = informer.FormatRanges(m.held)
 	if m.opts.Weight > 1 {
 		ann[WeightAnnotation] = strconv.Itoa(m.opts.Weight)
 	} else {

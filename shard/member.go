@@ -172,7 +172,7 @@ func New(client dynamic.Interface, opts Options) (*Member, error) {
 func (m *Member) Processing() []informer.HashRange {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return union(m.active, m.draining)
+	return informer.UnionRanges(m.active, m.draining)
 }
 
 // Target returns the ranges the assignment gives this member, as of the

@@ -71,7 +71,7 @@ func (w *world) checkDisjoint() {
 	for a, ma := range w.members {
 		for b, mb := range w.members {
 			if a < b && !w.dead[a] && !w.dead[b] {
-				if both := Intersect(ma.Processing(), mb.Processing()); len(both) > 0 {
+				if both := informer.IntersectRanges(ma.Processing(), mb.Processing()); len(both) > 0 {
 					w.t.Fatalf("%s and %s both process %v", a, b, both)
 				}
 			}
@@ -94,7 +94,7 @@ func (w *world) rounds(n int, ids ...string) {
 				w.t.Fatal(err)
 			}
 			m.mu.Lock()
-			m.draining = Subtract(m.draining, leaving)
+			m.draining = informer.SubtractRanges(m.draining, leaving)
 			m.mu.Unlock()
 			w.checkDisjoint()
 			w.clock.Step(time.Second)
@@ -102,7 +102,7 @@ func (w *world) rounds(n int, ids ...string) {
 	}
 }
 
-func (w *world) share(id string) float64 { return Size(w.members[id].Processing()) }
+func (w *world) share(id string) float64 { return informer.RangesSize(w.members[id].Processing()) }
 
 func (w *world) covered() float64 {
 	var total float64
@@ -189,7 +189,7 @@ func TestContestedClaim(t *testing.T) {
 		t.Fatalf("b kept its contested claim: %s", held)
 	}
 	w.rounds(3, "a", "b")
-	if got := Size(a.Processing()) + Size(b.Processing()); math.Abs(got-1) > 1e-9 {
+	if got := informer.RangesSize(a.Processing()) + informer.RangesSize(b.Processing()); math.Abs(got-1) > 1e-9 {
 		t.Fatalf("coverage %.3f", got)
 	}
 }

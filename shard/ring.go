@@ -134,13 +134,3 @@ func Assign(members []Node, virtualNodes int) (map[string][]informer.HashRange, 
 	}
 	return out, nil
 }
-
-// Size returns how much of the 2^64 hash space ranges cover, as a fraction
-// of it.
-func Size(ranges []informer.HashRange) float64 {
-	var total float64
-	for _, r := range ranges {
-		total += float64(r.To-r.From) + 1
-	}
-	return total / math.Exp2(64)
-}

@@ -48,7 +48,7 @@ func TestAssignCoversTheSpaceOnce(t *testing.T) {
 	}
 	var total float64
 	for _, rs := range a {
-		total += Size(rs)
+		total += informer.RangesSize(rs)
 	}
 	if math.Abs(total-1) > 1e-12 {
 		t.Fatalf("ranges cover %v of the space", total)
@@ -76,13 +76,13 @@ func TestAssignBalances(t *testing.T) {
 		}
 		a, _ := Assign(members(ids...), 0)
 		for id, rs := range a {
-			if share := Size(rs) * float64(n); math.Abs(share-1) > float64(n*n)/Partitions {
+			if share := informer.RangesSize(rs) * float64(n); math.Abs(share-1) > float64(n*n)/Partitions {
 				t.Errorf("%d members: %s has %.3f of its fair share", n, id, share)
 			}
 		}
 	}
 	a, _ := Assign([]Node{{Identity: "big", Weight: 3}, {Identity: "small", Weight: 1}}, 0)
-	if share := Size(a["big"]); share < 0.65 || share > 0.85 {
+	if share := informer.RangesSize(a["big"]); share < 0.65 || share > 0.85 {
 		t.Errorf("weight 3 of 4 got %.3f of the space", share)
 	}
 }

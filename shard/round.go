@@ -2,7 +2,6 @@ package shard
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +16,7 @@ func (m *Member) round(ctx context.Context) {
 	peers, readErr := m.readRing(ctx)
 	m.mu.Lock()
 	expired := m.expired
-	processing := union(m.active, m.draining)
+	processing := informer.UnionRanges(m.active, m.draining)
 	m.mu.Unlock()
 	if readErr != nil || expired {
 		// Renew what is held, and claim nothing: the ring could not be
@@ -53,14 +52,16 @@ func (m *Member) round(ctx context.Context) {
 	// 1. Release what is no longer ours: no new work starts on it from
 	// now on; the drain loop waits for the work in flight, and the
 	// release is published at the first write after that.
-	m.setActive(func(active []informer.HashRange) []informer.HashRange { return Intersect(active, target) })
+	m.setActive(func(active []informer.HashRange) []informer.HashRange {
+		return informer.IntersectRanges(active, target)
+	})
 
 	// 2. Claim what is ours and nobody else claims, with the renewal.
 	m.mu.Lock()
-	processing = union(m.active, m.draining)
+	processing = informer.UnionRanges(m.active, m.draining)
 	m.mu.Unlock()
-	free := Subtract(Subtract(target, processing), claimedBy(live))
-	m.held = union(processing, free)
+	free := informer.SubtractRanges(informer.SubtractRanges(target, processing), claimedBy(live))
+	m.held = informer.UnionRanges(processing, free)
 	if err := m.write(ctx); err != nil {
 		m.log.V(4).Info("renewing the lease failed", "error", err)
 		return
@@ -79,7 +80,7 @@ func (m *Member) round(ctx context.Context) {
 	live = m.live(peers)
 	var withdraw, blocked []informer.HashRange
 	for _, p := range live {
-		c := Intersect(free, p.held)
+		c := informer.IntersectRanges(free, p.held)
 		if len(c) == 0 {
 			continue
 		}
@@ -88,14 +89,14 @@ func (m *Member) round(ctx context.Context) {
 			withdraw = append(withdraw, c...)
 		}
 	}
-	blocked, withdraw = mustMerge(blocked), mustMerge(withdraw)
+	blocked, withdraw = informer.UnionRanges(blocked, nil), informer.UnionRanges(withdraw, nil)
 	if len(withdraw) > 0 {
-		m.held = Subtract(m.held, withdraw)
+		m.held = informer.SubtractRanges(m.held, withdraw)
 		if err := m.write(ctx); err != nil {
 			m.log.V(4).Info("withdrawing a contested claim failed", "error", err)
 		}
 	}
-	start := Subtract(free, blocked)
+	start := informer.SubtractRanges(free, blocked)
 	if len(start) == 0 {
 		return
 	}
@@ -105,7 +106,7 @@ func (m *Member) round(ctx context.Context) {
 		if m.expired {
 			return active
 		}
-		return union(active, start)
+		return informer.UnionRanges(active, start)
 	})
 }
 
@@ -171,23 +172,5 @@ func claimedBy(peers []peer) []informer.HashRange {
 	for _, p := range peers {
 		all = append(all, p.held...)
 	}
-	return mustMerge(all)
-}
-
-// union returns the merged union of a and b (each well-formed).
-func union(a, b []informer.HashRange) []informer.HashRange {
-	return mustMerge(slices.Concat(a, b))
-}
-
-// mustMerge merges ranges that are well-formed by construction (they come
-// from MergeRanges, Intersect or Subtract); a malformed one is dropped.
-func mustMerge(rs []informer.HashRange) []informer.HashRange {
-	ok := rs[:0:0]
-	for _, r := range rs {
-		if r.From <= r.To {
-			ok = append(ok, r)
-		}
-	}
-	out, _ := informer.MergeRanges(ok)
-	return out
+	return informer.UnionRanges(all, nil)
 }

@@ -18,8 +18,8 @@ func (m *Member) setActive(next func(active []informer.HashRange) []informer.Has
 	m.mu.Lock()
 	old := m.active
 	m.active = next(old)
-	left := Subtract(old, m.active)
-	m.draining = union(m.draining, left)
+	left := informer.SubtractRanges(old, m.active)
+	m.draining = informer.UnionRanges(m.draining, left)
 	active := m.active
 	m.mu.Unlock()
 	if slices.Equal(old, active) {
@@ -30,7 +30,7 @@ func (m *Member) setActive(next func(active []informer.HashRange) []informer.Has
 		// are well-formed.
 		m.log.Error(err, "setting the shard's ranges failed")
 	}
-	m.log.V(1).Info("processing", "ranges", FormatRanges(active), "share", Size(active))
+	m.log.V(1).Info("processing", "ranges", informer.FormatRanges(active), "share", informer.RangesSize(active))
 	if len(left) > 0 {
 		select {
 		case m.kick <- struct{}{}:
@@ -150,12 +150,12 @@ func (m *Member) drainLoop(ctx context.Context) {
 			}
 			if err == nil {
 				m.mu.Lock()
-				m.draining = Subtract(m.draining, leaving)
+				m.draining = informer.SubtractRanges(m.draining, leaving)
 				m.mu.Unlock()
-				m.log.V(4).Info("drained", "ranges", FormatRanges(leaving))
+				m.log.V(4).Info("drained", "ranges", informer.FormatRanges(leaving))
 				continue
 			}
-			m.log.Info("work on ranges this member let go of ran past the drain's deadline and was cancelled; draining again", "ranges", FormatRanges(leaving), "error", err)
+			m.log.Info("work on ranges this member let go of ran past the drain's deadline and was cancelled; draining again", "ranges", informer.FormatRanges(leaving), "error", err)
 			if ctxsleep.Sleep(ctx, m.opts.RetryPeriod) != nil {
 				return
 			}

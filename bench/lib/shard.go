@@ -19,7 +19,6 @@ import (
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/integration/testenv"
-	"github.com/kdyn/kdyn/shard"
 )
 
 // The shard scenario's namespaces and sizes.
@@ -338,7 +337,7 @@ func overlapping(cur map[string]memberState) bool {
 	}
 	for i := range ids {
 		for j := i + 1; j < len(ids); j++ {
-			if len(shard.Intersect(cur[ids[i]].Processing, cur[ids[j]].Processing)) > 0 {
+			if len(informer.IntersectRanges(cur[ids[i]].Processing, cur[ids[j]].Processing)) > 0 {
 				return true
 			}
 		}
@@ -368,12 +367,12 @@ func (out *membersResult) follow(survivors []*memberRun, before map[string]membe
 	since := func(s memberState) time.Duration { return time.Duration(s.At - out.killAt.UnixNano()) }
 	lastProc := map[string]string{}
 	for id, s := range before {
-		lastProc[id] = shard.FormatRanges(s.Processing)
+		lastProc[id] = informer.FormatRanges(s.Processing)
 	}
 	for _, s := range evs {
 		cur[s.Identity] = s
-		if p := shard.FormatRanges(s.Processing); p != lastProc[s.Identity] {
-			out.timeline = append(out.timeline, fmt.Sprintf("+%.3fs %s processes %.4f of the space (target %.4f)", since(s).Seconds(), s.Identity, shard.Size(s.Processing), shard.Size(s.Target)))
+		if p := informer.FormatRanges(s.Processing); p != lastProc[s.Identity] {
+			out.timeline = append(out.timeline, fmt.Sprintf("+%.3fs %s processes %.4f of the space (target %.4f)", since(s).Seconds(), s.Identity, informer.RangesSize(s.Processing), informer.RangesSize(s.Target)))
 			lastProc[s.Identity] = p
 		}
 		if overlapping(cur) {

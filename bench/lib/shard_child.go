@@ -258,9 +258,9 @@ func shardChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 		want := 1 / float64(args.Members)
 		if !waitFor(ctx, 10*time.Millisecond, 2*time.Minute, func() bool {
 			p := member.Processing()
-			return len(p) > 0 && slices.Equal(p, member.Target()) && math.Abs(shard.Size(p)-want) < 0.01
+			return len(p) > 0 && slices.Equal(p, member.Target()) && math.Abs(informer.RangesSize(p)-want) < 0.01
 		}) {
-			return nil, fmt.Errorf("%s: the ring did not settle: processing %s, target %s", args.Identity, shard.FormatRanges(member.Processing()), shard.FormatRanges(member.Target()))
+			return nil, fmt.Errorf("%s: the ring did not settle: processing %s, target %s", args.Identity, informer.FormatRanges(member.Processing()), informer.FormatRanges(member.Target()))
 		}
 	} else {
 		close(memberDone)
@@ -272,7 +272,7 @@ func shardChild(ctx context.Context, name string, args ChildArgs, cio *childIO) 
 
 	res := shardResult{Identity: args.Identity, Share: 1, BaseHeap: base.HeapAlloc}
 	if sharded {
-		res.Share = shard.Size(member.Processing())
+		res.Share = informer.RangesSize(member.Processing())
 	}
 	profName := name + "-" + args.Identity
 	stopProf := startCPUProfile(args.ProfileDir, profName)

@@ -248,7 +248,7 @@ func (r *faultRing) waitSettled(t *testing.T, when string) {
 		var all []informer.HashRange
 		total := 0.0
 		for _, u := range l.Items {
-			held, err := shard.ParseRanges(u.GetAnnotations()[shard.HeldAnnotation])
+			held, err := informer.ParseRanges(u.GetAnnotations()[shard.HeldAnnotation])
 			if err != nil {
 				return false, err.Error()
 			}
@@ -256,14 +256,14 @@ func (r *faultRing) waitSettled(t *testing.T, when string) {
 				return false, u.GetName() + " holds nothing"
 			}
 			all = append(all, held...)
-			total += shard.Size(held)
+			total += informer.RangesSize(held)
 		}
 		merged, err := informer.MergeRanges(all)
 		if err != nil {
 			return false, err.Error()
 		}
-		if total != 1 || shard.Size(merged) != 1 {
-			return false, fmt.Sprintf("held ranges cover %.4f of the space, %.4f counted with overlaps", shard.Size(merged), total)
+		if total != 1 || informer.RangesSize(merged) != 1 {
+			return false, fmt.Sprintf("held ranges cover %.4f of the space, %.4f counted with overlaps", informer.RangesSize(merged), total)
 		}
 		return true, ""
 	})

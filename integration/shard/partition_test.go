@@ -160,7 +160,7 @@ func testPartition(t *testing.T, env *testenv.Env, gateOn bool) {
 	for _, m := range ms {
 		keys := m.inf.Store().Keys()
 		share := float64(len(keys)) / n * 3
-		t.Logf("%s: %d objects (%.3f of its third), ranges %.3f of the space", m.id, len(keys), share, shard.Size(m.m.Processing()))
+		t.Logf("%s: %d objects (%.3f of its third), ranges %.3f of the space", m.id, len(keys), share, informer.RangesSize(m.m.Processing()))
 		if math.Abs(share-1) > 0.15 {
 			t.Errorf("%s holds %d objects, %.0f%% off a third", m.id, len(keys), (share-1)*100)
 		}

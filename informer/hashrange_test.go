@@ -1,4 +1,4 @@
-package shard
+package informer
 
 import (
 	"math"
@@ -6,11 +6,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/kdyn/kdyn/informer"
 )
 
-type hr = informer.HashRange
+type hr = HashRange
 
 func TestRangesRoundTrip(t *testing.T) {
 	in := []hr{{From: 0, To: 0xff}, {From: 0x1000, To: math.MaxUint64}}
@@ -32,7 +30,7 @@ func TestRangesRoundTrip(t *testing.T) {
 	}
 }
 
-// Intersect and Subtract agree with a point-by-point check on random sets.
+// IntersectRanges and SubtractRanges agree with a point-by-point check on random sets.
 func TestIntersectSubtract(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	randRanges := func() []hr {
@@ -41,7 +39,7 @@ func TestIntersectSubtract(t *testing.T) {
 			a, b := rng.Uint64N(1000), rng.Uint64N(1000)
 			rs = append(rs, hr{From: min(a, b), To: max(a, b)})
 		}
-		out, _ := informer.MergeRanges(rs)
+		out, _ := MergeRanges(rs)
 		return out
 	}
 	in := func(rs []hr, v uint64) bool {
@@ -54,18 +52,33 @@ func TestIntersectSubtract(t *testing.T) {
 	}
 	for range 500 {
 		a, b := randRanges(), randRanges()
-		i, s := Intersect(a, b), Subtract(a, b)
+		i, s := IntersectRanges(a, b), SubtractRanges(a, b)
 		for v := uint64(0); v < 1000; v++ {
 			if in(i, v) != (in(a, v) && in(b, v)) {
-				t.Fatalf("Intersect(%v, %v) = %v wrong at %d", a, b, i, v)
+				t.Fatalf("IntersectRanges(%v, %v) = %v wrong at %d", a, b, i, v)
 			}
 			if in(s, v) != (in(a, v) && !in(b, v)) {
-				t.Fatalf("Subtract(%v, %v) = %v wrong at %d", a, b, s, v)
+				t.Fatalf("SubtractRanges(%v, %v) = %v wrong at %d", a, b, s, v)
 			}
 		}
 	}
 	full := []hr{{From: 0, To: math.MaxUint64}}
-	if got := Subtract(full, []hr{{From: 0, To: 10}, {From: math.MaxUint64 - 1, To: math.MaxUint64}}); !cmp.Equal(got, []hr{{From: 11, To: math.MaxUint64 - 2}}) {
+	if got := SubtractRanges(full, []hr{{From: 0, To: 10}, {From: math.MaxUint64 - 1, To: math.MaxUint64}}); !cmp.Equal(got, []hr{{From: 11, To: math.MaxUint64 - 2}}) {
 		t.Fatalf("Subtract at the ends = %v", got)
+	}
+}
+
+// UnionRanges merges and leaves out ill-formed ranges; RangesSize is the
+// fraction of the space covered.
+func TestUnionAndSize(t *testing.T) {
+	got := UnionRanges([]hr{{From: 10, To: 20}, {From: 5, To: 1}}, []hr{{From: 21, To: 30}, {From: 0, To: 2}})
+	if !cmp.Equal(got, []hr{{From: 0, To: 2}, {From: 10, To: 30}}) {
+		t.Fatalf("UnionRanges = %v", got)
+	}
+	if s := RangesSize(SplitRanges(4)[:1]); s != 0.25 {
+		t.Fatalf("RangesSize of a quarter = %v", s)
+	}
+	if s := RangesSize([]hr{{From: 0, To: math.MaxUint64}}); s != 1 {
+		t.Fatalf("RangesSize of the space = %v", s)
 	}
 }
