@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/printers"
 )
 
@@ -23,6 +25,7 @@ const (
 	OutJSONPath                        // jsonpath=, jsonpath-file=, jsonpath-as-json=
 	OutGJSON                           // gjson=PATH
 	OutCustomColumns                   // custom-columns=, custom-columns-file=
+	OutGoTemplate                      // go-template=, go-template-file=, template=, templatefile=
 )
 
 // OutputSpec is a parsed -o value.
@@ -31,6 +34,46 @@ type OutputSpec struct {
 	Arg  string     // template, path or column spec
 	// AsJSON is -o jsonpath-as-json: the template's results as a JSON array.
 	AsJSON bool
+	// StrictKeys makes a missing key in a go template an error
+	// (--allow-missing-template-keys=false).
+	StrictKeys bool
+}
+
+// TemplateFlags are kubectl's --template and --allow-missing-template-keys,
+// for the commands that print objects: the template of -o go-template (or
+// jsonpath) given apart from -o, and whether a go template's missing key
+// prints "<no value>" (the default) or is an error.
+type TemplateFlags struct {
+	Template         string
+	AllowMissingKeys bool
+}
+
+// Register adds the flags to fl.
+func (t *TemplateFlags) Register(fl *pflag.FlagSet) {
+	fl.StringVar(&t.Template, "template", "", "Template string or path to template file to use when -o=go-template, -o=go-template-file. The template format is golang templates [http://golang.org/pkg/text/template/#pkg-overview].")
+	fl.BoolVar(&t.AllowMissingKeys, "allow-missing-template-keys", true, "If true, ignore any errors in templates when a field or map key is missing in the template. Only applies to golang and jsonpath output formats.")
+}
+
+// Output parses -o o with these flags: a template format given without
+// "=" takes its template from --template, and --template without -o means
+// -o go-template, as in kubectl.
+func (t TemplateFlags) Output(o string) (OutputSpec, error) {
+	if o == "" && t.Template != "" {
+		o = "go-template"
+	}
+	name, _, hasArg := strings.Cut(o, "=")
+	if !hasArg && t.Template != "" {
+		switch name {
+		case "go-template", "template", "go-template-file", "templatefile", "jsonpath", "jsonpath-file", "jsonpath-as-json":
+			o = name + "=" + t.Template
+		}
+	}
+	spec, err := ParseOutput(o)
+	if err != nil {
+		return spec, err
+	}
+	spec.StrictKeys = !t.AllowMissingKeys
+	return spec, nil
 }
 
 // ParseOutput parses -o; an unknown format is a usage error.
@@ -60,6 +103,20 @@ func ParseOutput(o string) (OutputSpec, error) {
 			return OutputSpec{}, fmt.Errorf("error reading --template %s, %v", arg, err)
 		}
 		return OutputSpec{Kind: OutJSONPath, Arg: string(b)}, nil
+	case "go-template", "template":
+		if arg == "" {
+			return OutputSpec{}, Usagef("template format specified but no template given")
+		}
+		return OutputSpec{Kind: OutGoTemplate, Arg: arg}, nil
+	case "go-template-file", "templatefile":
+		if arg == "" {
+			return OutputSpec{}, Usagef("template format specified but no template given")
+		}
+		b, err := os.ReadFile(arg)
+		if err != nil {
+			return OutputSpec{}, fmt.Errorf("error reading --template %s, %v", arg, err)
+		}
+		return OutputSpec{Kind: OutGoTemplate, Arg: string(b)}, nil
 	case "gjson":
 		return OutputSpec{Kind: OutGJSON, Arg: arg}, nil
 	case "custom-columns":
@@ -71,7 +128,7 @@ func ParseOutput(o string) (OutputSpec, error) {
 		}
 		return OutputSpec{Kind: OutCustomColumns, Arg: "\x00file\x00" + string(b)}, nil
 	}
-	return OutputSpec{}, Usagef("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,custom-columns-file,gjson,json,jsonl,jsonpath,jsonpath-file,name,wide,yaml", o)
+	return OutputSpec{}, Usagef("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,custom-columns-file,gjson,go-template,go-template-file,json,jsonl,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml", o)
 }
 
 // IsTable reports the outputs that use the server's Table.
@@ -94,9 +151,12 @@ func (o OutputSpec) ObjectPrinter(w io.Writer, noHeaders bool) (printers.Printer
 			return nil, err
 		}
 		p.EnableJSONOutput(o.AsJSON)
+		p.AllowMissingKeys(!o.StrictKeys)
 		return p, nil
 	case OutGJSON:
 		return printers.NewGJSONPrinter(w, o.Arg)
+	case OutGoTemplate:
+		return printers.NewGoTemplatePrinter(w, o.Arg, !o.StrictKeys)
 	case OutCustomColumns:
 		var cols []printers.Column
 		var err error

@@ -2,6 +2,7 @@ package get_test
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -103,5 +104,59 @@ func TestAllResourcesParallelBound(t *testing.T) {
 	}
 	if p := probes.Peak(); p > 3 || p < 2 {
 		t.Errorf("peak probes in flight = %d, want between 2 and the bound 3", p)
+	}
+}
+
+// statusHandler answers every object request with the Status of code.
+func statusHandler(code int, reason string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"` + reason + `","code":` + strconv.Itoa(code) +
+			`,"message":"configmaps \"x\" is ` + strings.ToLower(reason) + `","details":{"name":"x","kind":"configmaps"}}`))
+	}
+}
+
+// With --exit-codes, get exits with the code of the object's failure —
+// 3 for NotFound, 5 for Forbidden — as the README's table says; without,
+// 1, as kubectl does.
+func TestGetExitCodesNameTheFailure(t *testing.T) {
+	for _, tc := range []struct {
+		status    int
+		reason    string
+		exitCodes bool
+		want      int
+	}{
+		{http.StatusNotFound, "NotFound", true, cli.ExitNotFound},
+		{http.StatusForbidden, "Forbidden", true, cli.ExitForbidden},
+		{http.StatusNotFound, "NotFound", false, cli.ExitGeneric},
+	} {
+		srv := clitest.APIServer(t, statusHandler(tc.status, tc.reason))
+		args := []string{"--kubeconfig", clitest.WriteKubeconfig(t, srv.URL), "--cache-dir", t.TempDir()}
+		if tc.exitCodes {
+			args = append(args, "--exit-codes")
+		}
+		r := clitest.Run(root.Main, append(args, "get", "cm", "x")...)
+		if r.Code != tc.want {
+			t.Errorf("%s, --exit-codes %v: exit %d, want %d (stderr %q)", tc.reason, tc.exitCodes, r.Code, tc.want, r.Stderr)
+		}
+	}
+}
+
+// An empty list in -o json (and the other object outputs) prints the
+// empty List and nothing on stderr, as kubectl does; the table says "No
+// resources found".
+func TestEmptyListObjectOutputsAreSilent(t *testing.T) {
+	srv := clitest.APIServer(t, clitest.EmptyLists)
+	kc := clitest.WriteKubeconfig(t, srv.URL)
+	for _, o := range []string{"json", "yaml", "name", "go-template={{len .items}}", "jsonpath={.items}"} {
+		r := clitest.Run(root.Main, "--kubeconfig", kc, "--cache-dir", t.TempDir(), "get", "cm", "-o", o)
+		if r.Code != 0 || r.Stderr != "" {
+			t.Errorf("-o %s: exit %d, stderr %q; want 0 and nothing", o, r.Code, r.Stderr)
+		}
+	}
+	r := clitest.Run(root.Main, "--kubeconfig", kc, "--cache-dir", t.TempDir(), "get", "cm")
+	if !strings.Contains(r.Stderr, "No resources found") {
+		t.Errorf("table: stderr %q", r.Stderr)
 	}
 }

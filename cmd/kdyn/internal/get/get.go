@@ -24,6 +24,7 @@ import (
 
 type getOptions struct {
 	output            string
+	templates         cli.TemplateFlags
 	noHeaders         bool
 	showLabels        bool
 	showKind          bool
@@ -84,7 +85,7 @@ resource versions, printing each change once.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runGet(cmd.Context(), f, o, args) },
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&o.output, "output", "o", "", "Output format: table (default), wide, name, json, yaml, jsonl, jsonpath=TEMPLATE, jsonpath-file=FILE, gjson=PATH, custom-columns=SPEC, custom-columns-file=FILE.")
+	fl.StringVarP(&o.output, "output", "o", "", "Output format: table (default), wide, name, json, yaml, jsonl, jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE, go-template-file=FILE, gjson=PATH, custom-columns=SPEC, custom-columns-file=FILE.")
 	fl.BoolVar(&o.noHeaders, "no-headers", false, "Do not print headers (table and custom-columns output).")
 	fl.BoolVar(&o.showLabels, "show-labels", false, "Show all labels as the last column.")
 	fl.BoolVar(&o.showKind, "show-kind", false, "List the resource type with each name.")
@@ -101,6 +102,7 @@ resource versions, printing each change once.`,
 	fl.BoolVarP(&o.watch, "watch", "w", false, "After listing, watch for changes (resumes across disconnects).")
 	fl.BoolVar(&o.watchOnly, "watch-only", false, "Watch for changes without listing first.")
 	fl.BoolVar(&o.outputWatchEvents, "output-watch-events", false, "Print the watch event type (ADDED, MODIFIED, DELETED) with each object.")
+	o.templates.Register(fl)
 	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in json, yaml and jsonl output (kubectl hides them).")
 	fl.BoolVar(&o.neat, "neat", false, "Drop managedFields, status, resourceVersion, uid, creationTimestamp, generation and last-applied-configuration.")
 	fl.BoolVar(&o.failIfEmpty, "fail-if-empty", false, "Exit non-zero when nothing was found (code 3 with --exit-codes).")
@@ -117,7 +119,7 @@ type getTarget struct {
 }
 
 func runGet(ctx context.Context, f *cli.Factory, o *getOptions, args []string) error {
-	out, err := cli.ParseOutput(o.output)
+	out, err := o.templates.Output(o.output)
 	if err != nil {
 		return err
 	}
@@ -223,6 +225,9 @@ type getter struct {
 
 	printed int
 	failed  bool
+	// firstErr is the first per-object error, whose kind --exit-codes
+	// reports.
+	firstErr error
 }
 
 func (g *getter) listOptions() metav1.ListOptions {
@@ -269,12 +274,21 @@ func (g *getter) finish(targets []getTarget) error {
 		}
 	}
 	if g.failed {
-		return &cli.ExitError{Code: cli.ExitGeneric, Silent: true}
+		// The errors are printed already; the exit code names the first
+		// (3 for a not-found object, 5 for a forbidden one, … with
+		// --exit-codes).
+		return &cli.ExitError{Code: cli.ExitCode(g.firstErr, g.f.Flags.ExitCodes), Silent: true}
 	}
 	return nil
 }
 
+// printNoResources says that nothing was found, as kubectl does for its
+// human-readable output (the table, wide) only: an object output (json,
+// yaml, name, a template, …) prints its empty result and nothing else.
 func (g *getter) printNoResources(targets []getTarget) {
+	if !g.out.IsTable() {
+		return
+	}
 	namespaced := false
 	for _, t := range targets {
 		if t.match.Namespaced {
@@ -293,6 +307,9 @@ func (g *getter) printNoResources(targets []getTarget) {
 func (g *getter) reportError(err error) {
 	if g.o.ignoreNotFound && apierrors.IsNotFound(err) {
 		return
+	}
+	if !g.failed {
+		g.firstErr = err
 	}
 	g.failed = true
 	cli.PrintError(g.f.Streams.ErrOut, err)

@@ -63,6 +63,17 @@ func Headers(t *metav1.Table, o TableOptions) []string {
 	return h
 }
 
+// NameColumn returns the index of t's name column — the first column of
+// format "name" and type string — or -1 when it has none.
+func NameColumn(t *metav1.Table) int {
+	for i, c := range t.ColumnDefinitions {
+		if c.Format == "name" && c.Type == "string" {
+			return i
+		}
+	}
+	return -1
+}
+
 // RowCells returns the cells of one row as text.
 func RowCells(t *metav1.Table, row *metav1.TableRow, o TableOptions) []string {
 	var out []string
@@ -80,7 +91,13 @@ func RowCells(t *metav1.Table, row *metav1.TableRow, o TableOptions) []string {
 		}
 		out = append(out, ns)
 	}
-	first := true
+	// The kind goes before the name, in the column the server formats as
+	// a name, as kubectl decorates it: the first column of most tables,
+	// but not of Events' (their first is LAST SEEN; their NAME is wide).
+	nameColumn := -1
+	if o.KindPrefix != "" {
+		nameColumn = NameColumn(t)
+	}
 	for i, cell := range row.Cells {
 		if i >= len(t.ColumnDefinitions) {
 			break // a server sending more cells than columns must not break us
@@ -89,10 +106,9 @@ func RowCells(t *metav1.Table, row *metav1.TableRow, o TableOptions) []string {
 			continue
 		}
 		s := cellText(cell)
-		if first && o.KindPrefix != "" {
+		if i == nameColumn {
 			s = o.KindPrefix + "/" + s
 		}
-		first = false
 		out = append(out, s)
 	}
 	if len(o.LabelColumns) > 0 || o.ShowLabels {

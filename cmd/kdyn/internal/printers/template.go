@@ -61,6 +61,10 @@ func NewJSONPathPrinter(w io.Writer, template string) (*JSONPathPrinter, error) 
 	return &JSONPathPrinter{w: w, j: j}, nil
 }
 
+// AllowMissingKeys says whether a missing key prints nothing (true, the
+// default) or is an error (--allow-missing-template-keys=false).
+func (p *JSONPathPrinter) AllowMissingKeys(v bool) { p.j.AllowMissingKeys(v) }
+
 // EnableJSONOutput makes the printer write the template's results as one
 // indented JSON array (kubectl's -o jsonpath-as-json).
 func (p *JSONPathPrinter) EnableJSONOutput(v bool) { p.j.EnableJSONOutput(v) }
