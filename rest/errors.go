@@ -111,12 +111,14 @@ func retryAfter(resp *http.Response) (time.Duration, bool) {
 	return d, true
 }
 
-// isRetryableConnError reports whether err means the connection broke
-// before any answer arrived (reset, EOF), which is safe to retry for GET.
+// isRetryableConnError reports whether err means an established
+// connection broke before any answer arrived (reset, EOF), which is safe
+// to retry for GET. A refused connection is not retried, as client-go
+// does not: nothing listens there, and the caller (a person at kdyn's
+// command line, an informer with its own backoff) is told at once.
 func isRetryableConnError(err error) bool {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.EPIPE) {
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
 		return true
 	}
 	var op *net.OpError

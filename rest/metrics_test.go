@@ -2,13 +2,16 @@ package rest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -95,4 +98,29 @@ func mustHost(t *testing.T, raw string) string {
 		t.Fatal(err)
 	}
 	return u.Host
+}
+
+// A refused connection is not retried, as client-go does not retry it:
+// nothing listens there. One attempt, no retry, and the error is the
+// refusal (errors.Is ECONNREFUSED), not a context's deadline.
+func TestRefusedConnectionIsNotRetried(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	addr := srv.URL
+	srv.Close() // nothing listens there now
+	m := &recordingMetrics{}
+	c, err := NewForConfig(&Config{Host: addr, Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Get().AbsPath("/version").DoRaw(context.Background())
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("error %v, want a refused connection", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.got {
+		if strings.HasPrefix(s, "retried") {
+			t.Fatalf("a refused connection was retried: %q", m.got)
+		}
+	}
 }

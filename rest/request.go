@@ -465,6 +465,16 @@ const (
 // after that delay for every verb; a connection reset or EOF before any
 // answer is retried for idempotent requests only (GET, server-side apply).
 func (r *Request) send(ctx context.Context, limited bool) (*http.Response, time.Time, error) {
+	// lastErr is the error of the attempt before a retry: when the
+	// context ends during the retries, the error says what kept failing,
+	// not only that time ran out.
+	var lastErr error
+	ended := func(ctxErr error) error {
+		if lastErr != nil {
+			return fmt.Errorf("rest: %s %s: %w (the last attempt failed: %v)", r.verb, r.URL().Redacted(), ctxErr, lastErr)
+		}
+		return fmt.Errorf("rest: %s %s: %w", r.verb, r.URL().Redacted(), ctxErr)
+	}
 	for attempt := 0; ; attempt++ {
 		if limited {
 			if err := r.c.wait(ctx, r); err != nil {
@@ -481,13 +491,14 @@ func (r *Request) send(ctx context.Context, limited bool) (*http.Response, time.
 		if err != nil {
 			r.c.metrics.RequestDone(r.verb, r.c.base.Host, errorCode, time.Since(start))
 			if ctxErr := ctx.Err(); ctxErr != nil {
-				return nil, start, fmt.Errorf("rest: %s %s: %w", r.verb, r.URL().Redacted(), ctxErr)
+				return nil, start, ended(ctxErr)
 			}
 			if r.idempotent() && attempt < maxRetries && isRetryableConnError(err) {
 				d := connRetryDelay(attempt)
 				r.c.log.V(4).Info("retrying an idempotent request after a connection error", "verb", r.verb, "url", r.URL().Redacted(), "error", err, "delay", d)
-				if err := r.c.sleep(ctx, d); err != nil {
-					return nil, start, err
+				lastErr = err
+				if serr := r.c.sleep(ctx, d); serr != nil {
+					return nil, start, ended(serr)
 				}
 				r.c.metrics.Retried(r.verb, r.c.base.Host, errorCode)
 				continue

@@ -109,6 +109,6 @@ func TestDiffErrors(t *testing.T) {
 		t.Errorf("diff took %s", d)
 	}
 	bad := mfWrite(t, "bad.yaml", "kind: [\n")
-	kdyn(t, env, "diff", "-f", bad).mfExpect(t, 2, bad+": document 1")
+	kdyn(t, env, "diff", "-f", bad).mfExpect(t, 2, "error: error parsing "+bad+": error converting YAML to JSON")
 	kdyn(t, env, "diff").mfExpect(t, 2, "no manifests given")
 }

@@ -63,10 +63,13 @@ Namespaces and CustomResourceDefinitions are applied first, one by one;
 objects of a CRD applied in the same run wait (up to --timeout) for it to be
 Established. Then --concurrency objects at a time: ServiceAccounts, Secrets,
 ConfigMaps, quotas, limit ranges, volumes and claims, classes and roles
-first, then the rest. The results are printed in file order. A bad document
-or a failed object is reported, naming its file and document, and the
-others are still applied (unless --fail-fast, which also sends one at a
-time); the exit code is then 1.
+first, then the rest. The results are printed in file order. Every document
+is read before any is sent: one that does not parse (bad YAML or JSON, no
+kind) stops the command with kubectl's message ("error parsing FILE: …")
+and nothing is applied — stricter than kubectl, which applies the documents
+before the bad one. A failed object is reported, naming its file and
+document, and the others are still applied (unless --fail-fast, which also
+sends one at a time); the exit code is then 1.
 
 The server checks the fields of every object (--validate=strict, as
 kubectl): an unknown or duplicate field is an error naming the field and

@@ -8,7 +8,9 @@
 // All four read -f through cli.ManifestRun: Namespaces and CRDs first, an
 // object of a CRD written in the same run waiting (up to --timeout) for it
 // to be Established, each failure reported with its file and document and
-// the other documents still sent (unless --fail-fast). Writes go through
+// the other documents still sent (unless --fail-fast). Every document is
+// read before any is sent: one that cannot be read stops the command
+// before anything is written (kubectl sends the documents before it). Writes go through
 // the factory's write client, so --field-manager, --dry-run=server and
 // --validate (fieldValidation) are set by the library's decorators;
 // --dry-run=client sends no write. apply sends up to --concurrency objects

@@ -21,7 +21,7 @@ allowed in a namespace (can-i --list), and who the server takes you for
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newCanICommand(f), newWhoAmICommand(f))
-	return cmd
+	return cli.GroupCommand(cmd)
 }
 
 // CanICommandName is the name of the can-i subcommand, for completion.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -139,6 +140,19 @@ func ErrorMessage(err error) string {
 		}
 		return fmt.Sprintf("Error from server (%s): %s", reason, st.Message)
 	}
+	// A server that cannot be reached: kubectl's words, with the hint for
+	// a refused connection (nothing listens at that host and port).
+	var ue *url.Error
+	if errors.As(err, &ue) && !errors.Is(err, context.Canceled) {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			host := ue.URL
+			if u, perr := url.Parse(ue.URL); perr == nil && u.Host != "" {
+				host = u.Host
+			}
+			return fmt.Sprintf("The connection to the server %s was refused - did you specify the right host or port?", host)
+		}
+		return "Unable to connect to the server: " + ue.Err.Error()
+	}
 	msg := err.Error()
 	for _, p := range []string{"restmapper: ", "dynamic: ", "discovery: ", "rest: ", "kubeconfig: "} {
 		msg = strings.TrimPrefix(msg, p)
@@ -164,3 +178,22 @@ func (e *ExitError) Error() string {
 
 // Unwrap returns Err.
 func (e *ExitError) Unwrap() error { return e.Err }
+
+// GroupCommand makes cmd, a command that only groups subcommands (config,
+// auth, rollout), behave as kubectl's do when called without one: an
+// unknown subcommand is a usage error naming it ("unknown command"), and
+// no subcommand at all prints the help on standard error and fails.
+func GroupCommand(cmd *cobra.Command) *cobra.Command {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return Usagef("unknown command %q\nSee '%s -h' for help and examples", strings.Join(args, " "), c.CommandPath())
+		}
+		c.SetOut(c.ErrOrStderr())
+		if err := c.Help(); err != nil {
+			return err
+		}
+		return &ExitError{Code: ExitGeneric, Silent: true}
+	}
+	return cmd
+}

@@ -157,6 +157,11 @@ func parseRequestTimeout(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// RequestTimeout returns --request-timeout (0: no limit).
+func (f *Factory) RequestTimeout() (time.Duration, error) {
+	return parseRequestTimeout(f.Flags.RequestTimeout)
+}
+
 func (f *Factory) overrides() (kubeconfig.Overrides, error) {
 	fl := f.Flags
 	timeout, err := parseRequestTimeout(fl.RequestTimeout)

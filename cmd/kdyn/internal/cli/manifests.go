@@ -99,8 +99,8 @@ func (e *ManifestEntry) where() string {
 
 // readManifests reads every document of paths, in order: files as given,
 // directories in lexical order (subdirectories only with recursive), "-"
-// from stdin. Nothing stops at a bad document or a missing file: each
-// becomes an entry with its error, so the good ones can still be used.
+// from stdin. A bad document or a missing file becomes an entry with its
+// error; ReadEntries refuses the whole set when there is one.
 func readManifests(paths []string, recursive bool, stdin io.Reader) []*ManifestEntry {
 	var out []*ManifestEntry
 	readStdin := false
@@ -643,8 +643,38 @@ func ReadEntries(f *Factory, m *ManifestFlags, verb string) ([]*ManifestEntry, e
 	if len(entries) == 0 {
 		return nil, fmt.Errorf("no objects passed to %s", verb)
 	}
+	// Every document is read before any is sent: one that cannot be read
+	// (bad YAML or JSON, no kind, a missing file) stops the command before
+	// it changes anything. kubectl stops at it too, but only after sending
+	// the documents before it.
+	for _, e := range entries {
+		if e.err == nil {
+			continue
+		}
+		var de *kunstructured.DocumentError
+		if errors.As(e.err, &de) {
+			return nil, &ManifestReadError{Source: de.Source, Err: de}
+		}
+		return nil, e.err
+	}
 	return entries, nil
 }
+
+// ManifestReadError is a document of -f that could not be read; nothing
+// was sent. Its message is kubectl's ("error parsing FILE: …"); Err names
+// the document and its line.
+type ManifestReadError struct {
+	Source string
+	Err    *kunstructured.DocumentError
+}
+
+// Error words the failure as kubectl does.
+func (e *ManifestReadError) Error() string {
+	return fmt.Sprintf("error parsing %s: %v", e.Source, e.Err.Err)
+}
+
+// Unwrap returns the document's error.
+func (e *ManifestReadError) Unwrap() error { return e.Err }
 
 // PrintResults prints the objects of a write with -o (name, json, yaml and
 // the other object outputs); json, yaml and jsonl leave out managedFields,

@@ -23,7 +23,7 @@ them: --kubeconfig, else the KUBECONFIG list (merged, first wins), else
 ~/.kube/config.`,
 	}
 	cmd.AddCommand(newConfigViewCommand(f), newConfigGetContextsCommand(f), newConfigCurrentContextCommand(f), newConfigUseContextCommand(f))
-	return cmd
+	return cli.GroupCommand(cmd)
 }
 
 func newConfigViewCommand(f *cli.Factory) *cobra.Command {

@@ -1,6 +1,7 @@
 package get_test
 
 import (
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -158,5 +159,59 @@ func TestEmptyListObjectOutputsAreSilent(t *testing.T) {
 	r := clitest.Run(root.Main, "--kubeconfig", kc, "--cache-dir", t.TempDir(), "get", "cm")
 	if !strings.Contains(r.Stderr, "No resources found") {
 		t.Errorf("table: stderr %q", r.Stderr)
+	}
+}
+
+// A server port nobody listens on fails with kubectl's words and hint,
+// exit 1 (8 with --exit-codes); package rest does not retry a refused
+// connection (TestRefusedConnectionIsNotRetried), so it fails at once.
+func TestRefusedConnectionFailsFastWithTheHint(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	kc := clitest.WriteKubeconfig(t, "http://"+addr)
+	for _, tc := range []struct {
+		exitCodes bool
+		want      int
+	}{{false, cli.ExitGeneric}, {true, cli.ExitUnreachable}} {
+		args := []string{"--kubeconfig", kc, "--cache-dir", t.TempDir()}
+		if tc.exitCodes {
+			args = append(args, "--exit-codes")
+		}
+		r := clitest.Run(root.Main, append(args, "get", "cm")...)
+		want := "The connection to the server " + addr + " was refused - did you specify the right host or port?"
+		if r.Code != tc.want || !strings.Contains(r.Stderr, want) {
+			t.Errorf("exit %d, stderr %q; want %d and %q", r.Code, r.Stderr, tc.want, want)
+		}
+	}
+}
+
+// get --watch --request-timeout ends the watch then, without an error, as
+// kubectl's does (the watch stream here never ends by itself).
+func TestWatchEndsAtRequestTimeout(t *testing.T) {
+	srv := clitest.APIServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("watch") == "true" {
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
+		_, _ = w.Write([]byte(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"a","namespace":"default","resourceVersion":"3"}}]}`))
+	})
+	done := make(chan clitest.Result, 1)
+	go func() {
+		done <- clitest.Run(root.Main, "--kubeconfig", clitest.WriteKubeconfig(t, srv.URL), "--cache-dir", t.TempDir(),
+			"--request-timeout", "300ms", "get", "cm", "--watch", "-o", "name")
+	}()
+	select {
+	case r := <-done:
+		if r.Code != 0 || r.Stdout != "configmap/a\n" {
+			t.Fatalf("exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("get --watch --request-timeout=300ms was still watching after a minute")
 	}
 }

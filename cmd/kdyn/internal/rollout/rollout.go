@@ -48,7 +48,7 @@ Valid resource types include:
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newStatusCommand(f), newRestartCommand(f), newHistoryCommand(f), newUndoCommand(f))
-	return cmd
+	return cli.GroupCommand(cmd)
 }
 
 // resolve returns the objects the arguments name (TYPE NAME..., TYPE/NAME...,
