@@ -112,3 +112,72 @@ func TestDiffErrors(t *testing.T) {
 	kdyn(t, env, "diff", "-f", bad).mfExpect(t, 2, "error: error parsing "+bad+": error converting YAML to JSON")
 	kdyn(t, env, "diff").mfExpect(t, 2, "no manifests given")
 }
+
+// TestDiffExternalProgram: KUBECTL_EXTERNAL_DIFF runs a program once on a
+// LIVE- and a MERGED- directory holding every object's sides (an object
+// absent on a side has no file there; objects of one name but different
+// kinds get different files), passes on only the arguments kubectl would,
+// exits with the program's code, masks Secret values in the files too,
+// and removes the directories afterwards.
+func TestDiffExternalProgram(t *testing.T) {
+	env := testenv.Shared(t)
+	ns := mfNamespace(t, env)
+	cm := mfConfigMap("same", ns, map[string]string{"k": "a"})
+	kdyn(t, env, "apply", "--server-side", "-f", mfWrite(t, "cm.yaml", cm)).mfExpect(t, 0)
+	secret := fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: same\n  namespace: %s\nstringData:\n  password: hunter2-not-shown\n", ns)
+	file := mfWrite(t, "all.yaml", cm+"---\n"+secret)
+	withDiff := func(program string, args ...string) result {
+		t.Helper()
+		return run(t, "", []string{"KUBECTL_EXTERNAL_DIFF=" + program}, kdynArgs(env, testenv.Admin, args...)...)
+	}
+
+	// find (kubectl's own test of same-named objects): both directories
+	// listed; the ConfigMap on both sides, the new Secret only as merged.
+	r := withDiff("find", "diff", "-f", file).mfExpect(t, 0)
+	var live, merged string
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		switch base := line[strings.LastIndex(line, "/")+1:]; {
+		case strings.HasPrefix(base, "LIVE-"):
+			live = line
+		case strings.HasPrefix(base, "MERGED-"):
+			merged = line
+		}
+	}
+	cmFile, secretFile := "v1.ConfigMap."+ns+".same", "v1.Secret."+ns+".same"
+	for _, want := range []string{live + "/" + cmFile, merged + "/" + cmFile, merged + "/" + secretFile} {
+		if live == "" || merged == "" || !strings.Contains(r.stdout, want+"\n") {
+			t.Fatalf("find output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, live+"/"+secretFile) {
+		t.Fatalf("the Secret does not exist yet but has a live file:\n%s", r.stdout)
+	}
+	for _, dir := range []string{live, merged} {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%s left behind (stat: %v)", dir, err)
+		}
+	}
+
+	// diff -r: "-r" is passed on, "--x;rm" is not (kubectl keeps only
+	// letters, digits, - and =); differences exit 1.
+	r = withDiff("diff -r --x;rm", "diff", "-f", file).mfExpect(t, 1)
+	if !strings.Contains(r.stdout, ": "+secretFile) || strings.Contains(r.stdout, cmFile) {
+		t.Fatalf("diff -r output: want only the Secret named (Only in ...):\n%s", r.stdout)
+	}
+
+	// The files hold masked Secret values.
+	r = withDiff("grep -r password", "diff", "-f", file).mfExpect(t, 0)
+	if strings.Contains(r.stdout, "hunter2") || !strings.Contains(r.stdout, "password: '***'") {
+		t.Fatalf("Secret value not masked in the files:\n%s", r.stdout)
+	}
+
+	// The program's own error code passes through; a missing one is
+	// kdyn's error, exit 2.
+	withDiff("false", "diff", "-f", file).mfExpect(t, 1)
+	script := mfWrite(t, "fails.sh", "#!/bin/sh\necho broken >&2\nexit 7\n")
+	if err := os.Chmod(script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	withDiff(script, "diff", "-f", file).mfExpect(t, 7, "broken")
+	withDiff("no-such-diff-program", "diff", "-f", file).mfExpect(t, 2, `running the diff program "no-such-diff-program" from KUBECTL_EXTERNAL_DIFF`, "not found")
+}

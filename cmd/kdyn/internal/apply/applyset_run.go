@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -312,45 +311,31 @@ func (s *pruneSummary) write(w io.Writer) {
 	}
 }
 
-// diff prints, for diff --prune, what apply --prune would change beyond
+// diff gives d, for diff --prune, what apply --prune would change beyond
 // the objects: the parent (a forced server-side dry-run apply of what a
 // successful apply --prune writes, against the live parent) and each
-// member it would prune (the live object against nothing). It reports
-// whether there was a difference.
-func (p *pruneRun) diff(ctx context.Context, f *cli.Factory, r *cli.ManifestRun) (bool, error) {
+// member it would prune (the live object against nothing).
+func (p *pruneRun) diff(ctx context.Context, f *cli.Factory, r *cli.ManifestRun, d *differ) error {
 	live := p.set.live // as fetch read it: diff changes nothing
 	pc, err := f.WriteClient(applySetFieldManager, cli.DryRunServer)
 	if err != nil {
-		return false, err
+		return err
 	}
 	merged, err := p.set.parent.resource(pc).Apply(ctx, p.set.parent.name, p.set.parentPatch(parentLatest), metav1.ApplyOptions{FieldManager: applySetFieldManager, Force: true})
 	if err != nil {
-		return false, fmt.Errorf("ApplySet parent %s: %w", p.set.parent, err)
+		return fmt.Errorf("ApplySet parent %s: %w", p.set.parent, err)
 	}
-	from, to, err := diffTexts(live, merged)
-	if err != nil {
-		return false, err
-	}
-	changed := false
-	if !bytes.Equal(from, to) {
-		if changed, err = writeDiffTexts(f, diffFileName(merged), from, to); err != nil {
-			return changed, err
-		}
+	if err := addObjectDiff(d, diffFileName(merged), live, merged); err != nil {
+		return err
 	}
 	cands, err := p.members(ctx, r.Client)
 	if err != nil {
-		return changed, err
+		return err
 	}
 	for _, c := range cands {
-		from, to, err := diffTexts(c.obj, nil)
-		if err != nil {
-			return changed, err
-		}
-		c2, err := writeDiffTexts(f, diffFileName(c.obj), from, to)
-		changed = changed || c2
-		if err != nil {
-			return changed, err
+		if err := addObjectDiff(d, diffFileName(c.obj), c.obj, nil); err != nil {
+			return err
 		}
 	}
-	return changed, nil
+	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
-	"github.com/kdyn/kdyn/cmd/kdyn/internal/printers"
 	kunstructured "github.com/kdyn/kdyn/unstructured"
 )
 
@@ -49,7 +48,14 @@ maintains (managedFields, resourceVersion, generation, uid,
 creationTimestamp). The values of Secrets are masked: "***" where they are
 equal, "*** (before)" and "*** (after)" where they differ.
 
-kdyn computes the diff itself; no diff program is needed.
+kdyn computes the diff itself; no diff program is needed. As with kubectl,
+KUBECTL_EXTERNAL_DIFF names a program to use instead: kdyn writes each
+object's two sides into a LIVE- and a MERGED- directory (a side where the
+object does not exist has no file; names are GROUP.VERSION.KIND[.NAMESPACE].NAME)
+and runs the program once with the two directories as its last arguments.
+Words after the program's name are passed on when they consist only of
+letters, digits, "-" and "=" (kubectl's rule; others are left out). The
+program's exit code is diff's: it should follow the convention below.
 
 Exit status (as kubectl's, with or without --exit-codes):
   0  no differences
@@ -60,6 +66,9 @@ Exit status (as kubectl's, with or without --exit-codes):
 
   # A whole directory tree, from a CI job that fails on drift
   kdyn diff -f ./manifests -R || echo "drift or error: $?"
+
+  # The same, shown by another program (here: diff -r, colour, side by side)
+  KUBECTL_EXTERNAL_DIFF="diff -r -y --color=always" kdyn diff -f ./manifests -R
 
   # What would applying this kustomization change?
   kdyn diff -k overlays/prod
@@ -120,30 +129,31 @@ func diffManifests(ctx context.Context, f *cli.Factory, o *diffOptions) (int, er
 			return 0, err
 		}
 	}
-	changed := false
+	d, err := newDiffer(f, os.Getenv)
+	if err != nil {
+		return 0, err
+	}
+	defer d.close()
 	r.Each(ctx, entries, func(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
 		live, merged, err := diffSides(ctx, t)
 		if err != nil {
 			return nil, err
 		}
-		c, err := writeObjectDiff(f, t, live, merged)
-		changed = changed || c
-		return nil, err
+		return nil, addObjectDiff(d, diffFileName(t.Obj), live, merged)
 	})
 	if set != nil {
-		c, err := set.diff(ctx, f, r)
-		if err != nil {
+		if err := set.diff(ctx, f, r, d); err != nil {
 			r.Fail(err)
 		}
-		changed = changed || c
 	}
+	code, err := d.finish()
 	switch {
+	case err != nil:
+		return 0, err
 	case r.Failures > 0:
 		return diffErrorCode(f, r.FirstErr), nil
-	case changed:
-		return diffExitChanged, nil
 	}
-	return cli.ExitOK, nil
+	return code, nil
 }
 
 // diffSides returns the live object (nil when it does not exist) and what
@@ -165,25 +175,14 @@ func diffSides(ctx context.Context, t *cli.ManifestTarget) (live, merged *unstru
 	return live, merged, err
 }
 
-// writeObjectDiff prints the diff of one object and reports whether there
-// was one.
-func writeObjectDiff(f *cli.Factory, t *cli.ManifestTarget, live, merged *unstructured.Unstructured) (bool, error) {
+// addObjectDiff gives d the two sides of one object (either may be nil:
+// the object does not exist on that side) under the file name file.
+func addObjectDiff(d *differ, file string, live, merged *unstructured.Unstructured) error {
 	from, to, err := diffTexts(live, merged)
 	if err != nil {
-		return false, err
+		return err
 	}
-	if bytes.Equal(from, to) {
-		return false, nil
-	}
-	return writeDiffTexts(f, diffFileName(t.Obj), from, to)
-}
-
-// writeDiffTexts prints the diff of two renderings of the object whose
-// file name is file.
-func writeDiffTexts(f *cli.Factory, file string, from, to []byte) (bool, error) {
-	fromName, toName := "live/"+file, "merged/"+file
-	fmt.Fprintf(f.Streams.Out, "diff -u -N %s %s\n", fromName, toName)
-	return printers.UnifiedDiff(f.Streams.Out, fromName, toName, from, to, printers.DefaultDiffContext)
+	return d.add(file, from, to)
 }
 
 // diffTexts renders both sides as YAML for comparison: neat, without

@@ -3,7 +3,9 @@
 // last-applied-configuration annotation and a three-way merge patch),
 // create, replace (PUT, or with --force delete and create) and diff (a
 // forced server-side apply in dry-run mode, compared with the live
-// object as YAML, Secrets masked).
+// object as YAML, Secrets masked; shown as a unified diff, or by the
+// program KUBECTL_EXTERNAL_DIFF names, run once on a LIVE- and a MERGED-
+// directory as kubectl does).
 //
 // All four read -f through cli.ManifestRun: Namespaces and CRDs first, an
 // object of a CRD written in the same run waiting (up to --timeout) for it
