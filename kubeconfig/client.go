@@ -345,7 +345,7 @@ func build(clusterName string, cluster Cluster, userName string, user AuthInfo, 
 	}
 
 	if e := user.Exec; e != nil {
-		ec, err := execConfig(udesc, e, cluster)
+		ec, err := execConfig(userName, udesc, e, cluster)
 		if err != nil {
 			return nil, err
 		}
@@ -360,14 +360,15 @@ const (
 	execAPIv1beta1 = "client.authentication.k8s.io/v1beta1"
 )
 
-func execConfig(udesc string, e *ExecConfig, cluster Cluster) (*rest.ExecConfig, error) {
+func execConfig(userName, udesc string, e *ExecConfig, cluster Cluster) (*rest.ExecConfig, error) {
 	if strings.TrimSpace(e.Command) == "" {
 		return nil, fmt.Errorf("kubeconfig: %s: exec.command is empty", udesc)
 	}
 	switch e.APIVersion {
 	case execAPIv1:
 		if e.InteractiveMode == "" {
-			return nil, fmt.Errorf("kubeconfig: %s: exec.interactiveMode must be set for %s; use Never, IfAvailable or Always", udesc, execAPIv1)
+			// kubectl's words first: scripts match them.
+			return nil, fmt.Errorf("kubeconfig: interactiveMode must be specified for %s to use exec authentication plugin (%s: exec.interactiveMode must be set for %s; use Never, IfAvailable or Always)", userName, udesc, execAPIv1)
 		}
 	case execAPIv1beta1:
 	case "":

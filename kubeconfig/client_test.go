@@ -511,7 +511,7 @@ func TestClientConfigErrors(t *testing.T) {
 		{
 			name: "exec v1 without interactiveMode",
 			o:    Overrides{User: "exec-v1-no-mode"},
-			want: []string{`user "exec-v1-no-mode" in ` + cfgFile + `: exec.interactiveMode must be set for client.authentication.k8s.io/v1`},
+			want: []string{"interactiveMode must be specified for exec-v1-no-mode to use exec authentication plugin", `user "exec-v1-no-mode" in ` + cfgFile + `: exec.interactiveMode must be set for client.authentication.k8s.io/v1`},
 		},
 		{
 			name: "exec unsupported apiVersion",

@@ -189,6 +189,14 @@ type ExecConfig struct {
 	// StdinIsTerminal reports whether the plugin may interact with the user.
 	// Nil means "stdin is not a terminal".
 	StdinIsTerminal func() bool
+	// StdinUnavailable says that the program uses standard input itself
+	// (it carries a manifest, say), so the plugin must not read it: an
+	// "IfAvailable" plugin runs non-interactively, an "Always" plugin fails
+	// with StdinUnavailableMessage. The same field as client-go's.
+	StdinUnavailable bool
+	// StdinUnavailableMessage says what uses standard input, for the error
+	// of an "Always" plugin ("used by stdin resource manifest reader").
+	StdinUnavailableMessage string
 }
 
 // ExecEnvVar is one environment variable for an exec plugin.

@@ -97,6 +97,12 @@
 // are redacted from logged bodies, and Config.String redacts everything
 // secret.
 //
+// An exec credential plugin gets the terminal (stdin, and its prompts on
+// stderr) only when its interactiveMode allows it, stdin is a terminal, and
+// ExecConfig.StdinUnavailable is not set: a program that reads its own
+// input from stdin (kdyn's -f -) sets it, so an "Always" plugin fails with
+// StdinUnavailableMessage instead of consuming that input.
+//
 // # Logging
 //
 // Config.Logger (nil: none) receives debug-level request logs according to

@@ -99,6 +99,7 @@ type execAuthenticator struct {
 	installHint     string
 	interactiveMode string
 	stdinIsTerminal func() bool
+	stdinInUse      string           // why stdin is unavailable; "" when it is available
 	cluster         *execClusterJSON // nil unless ProvideClusterInfo
 	host            string           // requests for other hosts get nothing
 	logger          logr.Logger
@@ -152,6 +153,12 @@ func newExecAuthenticator(cfg *Config, server *url.URL) (*execAuthenticator, err
 		logger:          cfg.Logger,
 		now:             time.Now,
 		environ:         os.Environ,
+	}
+	if e.StdinUnavailable {
+		a.stdinInUse = "standard input is unavailable"
+		if e.StdinUnavailableMessage != "" {
+			a.stdinInUse += ": " + e.StdinUnavailableMessage
+		}
 	}
 	for _, v := range e.Env {
 		if v.Name == "" || strings.ContainsAny(v.Name, "=\x00") {
@@ -272,11 +279,14 @@ func (a *execAuthenticator) invalidate(c *execCredential) {
 
 // interactive decides spec.interactive and whether the plugin gets stdin.
 func (a *execAuthenticator) interactive() (bool, error) {
-	terminal := a.stdinIsTerminal != nil && a.stdinIsTerminal()
+	terminal := a.stdinInUse == "" && a.stdinIsTerminal != nil && a.stdinIsTerminal()
 	switch a.interactiveMode {
 	case execNever:
 		return false, nil
 	case execAlways:
+		if a.stdinInUse != "" {
+			return false, fmt.Errorf("rest: exec plugin %q: interactiveMode is %q but %s; give the input another way (a file) or change the plugin's interactiveMode", a.command, execAlways, a.stdinInUse)
+		}
 		if !terminal {
 			return false, fmt.Errorf("rest: exec plugin %q: interactiveMode is %q but standard input is not a terminal; run from a terminal or change the plugin's interactiveMode", a.command, execAlways)
 		}

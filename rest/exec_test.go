@@ -576,6 +576,18 @@ func (p *pluginEnv) testExecInfo(t *testing.T) {
 			},
 		},
 		{
+			name: "IfAvailable on a terminal whose stdin the program uses",
+			edit: func(c *Config) {
+				c.ExecProvider.InteractiveMode = "IfAvailable"
+				c.ExecProvider.StdinIsTerminal = func() bool { return true }
+				c.ExecProvider.StdinUnavailable = true
+			},
+			want: map[string]any{
+				"apiVersion": execAPIv1, "kind": "ExecCredential",
+				"spec": map[string]any{"interactive": false},
+			},
+		},
+		{
 			name: "Never ignores the terminal",
 			edit: func(c *Config) {
 				c.ExecProvider.StdinIsTerminal = func() bool { return true }
@@ -676,6 +688,17 @@ func (p *pluginEnv) testErrors(t *testing.T) {
 			edit: func(c *Config) { c.ExecProvider.InteractiveMode = "Always" },
 			env:  map[string]string{"PLUGIN_TOKEN": secret},
 			want: []string{`interactiveMode is "Always" but standard input is not a terminal`},
+		},
+		{
+			name: "Always on a terminal whose stdin the program uses",
+			edit: func(c *Config) {
+				c.ExecProvider.InteractiveMode = "Always"
+				c.ExecProvider.StdinIsTerminal = func() bool { return true }
+				c.ExecProvider.StdinUnavailable = true
+				c.ExecProvider.StdinUnavailableMessage = "used by the manifest reader"
+			},
+			env:  map[string]string{"PLUGIN_TOKEN": secret},
+			want: []string{`interactiveMode is "Always" but standard input is unavailable: used by the manifest reader`},
 		},
 	}
 	for _, tt := range tests {

@@ -2,6 +2,9 @@ package cli_test
 
 import (
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -183,5 +186,82 @@ func TestAuthWhoAmI(t *testing.T) {
 	r = kdyn(t, env, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}").must(t)
 	if r.stdout != "kdyn-admin" {
 		t.Errorf("jsonpath: %q", r.stdout)
+	}
+}
+
+// TestInteractivePluginDoesNotGetManifestStdin is kubectl's own check
+// (test/cmd/authentication.sh): on a terminal, a command that reads its
+// manifest from stdin does not run an interactiveMode: Always credential
+// plugin, whose prompt would eat the manifest; it fails naming why. The
+// same plugin does run for a command that leaves stdin alone, which shows
+// the terminal is there.
+func TestInteractivePluginDoesNotGetManifestStdin(t *testing.T) {
+	scriptBin, err := exec.LookPath("script")
+	if err != nil {
+		t.Fatalf("script(1) from util-linux is needed to give kdyn a terminal: %v", err)
+	}
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "plugin-ran")
+	plugin := filepath.Join(dir, "plugin.sh")
+	writeFile(t, plugin, 0o755, "#!/bin/sh\ntouch "+marker+"\necho '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"t\"}}'\n")
+	kubeconfig := filepath.Join(dir, "config")
+	writeFile(t, kubeconfig, 0o600, `apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster:
+    server: https://127.0.0.1:1
+contexts:
+- name: test
+  context: {cluster: test, user: interactive}
+current-context: test
+users:
+- name: interactive
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: `+plugin+`
+      interactiveMode: Always
+`)
+	onTerminal := func(stdin string, args ...string) string {
+		t.Helper()
+		wrapper := filepath.Join(dir, "run.sh")
+		quoted := make([]string, len(args))
+		for i, a := range args {
+			quoted[i] = "'" + a + "'"
+		}
+		writeFile(t, wrapper, 0o755, "#!/bin/sh\nexec "+kdynBin+" --kubeconfig "+kubeconfig+" "+strings.Join(quoted, " ")+" 2>&1\n")
+		cmd := exec.CommandContext(t.Context(), scriptBin, "-q", "/dev/null", "-c", wrapper)
+		cmd.Stdin = strings.NewReader(stdin)
+		cmd.Env = append(os.Environ(), "SHELL=/bin/sh")
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	manifest := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"some-resource"}}` + "\n"
+	for _, args := range [][]string{
+		{"apply", "-f", "-"},
+		{"replace", "-f", "-", "--force"},
+		{"create", "-f", "-"},
+		{"delete", "-f", "-"},
+		{"diff", "-f", "-"},
+	} {
+		out := onTerminal(manifest, args...)
+		if !strings.Contains(out, "standard input is unavailable: used by stdin resource manifest reader") {
+			t.Errorf("kdyn %s on a terminal:\n%s", strings.Join(args, " "), out)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("kdyn %s ran the interactive plugin while stdin carried the manifest", strings.Join(args, " "))
+		}
+	}
+	out := onTerminal("", "get", "configmaps")
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the plugin did not run for get on a terminal, so this test proves nothing:\n%s", out)
+	}
+}
+
+func writeFile(t *testing.T, name string, mode os.FileMode, content string) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(content), mode); err != nil {
+		t.Fatal(err)
 	}
 }

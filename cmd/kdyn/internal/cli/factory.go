@@ -112,6 +112,7 @@ type Factory struct {
 	client   *dynamic.DynamicClient
 	warnOnce sync.Map
 	stale    *staleDiscovery
+	stdinUse string // what reads stdin; set by ClaimStdin
 }
 
 // NewFactory returns a Factory over flags, which the command line fills in
@@ -206,6 +207,10 @@ func (f *Factory) init() error {
 		}
 		f.result = res
 		cfg := res.Config
+		if cfg.ExecProvider != nil && f.stdinUse != "" {
+			cfg.ExecProvider.StdinUnavailable = true
+			cfg.ExecProvider.StdinUnavailableMessage = f.stdinUse
+		}
 		cfg.Logger = f.Logger()
 		cfg.LogVerbosity = f.Flags.Verbosity
 		if f.Flags.QPS != 0 {
@@ -241,6 +246,15 @@ func (f *Factory) init() error {
 		f.client = dynamic.New(rc)
 	})
 	return f.err
+}
+
+// ClaimStdin records that the command reads standard input itself (use
+// says for what, as kubectl words it: "used by stdin resource manifest
+// reader"), so that an exec credential plugin does not get it: an
+// interactive-only plugin then fails naming use. Call it before the first
+// client is built.
+func (f *Factory) ClaimStdin(use string) {
+	f.stdinUse = use
 }
 
 // RESTConfig returns the resolved *rest.Config.

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -625,14 +626,21 @@ func FailureCode(f *Factory, err error) int {
 	return ExitGeneric
 }
 
+// StdinManifestUse is what -f - uses standard input for, in the words of
+// kubectl's error when an interactive credential plugin cannot have it.
+const StdinManifestUse = "used by stdin resource manifest reader"
+
 // ReadEntries reads -f or -k for a command, failing when they name
-// nothing.
+// nothing. With -f - it claims standard input (Factory.ClaimStdin).
 func ReadEntries(f *Factory, m *ManifestFlags, verb string) ([]*ManifestEntry, error) {
 	if err := m.validate(); err != nil {
 		return nil, err
 	}
 	if !m.Given() {
 		return nil, Usagef("no manifests given: use -f FILE, -f DIR, -f - or -k DIR (see 'kdyn %s -h')", verb)
+	}
+	if slices.Contains(m.Filenames, "-") {
+		f.ClaimStdin(StdinManifestUse)
 	}
 	var entries []*ManifestEntry
 	if m.Kustomize != "" {

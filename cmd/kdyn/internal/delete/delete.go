@@ -217,6 +217,16 @@ func runDelete(ctx context.Context, f *cli.Factory, o *deleteOptions, cmd *cobra
 	if grace == 0 && o.force {
 		fmt.Fprintln(f.Streams.ErrOut, "Warning: Immediate deletion does not wait for the resource to confirm that it has terminated; it may keep running on the cluster indefinitely.")
 	}
+	var entries []*cli.ManifestEntry
+	if o.manifests.Given() {
+		if selecting {
+			return cli.Usagef("-l, --field-selector and --all do not apply to -f or -k")
+		}
+		var err error
+		if entries, err = cli.ReadEntries(f, &o.manifests, "delete"); err != nil {
+			return err
+		}
+	}
 	r, err := cli.NewManifestRun(f, cli.ManifestOptions{Action: "deleting", DryRun: dry})
 	if err != nil {
 		return err
@@ -228,13 +238,6 @@ func runDelete(ctx context.Context, f *cli.Factory, o *deleteOptions, cmd *cobra
 	d := &deleter{f: f, r: r, o: o, rc: rc, dry: dry, grace: grace, policy: policy, names: o.output == "name", warnCS: r.ExplicitNS && !o.allNamespaces}
 
 	if o.manifests.Given() {
-		if selecting {
-			return cli.Usagef("-l, --field-selector and --all do not apply to -f or -k")
-		}
-		entries, err := cli.ReadEntries(f, &o.manifests, "delete")
-		if err != nil {
-			return err
-		}
 		r.Each(ctx, cli.DeleteOrder(entries), func(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
 			if t.Obj.GetName() == "" {
 				return nil, errors.New("the object has no metadata.name")
