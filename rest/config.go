@@ -2,9 +2,12 @@ package rest
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"os/exec"
+	"path/filepath"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -197,6 +200,81 @@ type ExecConfig struct {
 	// StdinUnavailableMessage says what uses standard input, for the error
 	// of an "Always" plugin ("used by stdin resource manifest reader").
 	StdinUnavailableMessage string
+	// PluginPolicy says whether this plugin may run at all (kubectl's
+	// kuberc credentialPluginPolicy); the zero value lets every plugin run.
+	PluginPolicy ExecPluginPolicy
+}
+
+// Exec plugin policies, as kubectl's kuberc names them.
+const (
+	ExecPolicyAllowAll  = "AllowAll"
+	ExecPolicyDenyAll   = "DenyAll"
+	ExecPolicyAllowlist = "Allowlist"
+)
+
+// ExecPluginPolicy says which exec credential plugins may run.
+type ExecPluginPolicy struct {
+	// Type is "" (the same as ExecPolicyAllowAll), ExecPolicyAllowAll,
+	// ExecPolicyDenyAll or ExecPolicyAllowlist.
+	Type string
+	// Allowlist are the commands an ExecPolicyAllowlist policy lets run: a
+	// name looked up in PATH, or a clean path. A plugin runs when its
+	// command is one of them, or resolves to the same executable as one.
+	Allowlist []string
+}
+
+// Validate reports a policy that cannot be used, as client-go does: an
+// unknown type, an allowlist with another type, an empty allowlist, or an
+// entry that is empty or not a clean path.
+func (p ExecPluginPolicy) Validate() error {
+	switch p.Type {
+	case "", ExecPolicyAllowAll, ExecPolicyDenyAll:
+		if p.Allowlist != nil {
+			return fmt.Errorf("misconfigured credential plugin allowlist: plugin policy is %q but allowlist is non-nil", p.Type)
+		}
+		return nil
+	case ExecPolicyAllowlist:
+	default:
+		return fmt.Errorf("unknown credential plugin policy %q; use %s, %s or %s", p.Type, ExecPolicyAllowAll, ExecPolicyDenyAll, ExecPolicyAllowlist)
+	}
+	if len(p.Allowlist) == 0 {
+		return fmt.Errorf("credential plugin policy set to %q, but allowlist is empty; use %q policy instead", ExecPolicyAllowlist, ExecPolicyDenyAll)
+	}
+	for i, c := range p.Allowlist {
+		switch {
+		case c == "":
+			return fmt.Errorf("misconfigured credential plugin allowlist: empty allowlist entry #%d", i+1)
+		case filepath.Clean(c) != c:
+			return fmt.Errorf("credential plugin allowlist entry #%d: non-normalized file path %q (use %q)", i+1, c, filepath.Clean(c))
+		}
+	}
+	return nil
+}
+
+// resolve returns the executable command names when p lets it run.
+func (p ExecPluginPolicy) resolve(command string) (string, error) {
+	path, lookErr := exec.LookPath(command)
+	switch p.Type {
+	case "", ExecPolicyAllowAll:
+		if lookErr != nil {
+			return command, nil // exec reports the missing command
+		}
+		return path, nil
+	case ExecPolicyDenyAll:
+		return "", fmt.Errorf("plugin %q not allowed: policy set to %q", command, ExecPolicyDenyAll)
+	}
+	if lookErr != nil {
+		return "", fmt.Errorf("plugin path %q cannot be resolved for credential plugin allowlist check: %w", command, lookErr)
+	}
+	for _, allowed := range p.Allowlist {
+		if allowed == command || allowed == path {
+			return path, nil
+		}
+		if resolved, err := exec.LookPath(allowed); err == nil && resolved == path {
+			return path, nil
+		}
+	}
+	return "", fmt.Errorf("plugin path %q is not permitted by the credential plugin allowlist", path)
 }
 
 // ExecEnvVar is one environment variable for an exec plugin.

@@ -99,7 +99,8 @@ type execAuthenticator struct {
 	installHint     string
 	interactiveMode string
 	stdinIsTerminal func() bool
-	stdinInUse      string           // why stdin is unavailable; "" when it is available
+	stdinInUse      string // why stdin is unavailable; "" when it is available
+	policy          ExecPluginPolicy
 	cluster         *execClusterJSON // nil unless ProvideClusterInfo
 	host            string           // requests for other hosts get nothing
 	logger          logr.Logger
@@ -154,6 +155,10 @@ func newExecAuthenticator(cfg *Config, server *url.URL) (*execAuthenticator, err
 		now:             time.Now,
 		environ:         os.Environ,
 	}
+	if err := e.PluginPolicy.Validate(); err != nil {
+		return nil, fmt.Errorf("rest: exec plugin %q: %w", name, err)
+	}
+	a.policy = e.PluginPolicy
 	if e.StdinUnavailable {
 		a.stdinInUse = "standard input is unavailable"
 		if e.StdinUnavailableMessage != "" {
@@ -311,7 +316,11 @@ func (a *execAuthenticator) run() (*execCredential, error) {
 		return nil, fmt.Errorf("rest: exec plugin %q: encode KUBERNETES_EXEC_INFO: %w", a.command, err)
 	}
 
-	cmd := exec.Command(a.command, a.args...)
+	path, err := a.policy.resolve(a.command)
+	if err != nil {
+		return nil, fmt.Errorf("rest: exec plugin: %w", err)
+	}
+	cmd := exec.Command(path, a.args...)
 	env := append(a.environ(), a.env...)
 	cmd.Env = append(env, "KUBERNETES_EXEC_INFO="+string(info))
 	stdout := &limitedBuffer{limit: execStdoutLimit}

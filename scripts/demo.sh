@@ -116,7 +116,7 @@ k() { "${kd[@]}" "$@"; }
 
 step "Client and server versions" k version
 step "What the server serves (aggregated discovery: 2 requests, then cached on disk)" k api-resources --api-group=apps
-step "Apply a CRD and an object of it from the same file (server-side apply)" k apply -f scripts/demo/widgets.yaml
+step "Apply a CRD and an object of it from the same file (server-side apply)" k apply --server-side -f scripts/demo/widgets.yaml
 step "The server's own table, with the CRD's printer columns; 'all' includes the CRD's category" k get all,configmaps -l '!kubernetes.io/service-account.name'
 step "One object per line, for scripts" k get widgets -o jsonl
 step "A gjson path over each object" k get widgets -o gjson=spec.color
@@ -125,12 +125,12 @@ step "A merge patch, chosen automatically for a custom resource" k patch widget 
 step "Copy-pasteable YAML without server noise" k get widget sprocket -o yaml --neat
 echo
 echo "### What would change: a server-side dry run compared with the live object (exit 1 = changes)"
-echo "\$ kdyn diff -f scripts/demo/widgets-changed.yaml"
-k diff -f scripts/demo/widgets-changed.yaml || true
+echo "\$ kdyn diff --server-side --force-conflicts -f scripts/demo/widgets-changed.yaml"
+k diff --server-side --force-conflicts -f scripts/demo/widgets-changed.yaml || true
 echo
 echo "### Server-side apply notices that 'kdyn patch' owns those fields now"
-echo "\$ kdyn apply -f scripts/demo/widgets-changed.yaml"
-k apply -f scripts/demo/widgets-changed.yaml || true
+echo "\$ kdyn apply --server-side -f scripts/demo/widgets-changed.yaml"
+k apply --server-side -f scripts/demo/widgets-changed.yaml || true
 echo
 echo "### Watching widgets as JSON events while they change (the watch resumes on disconnects)"
 echo "\$ kdyn get widgets -w --watch-only -o jsonl --output-watch-events --neat"

@@ -20,17 +20,16 @@ import (
 // same manifests, × kubectl's.
 const targetApplyWall = 0.30
 
-// The apply cases, each tool at its defaults (kdyn: server-side apply,
-// --concurrency 8; kubectl: client-side apply, one object at a time), in a
-// namespace of their own:
+// The apply cases, each tool at its defaults (both client-side apply; kdyn
+// with --concurrency 8, kubectl one object at a time), in a namespace of
+// their own:
 //
 //	apply-create        apply -f DIR into a new namespace
 //	apply-again         the same again (nothing changes)
 //	apply-prune-create  apply --prune --applyset=bench -f DIR into a new
 //	                    namespace (kubectl with KUBECTL_APPLYSET=true)
 //	apply-prune-again   the same again (every member listed, none pruned)
-//	apply-ssa-create    kubectl apply --server-side, new namespace (kubectl
-//	                    only: the incumbent's own server-side apply)
+//	apply-ssa-create    apply --server-side, new namespace
 const applySetName = "bench"
 
 // writeApplyManifests writes objects ConfigMaps into files files (the
@@ -163,13 +162,11 @@ func (b *bench) applyBench(ctx context.Context, env *testenv.Env) error {
 			if err := run(tool, "apply-prune-again", ns, prune...); err != nil {
 				return err
 			}
-			if tool == Kubectl {
-				if ns, err = newNS(); err != nil {
-					return err
-				}
-				if err := run(tool, "apply-ssa-create", ns, "--server-side"); err != nil {
-					return err
-				}
+			if ns, err = newNS(); err != nil {
+				return err
+			}
+			if err := run(tool, "apply-ssa-create", ns, "--server-side"); err != nil {
+				return err
 			}
 			b.logf("  %s: %s", tool, time.Since(start).Round(100*time.Millisecond))
 		}
@@ -194,6 +191,7 @@ func (r *Results) applyRows() []Row {
 		{", again (unchanged)", "apply-again"},
 		{" --prune --applyset, new namespace", "apply-prune-create"},
 		{" --prune --applyset, again", "apply-prune-again"},
+		{" --server-side, new namespace", "apply-ssa-create"},
 	} {
 		kd, kc := st(Kdyn, c.key), st(Kubectl, c.key)
 		rv, rs := ratio(float64(kd.Wall), float64(kc.Wall))
@@ -204,8 +202,5 @@ func (r *Results) applyRows() []Row {
 		_, rs = ratio(float64(kd.MaxRSS), float64(kc.MaxRSS))
 		rows = append(rows, Row{label + c.name + ": peak RSS", fmtMB(kd.MaxRSS), fmtMB(kc.MaxRSS), rs, "—", ""})
 	}
-	kd, kc := st(Kdyn, "apply-create"), st(Kubectl, "apply-ssa-create")
-	_, rs := ratio(float64(kd.Wall), float64(kc.Wall))
-	rows = append(rows, Row{label + ", new namespace: wall, kdyn vs kubectl --server-side", fmtDur(kd.Wall), fmtDur(kc.Wall), rs, "—", ""})
 	return rows
 }

@@ -25,11 +25,14 @@
 //	tree        tree
 //	config      config view, get-contexts, current-context, use-context
 //	serverinfo  api-resources, api-versions, version
+//	kuberc      kubectl's preferences file: flag defaults, aliases and
+//	            the credential plugin policy, applied by root before
+//	            the command line is parsed
 //	cli         the shared plumbing: factory (kubeconfig → clients,
 //	            mapper, disk-cached discovery), global flags, -o and
 //	            --dry-run, errors and exit codes, manifest reading
 //	printers    table, name, json, yaml, jsonl, jsonpath, gjson,
-//	            custom-columns and diff output
+//	            go-template, custom-columns and diff output
 //	clitest     helpers for the packages' tests
 //
 // Families import cli and printers, never each other, except apply's

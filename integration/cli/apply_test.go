@@ -166,9 +166,9 @@ metadata:
 `, group, ns, mfCRD(group, sn), ns))
 	r := kdyn(t, env, "apply", "-f", file).must(t)
 	// Namespaces and CRDs first, in file order, then the rest.
-	want := "customresourcedefinition.apiextensions.k8s.io/gadgets." + group + " serverside-applied\n" +
-		"namespace/" + ns + " serverside-applied\n" +
-		"gadget." + group + "/g1 serverside-applied\n"
+	want := "customresourcedefinition.apiextensions.k8s.io/gadgets." + group + " created\n" +
+		"namespace/" + ns + " created\n" +
+		"gadget." + group + "/g1 created\n"
 	if r.stdout != want {
 		t.Fatalf("apply output:\n%s\nwant:\n%s\nstderr:\n%s", r.stdout, want, r.stderr)
 	}
@@ -177,7 +177,7 @@ metadata:
 		t.Fatalf("get by the new short name: %q", r.stdout)
 	}
 	// Applying again changes nothing and needs no wait.
-	kdyn(t, env, "apply", "-f", file).must(t).mfStdout(t, "gadget."+group+"/g1 serverside-applied")
+	kdyn(t, env, "apply", "-f", file).must(t).mfStdout(t, "gadget."+group+"/g1 unchanged")
 }
 
 // TestApplyServerSideTwice: the second apply of the same manifest is a
@@ -186,9 +186,9 @@ func TestApplyServerSideTwice(t *testing.T) {
 	env := testenv.Shared(t)
 	ns := mfNamespace(t, env)
 	file := mfWrite(t, "cm.yaml", mfConfigMap("twice", "", map[string]string{"k": "v"}))
-	kdyn(t, env, "apply", "-f", file, "-n", ns).must(t).mfStdout(t, "configmap/twice serverside-applied")
+	kdyn(t, env, "apply", "--server-side", "-f", file, "-n", ns).must(t).mfStdout(t, "configmap/twice serverside-applied")
 	first := mfGet(t, env, ns, "twice")
-	kdyn(t, env, "apply", "-f", file, "-n", ns).must(t).mfStdout(t, "configmap/twice serverside-applied")
+	kdyn(t, env, "apply", "--server-side", "-f", file, "-n", ns).must(t).mfStdout(t, "configmap/twice serverside-applied")
 	second := mfGet(t, env, ns, "twice")
 	if first.GetResourceVersion() != second.GetResourceVersion() {
 		t.Errorf("second apply changed the object: resourceVersion %s → %s", first.GetResourceVersion(), second.GetResourceVersion())
@@ -200,7 +200,7 @@ func TestApplyServerSideTwice(t *testing.T) {
 	// A manifest copied from the server (managedFields, resourceVersion,
 	// uid...) applies too: kdyn strips what the server owns.
 	live := kdyn(t, env, "get", "cm", "twice", "-n", ns, "-o", "yaml").must(t).stdout
-	kdyn(t, env, "apply", "-f", mfWrite(t, "live.yaml", live)).must(t)
+	kdyn(t, env, "apply", "--server-side", "-f", mfWrite(t, "live.yaml", live)).must(t)
 }
 
 // TestApplyClientSide: created / unchanged / configured, the last-applied
@@ -259,12 +259,12 @@ func TestApplyClientSide(t *testing.T) {
 func TestApplyConflict(t *testing.T) {
 	env := testenv.Shared(t)
 	ns := mfNamespace(t, env)
-	kdyn(t, env, "apply", "-n", ns, "--field-manager", "team-a", "-f", mfWrite(t, "a.yaml", mfConfigMap("shared", "", map[string]string{"owner": "a"}))).must(t)
+	kdyn(t, env, "apply", "--server-side", "-n", ns, "--field-manager", "team-a", "-f", mfWrite(t, "a.yaml", mfConfigMap("shared", "", map[string]string{"owner": "a"}))).must(t)
 	b := mfWrite(t, "b.yaml", mfConfigMap("shared", "", map[string]string{"owner": "b"}))
-	kdyn(t, env, "apply", "-n", ns, "--field-manager", "team-b", "-f", b).
+	kdyn(t, env, "apply", "--server-side", "-n", ns, "--field-manager", "team-b", "-f", b).
 		mfExpect(t, 1, "Error from server (Conflict): error when applying configmap/shared ("+b+": document 1): Apply failed with 1 conflict", `conflict with "team-a"`, ".data.owner", "--force-conflicts")
-	kdyn(t, env, "--exit-codes", "apply", "-n", ns, "--field-manager", "team-b", "-f", b).mfExpect(t, 4)
-	kdyn(t, env, "apply", "-n", ns, "--field-manager", "team-b", "--force-conflicts", "-f", b).must(t)
+	kdyn(t, env, "--exit-codes", "apply", "--server-side", "-n", ns, "--field-manager", "team-b", "-f", b).mfExpect(t, 4)
+	kdyn(t, env, "apply", "--server-side", "-n", ns, "--field-manager", "team-b", "--force-conflicts", "-f", b).must(t)
 	if v, _, _ := unstructured.NestedString(mfGet(t, env, ns, "shared").Object, "data", "owner"); v != "b" {
 		t.Errorf("owner = %q after --force-conflicts", v)
 	}
@@ -308,12 +308,12 @@ func TestApplyDryRunAndOutput(t *testing.T) {
 	env := testenv.Shared(t)
 	ns := mfNamespace(t, env)
 	file := mfWrite(t, "cm.yaml", mfConfigMap("dry", ns, map[string]string{"k": "v"})+"---\n"+mfConfigMap("dry2", ns, nil))
-	kdyn(t, env, "apply", "-f", file, "--dry-run=server").must(t).mfStdout(t, "configmap/dry serverside-applied (server dry run)")
-	kdyn(t, env, "apply", "-f", file, "--dry-run=client").must(t).mfStdout(t, "configmap/dry serverside-applied (dry run)")
+	kdyn(t, env, "apply", "--server-side", "-f", file, "--dry-run=server").must(t).mfStdout(t, "configmap/dry serverside-applied (server dry run)")
+	kdyn(t, env, "apply", "--server-side", "-f", file, "--dry-run=client").must(t).mfStdout(t, "configmap/dry serverside-applied (dry run)")
 	if mfGet(t, env, ns, "dry") != nil {
 		t.Fatal("a dry run created the object")
 	}
-	r := kdyn(t, env, "apply", "-f", file, "-o", "json").must(t)
+	r := kdyn(t, env, "apply", "--server-side", "-f", file, "-o", "json").must(t)
 	var list struct {
 		Kind  string
 		Items []map[string]any
@@ -321,12 +321,12 @@ func TestApplyDryRunAndOutput(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || list.Kind != "List" || len(list.Items) != 2 {
 		t.Fatalf("-o json: %v\n%s", err, r.stdout)
 	}
-	r = kdyn(t, env, "apply", "-f", file, "-o", "name").must(t)
+	r = kdyn(t, env, "apply", "--server-side", "-f", file, "-o", "name").must(t)
 	if r.stdout != "configmap/dry\nconfigmap/dry2\n" {
 		t.Fatalf("-o name: %q", r.stdout)
 	}
 	one := mfWrite(t, "one.yaml", mfConfigMap("dry", ns, map[string]string{"k": "v"}))
-	r = kdyn(t, env, "apply", "-f", one, "-o", "yaml").must(t)
+	r = kdyn(t, env, "apply", "--server-side", "-f", one, "-o", "yaml").must(t)
 	if !strings.HasPrefix(r.stdout, "apiVersion: v1\ndata:\n  k: v\nkind: ConfigMap\n") || !strings.Contains(r.stdout, "resourceVersion:") {
 		t.Fatalf("-o yaml of one object:\n%s", r.stdout)
 	}
@@ -339,12 +339,12 @@ func TestApplyNamespaces(t *testing.T) {
 	ns := mfNamespace(t, env)
 	other := mfNamespace(t, env)
 	file := mfWrite(t, "cm.yaml", mfConfigMap("placed", ns, nil))
-	kdyn(t, env, "apply", "-n", other, "-f", file).mfExpect(t, 1,
+	kdyn(t, env, "apply", "--server-side", "-n", other, "-f", file).mfExpect(t, 1,
 		fmt.Sprintf(`the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.`, ns, other, ns))
-	kdyn(t, env, "apply", "-n", ns, "-f", file).must(t)
+	kdyn(t, env, "apply", "--server-side", "-n", ns, "-f", file).must(t)
 	role := mfName("mf-role")
 	cr := mfWrite(t, "role.yaml", fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: %s\n  namespace: %s\nrules: []\n", role, ns))
-	kdyn(t, env, "apply", "-f", cr).must(t).mfStdout(t, "clusterrole.rbac.authorization.k8s.io/"+role+" serverside-applied")
+	kdyn(t, env, "apply", "--server-side", "-f", cr).must(t).mfStdout(t, "clusterrole.rbac.authorization.k8s.io/"+role+" serverside-applied")
 	kdyn(t, env, "delete", "clusterrole", role).must(t)
 }
 

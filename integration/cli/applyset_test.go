@@ -138,10 +138,10 @@ func TestApplySetPrune(t *testing.T) {
 
 	// Objects that look like members but are not: no label, another set.
 	other := asCM("other-set", map[string]string{asPartOf: asID("other", ns, "Secret", "")})
-	mfStdin(t, env, asDocs(asCM("outside", nil), other), "apply", "-n", ns, "-f", "-").must(t)
+	mfStdin(t, env, asDocs(asCM("outside", nil), other), "apply", "--server-side", "-n", ns, "-f", "-").must(t)
 
 	v1 := mfWrite(t, "v1.yaml", asDocs(asCM("a", nil), asCM("b", nil), asGadget(group, "g1"), asGadget(group, "g2")))
-	r := kdyn(t, env, "apply", "-n", ns, "-f", v1, "--prune", "--applyset=web").must(t)
+	r := kdyn(t, env, "apply", "--server-side", "-n", ns, "-f", v1, "--prune", "--applyset=web").must(t)
 	r.mfStdout(t, "configmap/a serverside-applied", "configmap/b serverside-applied", "gadget."+group+"/g1 serverside-applied")
 	if strings.Contains(r.stdout, "pruned") {
 		t.Fatalf("the first apply pruned something:\n%s", r.stdout)
@@ -176,16 +176,16 @@ func TestApplySetPrune(t *testing.T) {
 		}
 	}
 	// A server dry run prints what it would prune and deletes nothing.
-	kdyn(t, env, "apply", "-n", ns, "-f", v2, "--prune", "--applyset=web", "--dry-run=server").must(t).
+	kdyn(t, env, "apply", "--server-side", "-n", ns, "-f", v2, "--prune", "--applyset=web", "--dry-run=server").must(t).
 		mfStdout(t, "configmap/b pruned (server dry run)", "gadget."+group+"/g2 pruned (server dry run)")
 	if mfGet(t, env, ns, "b") == nil || asGet(t, env, gadgets, ns, "g2") == nil {
 		t.Fatal("--dry-run=server deleted a member")
 	}
 	asCheckParent(t, asParentMeta(t, asGet(t, env, asSecretGVR, ns, "web")), asWantParent(id, asKdynTooling, "ConfigMap,Gadget."+group, ""))
-	kdyn(t, env, "apply", "-n", ns, "-f", v2, "--prune", "--applyset=web", "--dry-run=client").must(t).
+	kdyn(t, env, "apply", "--server-side", "-n", ns, "-f", v2, "--prune", "--applyset=web", "--dry-run=client").must(t).
 		mfStdout(t, "configmap/b pruned (dry run)")
 
-	r = kdyn(t, env, "apply", "-n", ns, "-f", v2, "--prune", "--applyset=web").must(t)
+	r = kdyn(t, env, "apply", "--server-side", "-n", ns, "-f", v2, "--prune", "--applyset=web").must(t)
 	r.mfStdout(t, "configmap/b pruned\n", "gadget."+group+"/g2 pruned\n")
 	if mfGet(t, env, ns, "b") != nil || asGet(t, env, gadgets, ns, "g2") != nil {
 		t.Fatal("a member no longer declared was not pruned")
@@ -200,11 +200,11 @@ func TestApplySetPrune(t *testing.T) {
 	// Only ConfigMaps now: the parent lists ConfigMap alone, and a Gadget
 	// member left over is still pruned because the parent listed its kind.
 	v3 := mfWrite(t, "v3.yaml", asCM("a", nil))
-	kdyn(t, env, "apply", "-n", ns, "-f", v3, "--prune", "--applyset=web").must(t).mfStdout(t, "gadget."+group+"/g1 pruned")
+	kdyn(t, env, "apply", "--server-side", "-n", ns, "-f", v3, "--prune", "--applyset=web").must(t).mfStdout(t, "gadget."+group+"/g1 pruned")
 	asCheckParent(t, asParentMeta(t, asGet(t, env, asSecretGVR, ns, "web")), asWantParent(id, asKdynTooling, "ConfigMap", ""))
 
 	// Completion offers the parent types and the Secrets that are parents.
-	r = kdyn(t, env, "__complete", "-n", ns, "apply", "--applyset", "").must(t)
+	r = kdyn(t, env, "__complete", "-n", ns, "apply", "--server-side", "--applyset", "").must(t)
 	for _, want := range []string{"configmaps/\n", "secrets/\n", "web\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Fatalf("--applyset completion lacks %q:\n%s", want, r.stdout)
@@ -213,10 +213,10 @@ func TestApplySetPrune(t *testing.T) {
 	if strings.Contains(r.stdout, "outside") {
 		t.Fatalf("--applyset completion offers a Secret that is no parent:\n%s", r.stdout)
 	}
-	kdyn(t, env, "__complete", "-n", ns, "apply", "--applyset", "configmaps/o").must(t).mfStdout(t, "configmaps/outside\n", "configmaps/other-set\n")
+	kdyn(t, env, "__complete", "-n", ns, "apply", "--server-side", "--applyset", "configmaps/o").must(t).mfStdout(t, "configmaps/outside\n", "configmaps/other-set\n")
 
 	// A ConfigMap parent: another set, another id.
-	kdyn(t, env, "apply", "-n", ns, "-f", mfWrite(t, "c.yaml", asCM("c", nil)), "--prune", "--applyset=configmaps/web").must(t)
+	kdyn(t, env, "apply", "--server-side", "-n", ns, "-f", mfWrite(t, "c.yaml", asCM("c", nil)), "--prune", "--applyset=configmaps/web").must(t)
 	asCheckParent(t, asParentMeta(t, mfGet(t, env, ns, "web")), asWantParent(asID("web", ns, "ConfigMap", ""), asKdynTooling, "ConfigMap", ""))
 	if mfGet(t, env, ns, "a") == nil {
 		t.Fatal("the ConfigMap set pruned a member of the Secret set")

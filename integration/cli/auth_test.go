@@ -201,28 +201,7 @@ func TestInteractivePluginDoesNotGetManifestStdin(t *testing.T) {
 		t.Fatalf("script(1) from util-linux is needed to give kdyn a terminal: %v", err)
 	}
 	dir := t.TempDir()
-	marker := filepath.Join(dir, "plugin-ran")
-	plugin := filepath.Join(dir, "plugin.sh")
-	writeFile(t, plugin, 0o755, "#!/bin/sh\ntouch "+marker+"\necho '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"t\"}}'\n")
-	kubeconfig := filepath.Join(dir, "config")
-	writeFile(t, kubeconfig, 0o600, `apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster:
-    server: https://127.0.0.1:1
-contexts:
-- name: test
-  context: {cluster: test, user: interactive}
-current-context: test
-users:
-- name: interactive
-  user:
-    exec:
-      apiVersion: client.authentication.k8s.io/v1
-      command: `+plugin+`
-      interactiveMode: Always
-`)
+	kubeconfig, marker := pluginKubeconfig(t, dir, "Always")
 	onTerminal := func(stdin string, args ...string) string {
 		t.Helper()
 		wrapper := filepath.Join(dir, "run.sh")
@@ -257,6 +236,36 @@ users:
 	if _, err := os.Stat(marker); err != nil {
 		t.Fatalf("the plugin did not run for get on a terminal, so this test proves nothing:\n%s", out)
 	}
+}
+
+// pluginKubeconfig writes, in dir, a kubeconfig whose user runs an exec
+// credential plugin (with interactiveMode mode) that touches marker when
+// it runs, for a server that refuses connections.
+func pluginKubeconfig(t *testing.T, dir, mode string) (kubeconfig, marker string) {
+	t.Helper()
+	marker = filepath.Join(dir, "plugin-ran")
+	plugin := filepath.Join(dir, "plugin.sh")
+	writeFile(t, plugin, 0o755, "#!/bin/sh\ntouch "+marker+"\necho '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"t\"}}'\n")
+	kubeconfig = filepath.Join(dir, "config")
+	writeFile(t, kubeconfig, 0o600, `apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster:
+    server: https://127.0.0.1:1
+contexts:
+- name: test
+  context: {cluster: test, user: plugin}
+current-context: test
+users:
+- name: plugin
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: `+plugin+`
+      interactiveMode: `+mode+`
+`)
+	return kubeconfig, marker
 }
 
 func writeFile(t *testing.T, name string, mode os.FileMode, content string) {

@@ -178,7 +178,7 @@ func TestCreateGenerators(t *testing.T) {
 				t.Errorf("second create: exit %d, stderr %q", r.code, r.stderr)
 			}
 			// The dry run's manifest applies cleanly onto the object.
-			mfStdin(t, env, manifest, "apply", "-f", "-", "--force-conflicts").must(t)
+			mfStdin(t, env, manifest, "apply", "--server-side", "-f", "-", "--force-conflicts").must(t)
 		})
 	}
 

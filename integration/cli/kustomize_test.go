@@ -60,7 +60,7 @@ func TestKustomizeApplyDiffDelete(t *testing.T) {
 		t.Fatalf("no generated ConfigMap in:\n%s", built)
 	}
 
-	r := kdyn(t, env, "apply", "-k", dir).must(t)
+	r := kdyn(t, env, "apply", "--server-side", "-k", dir).must(t)
 	for _, want := range []string{
 		"customresourcedefinition.apiextensions.k8s.io/kwidgets.kustomize.kdyn.test serverside-applied",
 		"configmap/" + cmName + " serverside-applied",

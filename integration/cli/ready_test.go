@@ -139,7 +139,7 @@ func TestApplyWait(t *testing.T) {
 	ns := mfNamespace(t, env)
 	file := mfWrite(t, "app.yaml", mfConfigMap("settings", ns, map[string]string{"k": "v"})+"---\n"+rdDeployment("api", ns, 2))
 
-	ch := ocStart(t, env, "apply", "-f", file, "--wait", "--timeout=30s")
+	ch := ocStart(t, env, "apply", "--server-side", "-f", file, "--wait", "--timeout=30s")
 	ocWatching(t, ch)
 	ocStillRunning(t, ch, 500*time.Millisecond)
 	start := time.Now()
@@ -159,7 +159,7 @@ func TestApplyWait(t *testing.T) {
 
 	// A new generation the controller has not observed: not ready.
 	file2 := mfWrite(t, "app2.yaml", strings.Replace(rdDeployment("api", ns, 2), "nginx:1.27", "nginx:1.28", 1))
-	r = kdyn(t, env, "--exit-codes", "apply", "-f", file2, "--wait", "--timeout=2s")
+	r = kdyn(t, env, "--exit-codes", "apply", "--server-side", "-f", file2, "--wait", "--timeout=2s")
 	r.mfExpect(t, 7, "waiting for 1 object(s) to be ready", "deployment.apps/api: InProgress: Deployment generation is 2, but latest observed generation is 1")
-	kdyn(t, env, "apply", "-f", file2, "--wait", "--dry-run=server").mfExpect(t, 1, "--wait cannot be used with --dry-run")
+	kdyn(t, env, "apply", "--server-side", "-f", file2, "--wait", "--dry-run=server").mfExpect(t, 1, "--wait cannot be used with --dry-run")
 }

@@ -31,8 +31,8 @@ func TestValidateStrictByDefault(t *testing.T) {
 	where := "(" + file + ": document 2)"
 
 	// Server-side apply (kdyn's default) and client-side apply.
-	kdyn(t, env, "apply", "-n", ns, "-f", file).mfExpect(t, 1, "error when applying configmap/bad "+where, ".datax: field not declared in schema")
-	kdyn(t, env, "apply", "-n", ns, "-f", file, "--server-side=false").mfExpect(t, 1, "error when applying configmap/bad "+where, `strict decoding error: unknown field "datax"`)
+	kdyn(t, env, "apply", "--server-side", "-n", ns, "-f", file).mfExpect(t, 1, "error when applying configmap/bad "+where, ".datax: field not declared in schema")
+	kdyn(t, env, "apply", "--server-side", "-n", ns, "-f", file, "--server-side=false").mfExpect(t, 1, "error when applying configmap/bad "+where, `strict decoding error: unknown field "datax"`)
 	if mfGet(t, env, ns, "good") == nil || mfGet(t, env, ns, "bad") != nil {
 		t.Fatal("the good document was not applied, or the bad one was")
 	}
@@ -40,7 +40,7 @@ func TestValidateStrictByDefault(t *testing.T) {
 	kdyn(t, env, "create", "-n", ns2, "-f", file).mfExpect(t, 1, "error when creating configmap/bad "+where, `strict decoding error: unknown field "datax"`)
 
 	// replace (PUT), patch and edit of an existing object.
-	mfStdin(t, env, mfConfigMap("bad", "", nil), "apply", "-n", ns2, "-f", "-").must(t)
+	mfStdin(t, env, mfConfigMap("bad", "", nil), "apply", "--server-side", "-n", ns2, "-f", "-").must(t)
 	kdyn(t, env, "replace", "-n", ns2, "-f", file).mfExpect(t, 1, "error when replacing configmap/bad "+where, `unknown field "datax"`)
 	kdyn(t, env, "patch", "-n", ns2, "cm", "bad", "-p", `{"datax":{"a":"b"}}`).mfExpect(t, 1, `strict decoding error: unknown field "datax"`)
 	kdyn(t, env, "patch", "-n", ns2, "cm", "bad", "--type=json", "-p", `[{"op":"add","path":"/datax","value":{"a":"b"}}]`).mfExpect(t, 1, `unknown field "datax"`)

@@ -34,7 +34,7 @@ var (
 )
 
 // runApply writes a manifest with one ConfigMap per name (a document
-// each) and applies it with kdyn through the proxy.
+// each) and applies it with kdyn (server-side apply) through the proxy.
 func runApply(t *testing.T, r *rig, names []string, value string) applyReport {
 	t.Helper()
 	var b strings.Builder
@@ -47,7 +47,7 @@ func runApply(t *testing.T, r *rig, names []string, value string) applyReport {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	out, errOut, code := runKdyn(ctx, t, r, "", "apply", "-f", file)
+	out, errOut, code := runKdyn(ctx, t, r, "", "apply", "--server-side", "-f", file)
 	rep := applyReport{applied: map[string]int{}, failed: map[string]int{}, code: code, stdout: out, stderr: errOut}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		if m := appliedLine.FindStringSubmatch(l); m != nil {

@@ -275,6 +275,9 @@ func (r *faultRing) waitSettled(t *testing.T, when string) {
 type leaseLog struct {
 	mu       sync.Mutex
 	renewals map[string][]int64 // identity → renewTime (Unix ns), in order
+	// watchErrors counts the error events the watch ended with (it then
+	// resumed from the last version it had seen).
+	watchErrors int
 }
 
 func watchLeases(t *testing.T, c dynamic.Interface, ns, ring string) *leaseLog {
@@ -305,8 +308,13 @@ func watchLeases(t *testing.T, c dynamic.Interface, ns, ring string) *leaseLog {
 			}
 			for ev := range w.ResultChan() {
 				u, ok := ev.Object.(*unstructured.Unstructured)
-				if !ok {
-					continue
+				if !ok || ev.Type == watch.Error {
+					// A Status: resume from the last version seen, so
+					// that no renewal goes unrecorded.
+					ll.mu.Lock()
+					ll.watchErrors++
+					ll.mu.Unlock()
+					break
 				}
 				rv = u.GetResourceVersion()
 				if ev.Type == watch.Added || ev.Type == watch.Modified {
@@ -402,6 +410,11 @@ func judge(t *testing.T, entries []entry, leases *leaseLog, renewDeadline time.D
 		}
 	}
 	if leases != nil {
+		leases.mu.Lock()
+		if leases.watchErrors > 0 {
+			t.Logf("the Lease watch ended with an error %d times and resumed from its last version", leases.watchErrors)
+		}
+		leases.mu.Unlock()
 		for _, e := range entries {
 			for _, at := range []int64{e.start, e.end} {
 				last, ok := leases.lastRenewal(e.member, at)

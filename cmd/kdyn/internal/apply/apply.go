@@ -40,8 +40,8 @@ type applyOptions struct {
 // applyFunc sends one object and prints its summary line to out.
 type applyFunc func(ctx context.Context, t *cli.ManifestTarget, out io.Writer) (*unstructured.Unstructured, error)
 
-// NewApplyCommand returns "kdyn apply": server-side apply of manifests by
-// default, client-side apply with --server-side=false.
+// NewApplyCommand returns "kdyn apply": client-side apply of manifests by
+// default, as kubectl's, server-side apply with --server-side.
 func NewApplyCommand(f *cli.Factory) *cobra.Command {
 	o := &applyOptions{}
 	cmd := &cobra.Command{
@@ -50,14 +50,25 @@ func NewApplyCommand(f *cli.Factory) *cobra.Command {
 		Long: `Apply the objects of manifest files (YAML or JSON, many documents per file)
 to the cluster, creating those that do not exist.
 
-By default kdyn uses server-side apply: the server merges the manifest into
-the live object and records kdyn (--field-manager) as the owner of the
-fields it sets. A field that another manager owns is a conflict, which
---force-conflicts takes over. --server-side=false uses client-side apply
-instead: the configuration applied is kept in the
-kubectl.kubernetes.io/last-applied-configuration annotation, and each apply
-sends a JSON merge patch computed from it, the new manifest and the live
-object.
+By default kdyn uses client-side apply, as kubectl does: the configuration
+applied is kept in the kubectl.kubernetes.io/last-applied-configuration
+annotation, and each apply sends a JSON merge patch computed from it, the new
+manifest and the live object, so a field another client changed (replicas
+after a scale) is left alone unless the manifest changes it. --server-side
+uses server-side apply instead: the server merges the manifest into the live
+object and records kdyn (--field-manager) as the owner of the fields it
+sets; a field that another manager owns is a conflict, which
+--force-conflicts takes over. To make server-side apply the default, set it
+in kubectl's preferences file, kuberc (~/.kube/kuberc, or the file $KUBERC
+or --kuberc names), as for kubectl:
+
+  apiVersion: kubectl.config.k8s.io/v1beta1
+  kind: Preference
+  defaults:
+  - command: apply
+    options:
+    - name: server-side
+      default: "true"
 
 Namespaces and CustomResourceDefinitions are applied first, one by one;
 objects of a CRD applied in the same run wait (up to --timeout) for it to be
@@ -104,8 +115,11 @@ rolled out, Jobs complete, CRDs Established, custom resources Ready, ...),
 watching them rather than polling, and prints "KIND/NAME ready" for each.
 On timeout it names every object not ready with its status and why, and
 exits 1 (7 with --exit-codes).`,
-		Example: `  # Apply a manifest file, with server-side apply
+		Example: `  # Apply a manifest file (client-side apply, as kubectl)
   kdyn apply -f app.yaml
+
+  # The same with server-side apply
+  kdyn apply -f app.yaml --server-side
 
   # Apply every manifest of a directory tree; a CRD and its objects may sit side by side
   kdyn apply -f ./manifests -R
@@ -113,11 +127,8 @@ exits 1 (7 with --exit-codes).`,
   # Apply a kustomization (what 'kdyn kustomize overlays/prod' prints)
   kdyn apply -k overlays/prod
 
-  # Take over fields another manager owns
-  kdyn apply -f app.yaml --force-conflicts
-
-  # Client-side apply, as older kubectl versions do
-  kdyn apply -f app.yaml --server-side=false
+  # Server-side apply, taking over fields another manager owns
+  kdyn apply -f app.yaml --server-side --force-conflicts
 
   # Let the server check the manifests without storing anything
   kdyn apply -f app.yaml --dry-run=server
@@ -138,7 +149,7 @@ exits 1 (7 with --exit-codes).`,
   kdyn apply -f ./manifests -R -n prod --prune --applyset=web --dry-run=server
 
   # Accept unknown fields with a warning instead of failing
-  kdyn apply -f app.yaml --server-side=false --validate=warn
+  kdyn apply -f app.yaml --validate=warn
 
   # Apply from stdin and print what the server stored
   cat app.yaml | kdyn apply -f - -o yaml`,
@@ -147,7 +158,7 @@ exits 1 (7 with --exit-codes).`,
 	}
 	o.manifests.AddFlags(cmd, "with the objects to apply")
 	fl := cmd.Flags()
-	fl.BoolVar(&o.serverSide, "server-side", true, "Use server-side apply; false uses client-side apply with the last-applied-configuration annotation.")
+	fl.BoolVar(&o.serverSide, "server-side", false, "Use server-side apply instead of client-side apply (which keeps the last-applied-configuration annotation).")
 	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The name of the manager that owns the applied fields.")
 	fl.BoolVar(&o.forceConflicts, "force-conflicts", false, "With server-side apply, take over fields that other managers own.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
@@ -294,20 +305,30 @@ func clientSideApply(ctx context.Context, t *cli.ManifestTarget, dry cli.DryRunM
 	if name == "" {
 		return nil, "", fmt.Errorf("the object has no metadata.name")
 	}
+	live, err := t.Resource.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		live, err = nil, nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return clientSideApplyTo(ctx, t, live, dry)
+}
+
+// clientSideApplyTo is clientSideApply against the live object already
+// read (nil: it does not exist).
+func clientSideApplyTo(ctx context.Context, t *cli.ManifestTarget, live *unstructured.Unstructured, dry cli.DryRunMode) (*unstructured.Unstructured, string, error) {
+	name := t.Obj.GetName()
 	modified, err := withLastApplied(t.Obj)
 	if err != nil {
 		return nil, "", err
 	}
-	live, err := t.Resource.Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
+	if live == nil {
 		if dry == cli.DryRunClient {
 			return modified, "created", nil
 		}
 		res, err := t.Resource.Create(ctx, modified, metav1.CreateOptions{})
 		return res, "created", err
-	}
-	if err != nil {
-		return nil, "", err
 	}
 	modJSON, err := json.Marshal(modified.Object)
 	if err != nil {

@@ -81,7 +81,7 @@ func TestApplyConcurrency(t *testing.T) {
 			s := &applyServer{}
 			srv := clitest.APIServer(t, s.handle)
 			r := clitest.Run(root.Main, "--kubeconfig", clitest.WriteKubeconfig(t, srv.URL), "--cache-dir", t.TempDir(), "-n", "ns",
-				"apply", "-f", file, fmt.Sprintf("--concurrency=%d", n))
+				"apply", "--server-side", "-f", file, fmt.Sprintf("--concurrency=%d", n))
 			if r.Code != 0 {
 				t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 			}
@@ -130,7 +130,7 @@ func TestValidateFlag(t *testing.T) {
 	} {
 		s := &applyServer{}
 		srv := clitest.APIServer(t, s.handle)
-		args := append([]string{"--kubeconfig", clitest.WriteKubeconfig(t, srv.URL), "--cache-dir", t.TempDir(), "-n", "ns", "apply", "-f", file}, tc.args...)
+		args := append([]string{"--kubeconfig", clitest.WriteKubeconfig(t, srv.URL), "--cache-dir", t.TempDir(), "-n", "ns", "apply", "--server-side", "-f", file}, tc.args...)
 		if r := clitest.Run(root.Main, args...); r.Code != 0 {
 			t.Fatalf("%v: exit %d: %s", tc.args, r.Code, r.Stderr)
 		}

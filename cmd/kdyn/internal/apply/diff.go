@@ -30,23 +30,29 @@ type diffOptions struct {
 	fieldManager string
 	selector     string
 	prune        pruneFlags
+	serverSide   bool
+	force        bool
 }
 
 // NewDiffCommand returns "kdyn diff -f": a unified diff of the live objects
-// against what a forced server-side apply would make of them.
+// against what applying the manifests would make of them.
 func NewDiffCommand(f *cli.Factory) *cobra.Command {
 	o := &diffOptions{}
 	cmd := &cobra.Command{
 		Use:   "diff -f FILENAME",
 		Short: "Diff the live version against what would be applied",
 		Long: `Show, as a unified diff, how applying the manifests would change the live
-objects. For each object the server runs a server-side apply in dry-run mode
-(forcing conflicts, as field manager --field-manager) and kdyn compares its
-answer with the live object (an object that does not exist yet is compared
-with nothing). Both sides leave out status and the metadata the server
-maintains (managedFields, resourceVersion, generation, uid,
-creationTimestamp). The values of Secrets are masked: "***" where they are
-equal, "*** (before)" and "*** (after)" where they differ.
+objects. For each object the server runs, in dry-run mode, what 'kdyn apply'
+would send: by default a client-side apply (the JSON merge patch computed
+from the last-applied-configuration annotation, the manifest and the live
+object, or a create), with --server-side a server-side apply as field
+manager --field-manager (which fails on fields other managers own unless
+--force-conflicts). kdyn compares the server's answer with the live object
+(an object that does not exist yet is compared with nothing). Both sides
+leave out status and the metadata the server maintains (managedFields,
+resourceVersion, generation, uid, creationTimestamp). The values of Secrets
+are masked: "***" where they are equal, "*** (before)" and "*** (after)"
+where they differ.
 
 kdyn computes the diff itself; no diff program is needed. As with kubectl,
 KUBECTL_EXTERNAL_DIFF names a program to use instead: kdyn writes each
@@ -76,11 +82,18 @@ Exit status (as kubectl's, with or without --exit-codes):
   # Also show what apply --prune would delete from the ApplySet, and its parent's change
   kdyn diff -f ./manifests -R --prune --applyset=web -n prod`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runDiff(cmd.Context(), f, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !o.serverSide && !cmd.Flags().Changed("field-manager") {
+				o.fieldManager = clientSideApplyManager
+			}
+			return runDiff(cmd.Context(), f, o)
+		},
 	}
 	o.manifests.AddFlags(cmd, "with the objects to compare")
 	fl := cmd.Flags()
-	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The field manager of the dry-run apply.")
+	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The field manager of the dry-run apply (client-side apply: kdyn-client-side-apply unless given).")
+	fl.BoolVar(&o.serverSide, "server-side", false, "Compare with a server-side apply instead of a client-side apply.")
+	fl.BoolVar(&o.force, "force-conflicts", false, "With --server-side, take over fields that other managers own instead of failing.")
 	fl.StringVarP(&o.selector, "selector", "l", "", "Compare only the objects whose labels match this selector.")
 	o.prune.addFlags(cmd, "Also show what apply --prune --applyset would change: the members of the ApplySet it would delete (as removals) and its parent object.")
 	return cmd
@@ -119,6 +132,9 @@ func diffManifests(ctx context.Context, f *cli.Factory, o *diffOptions) (int, er
 	if err != nil {
 		return 0, err
 	}
+	if o.force && !o.serverSide {
+		return 0, cli.Usagef("--force-conflicts only works with --server-side")
+	}
 	r, err := cli.NewManifestRun(f, cli.ManifestOptions{Action: "diffing", FieldManager: o.fieldManager, DryRun: cli.DryRunServer})
 	if err != nil {
 		return 0, err
@@ -135,7 +151,7 @@ func diffManifests(ctx context.Context, f *cli.Factory, o *diffOptions) (int, er
 	}
 	defer d.close()
 	r.Each(ctx, entries, func(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
-		live, merged, err := diffSides(ctx, t)
+		live, merged, err := diffSides(ctx, t, o.serverSide, o.force)
 		if err != nil {
 			return nil, err
 		}
@@ -157,9 +173,10 @@ func diffManifests(ctx context.Context, f *cli.Factory, o *diffOptions) (int, er
 }
 
 // diffSides returns the live object (nil when it does not exist) and what
-// a forced server-side apply would make of it (the run's client sends it as
-// a server dry run under --field-manager).
-func diffSides(ctx context.Context, t *cli.ManifestTarget) (live, merged *unstructured.Unstructured, err error) {
+// applying the manifest would make of it: a client-side apply, or with
+// serverSide a server-side apply (forced with force). The run's client
+// sends either as a server dry run under --field-manager.
+func diffSides(ctx context.Context, t *cli.ManifestTarget, serverSide, force bool) (live, merged *unstructured.Unstructured, err error) {
 	name := t.Obj.GetName()
 	if name == "" {
 		return nil, nil, errors.New("the object has no metadata.name")
@@ -171,7 +188,11 @@ func diffSides(ctx context.Context, t *cli.ManifestTarget) (live, merged *unstru
 	if err != nil {
 		return nil, nil, err
 	}
-	merged, err = t.Resource.Apply(ctx, name, cli.StripServerFields(t.Obj), metav1.ApplyOptions{Force: true})
+	if !serverSide {
+		merged, _, err = clientSideApplyTo(ctx, t, live, cli.DryRunServer)
+		return live, merged, err
+	}
+	merged, err = t.Resource.Apply(ctx, name, cli.StripServerFields(t.Obj), metav1.ApplyOptions{Force: force})
 	return live, merged, err
 }
 

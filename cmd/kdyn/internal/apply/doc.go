@@ -1,9 +1,9 @@
 // Package apply holds the commands that send manifests to the server:
-// apply (server-side apply by default; client-side apply with its
-// last-applied-configuration annotation and a three-way merge patch),
-// create, replace (PUT, or with --force delete and create) and diff (a
-// forced server-side apply in dry-run mode, compared with the live
-// object as YAML, Secrets masked; shown as a unified diff, or by the
+// apply (client-side apply by default, as kubectl: its
+// last-applied-configuration annotation and a three-way merge patch;
+// server-side apply with --server-side), create, replace (PUT, or with
+// --force delete and create) and diff (the same apply in dry-run mode,
+// compared with the live object as YAML, Secrets masked; shown as a unified diff, or by the
 // program KUBECTL_EXTERNAL_DIFF names, run once on a LIVE- and a MERGED-
 // directory as kubectl does).
 //
@@ -12,7 +12,8 @@
 // to be Established, each failure reported with its file and document and
 // the other documents still sent (unless --fail-fast). Every document is
 // read before any is sent: one that cannot be read stops the command
-// before anything is written (kubectl sends the documents before it). Writes go through
+// before anything is written (kubectl sends the documents before it).
+// Writes go through
 // the factory's write client, so --field-manager, --dry-run=server and
 // --validate (fieldValidation) are set by the library's decorators;
 // --dry-run=client sends no write. apply sends up to --concurrency objects

@@ -58,6 +58,10 @@ type GlobalFlags struct {
 	RefreshDiscovery      bool     // --refresh-discovery
 	ExitCodes             bool     // --exit-codes
 	DisableCompression    bool     // --disable-compression
+	Kuberc                string   // --kuberc (read by the root command before parsing)
+	// PluginPolicy is the kuberc file's credential plugin policy, which the
+	// root command sets before any command runs.
+	PluginPolicy rest.ExecPluginPolicy
 	// InsecureSet reports whether --insecure-skip-tls-verify was given,
 	// so that an explicit false overrides the kubeconfig; the root command
 	// sets it before any command runs.
@@ -89,6 +93,7 @@ func (fl *GlobalFlags) AddFlags(pf *pflag.FlagSet) {
 	pf.IntVar(&fl.Burst, "burst", 0, "Client-side request burst (default 100).")
 	pf.BoolVar(&fl.RefreshDiscovery, "refresh-discovery", false, "Ask the server again what it serves, ignoring the discovery cache.")
 	pf.BoolVar(&fl.DisableCompression, "disable-compression", false, "Do not ask the server to compress responses (faster on fast networks).")
+	pf.StringVar(&fl.Kuberc, "kuberc", "", "Path to kubectl's preferences file (kuberc) to use; KUBERC=off turns preferences off (default ~/.kube/kuberc).")
 	pf.BoolVar(&fl.ExitCodes, "exit-codes", false, "Exit with a code that names the failure (see 'kdyn help exit-codes').")
 }
 
@@ -207,9 +212,12 @@ func (f *Factory) init() error {
 		}
 		f.result = res
 		cfg := res.Config
-		if cfg.ExecProvider != nil && f.stdinUse != "" {
-			cfg.ExecProvider.StdinUnavailable = true
-			cfg.ExecProvider.StdinUnavailableMessage = f.stdinUse
+		if cfg.ExecProvider != nil {
+			cfg.ExecProvider.PluginPolicy = f.Flags.PluginPolicy
+			if f.stdinUse != "" {
+				cfg.ExecProvider.StdinUnavailable = true
+				cfg.ExecProvider.StdinUnavailableMessage = f.stdinUse
+			}
 		}
 		cfg.Logger = f.Logger()
 		cfg.LogVerbosity = f.Flags.Verbosity

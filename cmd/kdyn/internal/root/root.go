@@ -15,6 +15,7 @@ import (
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/config"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/kuberc"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/serverinfo"
 )
 
@@ -29,8 +30,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root, flags := NewRootCommand(streams)
+	args, err := applyKuberc(root, flags, args, stderr)
+	if err != nil {
+		cli.PrintError(stderr, err)
+		return cli.ExitCode(err, exitCodesAsked(args))
+	}
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err = root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
 	}
@@ -45,6 +51,24 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	cli.PrintError(stderr, err)
 	return cli.ExitCode(err, flags.ExitCodes || exitCodesAsked(args))
+}
+
+// applyKuberc loads kubectl's preferences file and applies it to the
+// command line: aliases, flag defaults, and the credential plugin policy.
+func applyKuberc(root *cobra.Command, flags *cli.GlobalFlags, args []string, warn io.Writer) ([]string, error) {
+	if len(args) == 0 {
+		return args, nil
+	}
+	explicit, err := kuberc.FlagValue(args)
+	if err != nil {
+		return args, &cli.UsageError{Msg: err.Error()}
+	}
+	pref, err := kuberc.Load(explicit, os.Getenv, warn)
+	if err != nil || pref == nil {
+		return args, err
+	}
+	flags.PluginPolicy = pref.Policy()
+	return pref.Apply(root, args, warn)
 }
 
 // exitCodesAsked reports whether args turn on --exit-codes, for errors
@@ -88,7 +112,7 @@ every-resource listing, neat manifests and a built-in diff.`,
   kdyn get widgets.example.com -A -o jsonl
 
   # Apply a directory of manifests with server-side apply
-  kdyn apply -f ./manifests -R`,
+  kdyn apply -f ./manifests -R --server-side`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
