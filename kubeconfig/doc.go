@@ -47,7 +47,11 @@
 // `kubectl config use-context`, changing only that line when it can.
 // Config.View prints a configuration with secrets hidden ("REDACTED") and
 // certificate data omitted ("DATA+OMITTED") unless asked for raw output.
-// Write saves a whole Config.
+// Write saves a whole Config. Editor makes the changes of kubectl's
+// config set-cluster, set-credentials, set-context, set, unset, delete-*
+// and rename-context: an existing entry is changed in the file that
+// defines it, a new one goes to the file kubectl would choose
+// (Editor.DefaultFile), and everything else in the files is kept.
 //
 // # Errors
 //

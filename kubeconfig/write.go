@@ -321,11 +321,7 @@ func setCurrentContext(data []byte, name string) ([]byte, error) {
 	}
 
 	// Rewrite from the parsed document, keeping every field.
-	j, err := json.Marshal(doc)
-	if err != nil {
-		return nil, err
-	}
-	return yaml.JSONToYAML(j)
+	return marshalDoc(doc)
 }
 
 // genericDoc parses a kubeconfig into plain maps, keeping numbers exact.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/kdyn/kdyn/discovery"
 	"github.com/kdyn/kdyn/dynamic"
@@ -57,6 +59,7 @@ type GlobalFlags struct {
 	Burst                 int      // --burst
 	RefreshDiscovery      bool     // --refresh-discovery
 	ExitCodes             bool     // --exit-codes
+	MatchServerVersion    bool     // --match-server-version
 	DisableCompression    bool     // --disable-compression
 	Kuberc                string   // --kuberc (read by the root command before parsing)
 	// PluginPolicy is the kuberc file's credential plugin policy, which the
@@ -94,6 +97,7 @@ func (fl *GlobalFlags) AddFlags(pf *pflag.FlagSet) {
 	pf.BoolVar(&fl.RefreshDiscovery, "refresh-discovery", false, "Ask the server again what it serves, ignoring the discovery cache.")
 	pf.BoolVar(&fl.DisableCompression, "disable-compression", false, "Do not ask the server to compress responses (faster on fast networks).")
 	pf.StringVar(&fl.Kuberc, "kuberc", "", "Path to kubectl's preferences file (kuberc) to use; KUBERC=off turns preferences off (default ~/.kube/kuberc).")
+	pf.BoolVar(&fl.MatchServerVersion, "match-server-version", false, "Require the server to run the Kubernetes minor release kdyn is built with.")
 	pf.BoolVar(&fl.ExitCodes, "exit-codes", false, "Exit with a code that names the failure (see 'kdyn help exit-codes').")
 }
 
@@ -252,9 +256,42 @@ func (f *Factory) init() error {
 		}
 		f.rc = rc
 		f.client = dynamic.New(rc)
+		if f.Flags.MatchServerVersion {
+			f.err = f.matchServerVersion()
+		}
 	})
 	return f.err
 }
+
+// matchServerVersion checks, for --match-server-version, that the server
+// runs the Kubernetes minor release whose API kdyn is built with (that of
+// its k8s.io/apimachinery module).
+func (f *Factory) matchServerVersion() error {
+	want := KubernetesRelease
+	ctx := context.Background()
+	if d, err := f.RequestTimeout(); err == nil && d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	var info version.Info
+	body, err := f.rc.Get().AbsPath("/version").Do(ctx).Raw()
+	if err == nil {
+		err = json.Unmarshal(body, &info)
+	}
+	if err != nil {
+		return fmt.Errorf("--match-server-version: reading the server's version: %w", err)
+	}
+	if got := strings.TrimSuffix(info.Major, "+") + "." + strings.TrimSuffix(info.Minor, "+"); got != want {
+		return fmt.Errorf("server version (%s) differs from the Kubernetes release kdyn is built with (%s)", info.GitVersion, want)
+	}
+	return nil
+}
+
+// KubernetesRelease is the Kubernetes minor release whose API kdyn is
+// built with: that of its k8s.io/apimachinery module (v0.37.x); a test
+// keeps the two in step.
+const KubernetesRelease = "1.37"
 
 // ClaimStdin records that the command reads standard input itself (use
 // says for what, as kubectl words it: "used by stdin resource manifest

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/printers"
 	"github.com/kdyn/kdyn/kubeconfig"
 )
 
@@ -17,12 +19,17 @@ import (
 func NewCommand(f *cli.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config SUBCOMMAND",
-		Short: "Show and switch kubeconfig contexts",
-		Long: `Show and switch kubeconfig contexts. The files are found as kubectl finds
-them: --kubeconfig, else the KUBECONFIG list (merged, first wins), else
-~/.kube/config.`,
+		Short: "Modify kubeconfig files",
+		Long: `Show and modify kubeconfig files, as kubectl config does. The files are found
+as kubectl finds them: --kubeconfig, else the KUBECONFIG list (merged, first
+wins), else ~/.kube/config. A change to an existing entry is written to the
+file that defines it; a new entry goes to --kubeconfig, else the only file,
+else the first listed file that exists, else the last one.`,
 	}
-	cmd.AddCommand(newConfigViewCommand(f), newConfigGetContextsCommand(f), newConfigCurrentContextCommand(f), newConfigUseContextCommand(f))
+	cmd.AddCommand(newConfigViewCommand(f), newConfigGetContextsCommand(f), newConfigCurrentContextCommand(f), newConfigUseContextCommand(f),
+		newSetClusterCommand(f), newSetCredentialsCommand(f), newSetContextCommand(f), newSetCommand(f), newUnsetCommand(f),
+		newDeleteCommand(f, kubeconfig.ClustersList, "cluster"), newDeleteCommand(f, kubeconfig.ContextsList, "context"), newDeleteCommand(f, kubeconfig.UsersList, "user"),
+		newRenameContextCommand(f), newGetNamesCommand(f, kubeconfig.ClustersList, "cluster"), newGetNamesCommand(f, kubeconfig.UsersList, "user"))
 	return cli.GroupCommand(cmd)
 }
 
@@ -33,7 +40,8 @@ func newConfigViewCommand(f *cli.Factory) *cobra.Command {
 		Use:   "view",
 		Short: "Print the merged kubeconfig, with secrets redacted",
 		Example: `  kdyn config view
-  kdyn config view --minify --raw`,
+  kdyn config view --minify --raw
+  kdyn config view -o jsonpath='{.users[?(@.name == "e2e")].user.password}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := kubeconfig.Load(f.LoadingRules())
@@ -47,25 +55,31 @@ func newConfigViewCommand(f *cli.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			switch output {
-			case "", "yaml":
+			var v any
+			if err := yaml.Unmarshal(b, &v); err != nil {
+				return err
+			}
+			switch {
+			case output == "" || output == "yaml":
 				_, err = f.Streams.Out.Write(b)
-			case "json":
-				var v any
-				if err := yaml.Unmarshal(b, &v); err != nil {
-					return err
-				}
+			case output == "json":
 				jb, _ := json.MarshalIndent(v, "", "    ")
 				_, err = fmt.Fprintln(f.Streams.Out, string(jb))
+			case strings.HasPrefix(output, "jsonpath="):
+				j, perr := printers.ParseJSONPath("config", strings.TrimPrefix(output, "jsonpath="))
+				if perr != nil {
+					return perr
+				}
+				err = j.Execute(f.Streams.Out, v)
 			default:
-				return cli.Usagef("--output must be yaml or json, not %q", output)
+				return cli.Usagef("--output must be yaml, json or jsonpath=TEMPLATE, not %q", output)
 			}
 			return err
 		},
 	}
 	cmd.Flags().BoolVar(&raw, "raw", false, "Show certificate data, tokens and passwords.")
 	cmd.Flags().BoolVar(&minify, "minify", false, "Show only the current context and what it uses.")
-	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "Output format: yaml or json.")
+	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "Output format: yaml, json or jsonpath=TEMPLATE.")
 	return cmd
 }
 
