@@ -54,6 +54,10 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// Binary is the control-plane binary. Empty means Binary(ctx).
 	Binary string
+	// ExtraTokens are more lines for the apiserver's static token file,
+	// beside the admin and nobody tokens: TOKEN,USER,UID[,"GROUP1,GROUP2"]
+	// (for example kubectl's test suite's "admin-token").
+	ExtraTokens []string
 }
 
 // Env is a running control plane: an embedded etcd and a kube-apiserver in
@@ -176,6 +180,16 @@ func (e *Env) start(ctx context.Context) error {
 		return fmt.Errorf("generate credentials: %w", err)
 	}
 
+	if len(e.opts.ExtraTokens) > 0 {
+		base, err := os.ReadFile(filepath.Join(e.dir, tokenFile))
+		if err != nil {
+			return err
+		}
+		all := append(base, strings.Join(e.opts.ExtraTokens, "\n")+"\n"...)
+		if err := os.WriteFile(filepath.Join(e.dir, extraTokenFile), all, 0o600); err != nil {
+			return err
+		}
+	}
 	if e.log, err = newLogSink(filepath.Join(e.dir, logFile), e.opts.Output); err != nil {
 		return err
 	}
@@ -252,7 +266,7 @@ func (e *Env) apiserverArgs() []string {
 		"--tls-cert-file=" + f(servingCertFile),
 		"--tls-private-key-file=" + f(servingKeyFile),
 		"--client-ca-file=" + f(clientCAFile),
-		"--token-auth-file=" + f(tokenFile),
+		"--token-auth-file=" + f(e.tokenFile()),
 		"--authorization-mode=RBAC",
 		"--service-account-issuer=" + ServiceAccountIssuer,
 		"--service-account-key-file=" + f(saPubFile),
@@ -266,6 +280,17 @@ func (e *Env) apiserverArgs() []string {
 		"--disable-admission-plugins=ServiceAccount",
 	}
 	return append(args, e.opts.ExtraArgs...)
+}
+
+// extraTokenFile holds the token file with Options.ExtraTokens added.
+const extraTokenFile = "pki/tokens-extra.csv"
+
+// tokenFile is the token file the apiserver reads.
+func (e *Env) tokenFile() string {
+	if len(e.opts.ExtraTokens) > 0 {
+		return extraTokenFile
+	}
+	return tokenFile
 }
 
 var errAddrInUse = errors.New("address already in use")

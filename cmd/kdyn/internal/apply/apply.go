@@ -305,6 +305,22 @@ func clientSideApply(ctx context.Context, t *cli.ManifestTarget, dry cli.DryRunM
 	if name == "" {
 		return nil, "", fmt.Errorf("the object has no metadata.name")
 	}
+	if dry != cli.DryRunClient {
+		// Create first: a new object costs one request instead of a GET
+		// and a POST. One that exists (or that this user may patch but
+		// not create) goes the way kubectl goes.
+		modified, err := withLastApplied(t.Obj)
+		if err != nil {
+			return nil, "", err
+		}
+		res, err := t.Resource.Create(ctx, modified, metav1.CreateOptions{})
+		if err == nil {
+			return res, "created", nil
+		}
+		if !apierrors.IsAlreadyExists(err) && !apierrors.IsForbidden(err) {
+			return nil, "", err
+		}
+	}
 	live, err := t.Resource.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		live, err = nil, nil
