@@ -194,7 +194,7 @@ func TestApplyServerSideTwice(t *testing.T) {
 		t.Errorf("second apply changed the object: resourceVersion %s → %s", first.GetResourceVersion(), second.GetResourceVersion())
 	}
 	mf := second.GetManagedFields()
-	if len(mf) != 1 || mf[0].Manager != "kdyn" || mf[0].Operation != metav1.ManagedFieldsOperationApply {
+	if len(mf) != 1 || mf[0].Manager != "kubectl" || mf[0].Operation != metav1.ManagedFieldsOperationApply {
 		t.Errorf("managedFields: %+v", mf)
 	}
 	// A manifest copied from the server (managedFields, resourceVersion,
@@ -219,7 +219,7 @@ func TestApplyClientSide(t *testing.T) {
 	if d, _ := cfg["data"].(map[string]any); d["a"] != "1" || d["b"] != "2" {
 		t.Errorf("last-applied configuration: %v", cfg)
 	}
-	if mf := obj.GetManagedFields(); len(mf) == 0 || mf[0].Manager != "kdyn-client-side-apply" {
+	if mf := obj.GetManagedFields(); len(mf) == 0 || mf[0].Manager != "kubectl-client-side-apply" {
 		t.Errorf("managedFields: %+v", mf)
 	}
 	kdyn(t, env, "apply", "--server-side=false", "-f", file).must(t).mfStdout(t, "configmap/csa unchanged\n")

@@ -76,7 +76,7 @@ spec:
 	// Server-side apply, asked for, conflicts with the client-side
 	// apply's manager over the image, as in kubectl; diff --server-side
 	// says so too unless it forces.
-	kubercRun(t, env, "off", "", "apply", "--server-side", "-f", changed).mfExpect(t, 1, "Apply failed with 1 conflict", "kdyn-client-side-apply", ".image")
+	kubercRun(t, env, "off", "", "apply", "--server-side", "-f", changed).mfExpect(t, 1, "Apply failed with 1 conflict", "kubectl-client-side-apply", ".image")
 	kubercRun(t, env, "off", "", "diff", "--server-side", "-f", changed).mfExpect(t, 2, "conflict")
 	kubercRun(t, env, "off", "", "diff", "--server-side", "--force-conflicts", "-f", changed).mfExpect(t, 1)
 	kubercRun(t, env, "off", "", "diff", "--force-conflicts", "-f", changed).mfExpect(t, 2, "--force-conflicts only works with --server-side")

@@ -313,12 +313,12 @@ func TestPatchApplyAndDryRun(t *testing.T) {
 	}
 	applied := false
 	for _, mf := range got.GetManagedFields() {
-		if mf.Manager == "kdyn-patch" && mf.Operation == metav1.ManagedFieldsOperationApply {
+		if mf.Manager == "kubectl-patch" && mf.Operation == metav1.ManagedFieldsOperationApply {
 			applied = true
 		}
 	}
 	if !applied {
-		t.Fatalf("no Apply entry for kdyn-patch in managedFields: %+v", got.GetManagedFields())
+		t.Fatalf("no Apply entry for kubectl-patch in managedFields: %+v", got.GetManagedFields())
 	}
 	// Applying the same again changes nothing.
 	r = kdyn(t, env, "-n", ns, "patch", "cm", "settings", "--type", "apply", "-p", `{"data":{"b":"2"}}`).must(t)

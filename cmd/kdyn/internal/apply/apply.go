@@ -19,7 +19,7 @@ import (
 
 // clientSideApplyManager is the field manager of client-side apply when
 // --field-manager is not given.
-const clientSideApplyManager = "kdyn-client-side-apply"
+const clientSideApplyManager = "kubectl-client-side-apply"
 
 type applyOptions struct {
 	manifests      cli.ManifestFlags
@@ -159,7 +159,7 @@ exits 1 (7 with --exit-codes).`,
 	o.manifests.AddFlags(cmd, "with the objects to apply")
 	fl := cmd.Flags()
 	fl.BoolVar(&o.serverSide, "server-side", false, "Use server-side apply instead of client-side apply (which keeps the last-applied-configuration annotation).")
-	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The name of the manager that owns the applied fields.")
+	fl.StringVar(&o.fieldManager, "field-manager", "kubectl", "The name of the manager that owns the applied fields.")
 	fl.BoolVar(&o.forceConflicts, "force-conflicts", false, "With server-side apply, take over fields that other managers own.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	o.validate = cli.AddValidateFlag(cmd)

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,8 +52,9 @@ created (unless --fail-fast).`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCreate(cmd.Context(), f, o) },
 	}
 	o.manifests.AddFlags(cmd, "with the objects to create")
+	o.manifests.AddRawFlag(cmd, "POST")
 	fl := cmd.Flags()
-	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The name of the manager recorded for the created fields.")
+	fl.StringVar(&o.fieldManager, "field-manager", "kubectl-create", "The name of the manager recorded for the created fields.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	o.validate = cli.AddValidateFlag(cmd)
 	fl.StringVarP(&o.output, "output", "o", "", "Print the created objects instead of a summary: name, json, yaml (or any object output of get).")
@@ -63,6 +65,12 @@ created (unless --fail-fast).`,
 }
 
 func runCreate(ctx context.Context, f *cli.Factory, o *createOptions) error {
+	if o.manifests.Raw != "" {
+		if o.output != "" {
+			return cli.Usagef("--raw and --output are mutually exclusive")
+		}
+		return o.manifests.SendRaw(ctx, f, http.MethodPost)
+	}
 	dry, err := o.dryRun.Mode()
 	if err != nil {
 		return err

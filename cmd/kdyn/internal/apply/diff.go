@@ -91,7 +91,7 @@ Exit status (as kubectl's, with or without --exit-codes):
 	}
 	o.manifests.AddFlags(cmd, "with the objects to compare")
 	fl := cmd.Flags()
-	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The field manager of the dry-run apply (client-side apply: kdyn-client-side-apply unless given).")
+	fl.StringVar(&o.fieldManager, "field-manager", "kubectl", "The field manager of the dry-run apply (client-side apply: kubectl-client-side-apply unless given).")
 	fl.BoolVar(&o.serverSide, "server-side", false, "Compare with a server-side apply instead of a client-side apply.")
 	fl.BoolVar(&o.force, "force-conflicts", false, "With --server-side, take over fields that other managers own instead of failing.")
 	fl.StringVarP(&o.selector, "selector", "l", "", "Compare only the objects whose labels match this selector.")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,12 +58,13 @@ creates it again from the manifest.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runReplace(cmd.Context(), f, o) },
 	}
 	o.manifests.AddFlags(cmd, "with the objects to replace")
+	o.manifests.AddRawFlag(cmd, "PUT")
 	fl := cmd.Flags()
 	fl.BoolVar(&o.force, "force", false, "Delete the objects and create them again from the manifests.")
 	fl.StringVar(&o.cascade, "cascade", "background", `With --force: what to do with dependents, "background", "foreground" or "orphan".`)
 	fl.IntVar(&o.gracePeriod, "grace-period", -1, "With --force: seconds the objects are given to terminate (-1: their own default).")
 	fl.DurationVar(&o.timeout, "timeout", 60*time.Second, "With --force: how long to wait for each object to be gone before creating it again.")
-	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The name of the manager recorded for the written fields.")
+	fl.StringVar(&o.fieldManager, "field-manager", "kubectl-replace", "The name of the manager recorded for the written fields.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	o.validate = cli.AddValidateFlag(cmd)
 	fl.StringVarP(&o.output, "output", "o", "", "Print the stored objects instead of a summary: name, json, yaml (or any object output of get).")
@@ -72,6 +74,12 @@ creates it again from the manifest.`,
 }
 
 func runReplace(ctx context.Context, f *cli.Factory, o *replaceOptions) error {
+	if o.manifests.Raw != "" {
+		if o.force || o.output != "" {
+			return cli.Usagef("--raw cannot be used with --force or --output")
+		}
+		return o.manifests.SendRaw(ctx, f, http.MethodPut)
+	}
 	dry, err := o.dryRun.Mode()
 	if err != nil {
 		return err

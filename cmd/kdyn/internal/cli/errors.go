@@ -107,7 +107,11 @@ func isUnreachable(err error) bool {
 
 // PrintError writes err the way kubectl words it.
 func PrintError(w io.Writer, err error) {
-	fmt.Fprintln(w, ErrorMessage(err))
+	msg := ErrorMessage(err)
+	if !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
+	}
+	fmt.Fprint(w, msg)
 }
 
 // ErrorMessage words err as kubectl does: "Error from server (Reason):

@@ -48,6 +48,7 @@ type ManifestFlags struct {
 	Filenames []string // -f: files, directories, or - for stdin
 	Recursive bool     // -R: read subdirectories too
 	Kustomize string   // -k: a kustomization directory, built as kubectl kustomize builds it
+	Raw       string   // --raw: a URI path the file of -f is sent to as is (see AddRawFlag)
 }
 
 // AddFlags adds -f, -R and -k to cmd; what ends their help ("with the
@@ -84,6 +85,9 @@ type ManifestEntry struct {
 	doc kunstructured.Document
 	err error
 }
+
+// Where names the entry's document: "app.yaml", "app.yaml: document 3".
+func (e *ManifestEntry) Where() string { return e.where() }
 
 // where names the document: "app.yaml: document 3" (": item 2" for an
 // item of a List).

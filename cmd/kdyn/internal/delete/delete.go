@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"time"
 
@@ -85,9 +86,11 @@ with its finalizers, when the wait times out.`,
 
   # Leave the dependents of a deployment in place
   kdyn delete deploy web --cascade=orphan`,
-		RunE: func(cmd *cobra.Command, args []string) error { return runDelete(cmd.Context(), f, o, cmd, args) },
+		SuggestFor: []string{"rm", "remove"},
+		RunE:       func(cmd *cobra.Command, args []string) error { return runDelete(cmd.Context(), f, o, cmd, args) },
 	}
 	o.manifests.AddFlags(cmd, "with the objects to delete")
+	o.manifests.AddRawFlag(cmd, "DELETE")
 	fl := cmd.Flags()
 	fl.StringVarP(&o.selector, "selector", "l", "", "Delete the objects of the given types whose labels match this selector.")
 	fl.StringVar(&o.fieldSelector, "field-selector", "", "Delete the objects of the given types that match this field selector.")
@@ -183,6 +186,12 @@ func graceFor(grace int, now, force bool) (int, error) {
 }
 
 func runDelete(ctx context.Context, f *cli.Factory, o *deleteOptions, cmd *cobra.Command, args []string) error {
+	if o.manifests.Raw != "" {
+		if len(args) > 0 || o.selector != "" || o.all {
+			return cli.Usagef("--raw cannot be used with resource arguments, --selector or --all")
+		}
+		return o.manifests.SendRaw(ctx, f, http.MethodDelete)
+	}
 	dry, err := o.dryRun.Mode()
 	if err != nil {
 		return err

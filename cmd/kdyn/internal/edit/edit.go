@@ -66,7 +66,7 @@ which case your text is kept in a temporary file whose name is printed.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&o.output, "output", "o", "yaml", "The format to edit in: yaml or json.")
 	fl.StringVar(&o.subresource, "subresource", "", "Edit this subresource of the object: status or scale.")
-	fl.StringVar(&o.fieldManager, "field-manager", "kdyn-edit", "Name of the manager recorded in managedFields for this change.")
+	fl.StringVar(&o.fieldManager, "field-manager", "kubectl-edit", "Name of the manager recorded in managedFields for this change.")
 	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in the file.")
 	o.validate = cli.AddValidateFlag(cmd)
 	return cmd

@@ -136,7 +136,7 @@ func newMetaCommand(f *cli.Factory, mf metaField) *cobra.Command {
 	fl.BoolVar(&o.sel.All, "all", false, "Change every object of the given types in the namespace.")
 	fl.BoolVarP(&o.sel.AllNamespaces, "all-namespaces", "A", false, "With -l or --all, select objects in every namespace.")
 	fl.StringVarP(&o.output, "output", "o", "", fmt.Sprintf("Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME %s\").", mf.done))
-	fl.StringVar(&o.fieldManager, "field-manager", "kdyn-"+mf.command, "Name of the manager recorded in managedFields for this change.")
+	fl.StringVar(&o.fieldManager, "field-manager", "kubectl-"+mf.command, "Name of the manager recorded in managedFields for this change.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in json and yaml output.")
 	return cmd

@@ -41,7 +41,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	fl.StringVarP(&o.output, "output", "o", "", "Print the object instead of a summary: name, json, yaml (or any object output of get). With --dry-run=client, the object is printed exactly as kubectl prints it.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	fl.BoolVar(&o.saveConfig, "save-config", false, "Record the object's configuration in the last-applied-configuration annotation, for a later client-side apply.")
-	fl.StringVar(&o.fieldManager, "field-manager", "kdyn", "The name of the manager recorded for the created fields.")
+	fl.StringVar(&o.fieldManager, "field-manager", "kubectl-create", "The name of the manager recorded for the created fields.")
 	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in json and yaml output.")
 }
 

@@ -242,7 +242,7 @@ func TestCreateSendsOnePOST(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
 	}
-	wantReq := `POST /api/v1/namespaces/default/configmaps?fieldManager=kdyn {"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"web"},"data":{"a":"b"}}`
+	wantReq := `POST /api/v1/namespaces/default/configmaps?fieldManager=kubectl-create {"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"web"},"data":{"a":"b"}}`
 	if len(reqs) != 1 || reqs[0] != wantReq {
 		t.Fatalf("requests:\n%q\nwant\n%q", reqs, wantReq)
 	}

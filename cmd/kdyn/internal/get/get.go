@@ -3,6 +3,7 @@ package get
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -23,6 +25,7 @@ import (
 )
 
 type getOptions struct {
+	manifests         cli.ManifestFlags
 	output            string
 	templates         cli.TemplateFlags
 	noHeaders         bool
@@ -82,7 +85,8 @@ resource versions, printing each change once.`,
 
   # Every listable type in a namespace
   kdyn get all-resources -n prod`,
-		RunE: func(cmd *cobra.Command, args []string) error { return runGet(cmd.Context(), f, o, args) },
+		SuggestFor: []string{"list", "ls"},
+		RunE:       func(cmd *cobra.Command, args []string) error { return runGet(cmd.Context(), f, o, args) },
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&o.output, "output", "o", "", "Output format: table (default), wide, name, json, yaml, jsonl, jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE, go-template-file=FILE, gjson=PATH, custom-columns=SPEC, custom-columns-file=FILE.")
@@ -102,6 +106,7 @@ resource versions, printing each change once.`,
 	fl.BoolVarP(&o.watch, "watch", "w", false, "After listing, watch for changes (resumes across disconnects).")
 	fl.BoolVar(&o.watchOnly, "watch-only", false, "Watch for changes without listing first.")
 	fl.BoolVar(&o.outputWatchEvents, "output-watch-events", false, "Print the watch event type (ADDED, MODIFIED, DELETED) with each object.")
+	o.manifests.AddFlags(cmd, "with the objects to get")
 	o.templates.Register(fl)
 	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in json, yaml and jsonl output (kubectl hides them).")
 	fl.BoolVar(&o.neat, "neat", false, "Drop managedFields, status, resourceVersion, uid, creationTimestamp, generation and last-applied-configuration.")
@@ -115,7 +120,8 @@ resource versions, printing each change once.`,
 type getTarget struct {
 	match restmapper.Match
 	names []string
-	multi bool // print KIND/NAME
+	multi bool   // print KIND/NAME
+	ns    string // the objects' namespace when a manifest names it (-f)
 }
 
 func runGet(ctx context.Context, f *cli.Factory, o *getOptions, args []string) error {
@@ -127,16 +133,7 @@ func runGet(ctx context.Context, f *cli.Factory, o *getOptions, args []string) e
 		if len(args) > 0 {
 			return cli.Usagef("arguments may not be passed when --raw is specified")
 		}
-		rc, err := f.RESTClient()
-		if err != nil {
-			return err
-		}
-		body, err := rc.Get().AbsPath(o.raw).DoRaw(ctx)
-		if err != nil {
-			return err
-		}
-		_, err = f.Streams.Out.Write(body)
-		return err
+		return cli.Raw(ctx, f, http.MethodGet, o.raw, nil)
 	}
 	if o.watchOnly {
 		o.watch = true
@@ -149,6 +146,24 @@ func runGet(ctx context.Context, f *cli.Factory, o *getOptions, args []string) e
 			return cli.Usagef(subresourceNeedsNames)
 		}
 		return runGetAllTypes(ctx, f, o, out)
+	}
+	if o.manifests.Given() {
+		if len(args) > 0 {
+			return cli.Usagef("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
+		}
+		targets, err := manifestTargets(ctx, f, o)
+		if err != nil {
+			return err
+		}
+		if o.watch {
+			return cli.Usagef("--watch with -f is not supported; name the objects' types instead")
+		}
+		ns, _, err := f.Namespace()
+		if err != nil {
+			return err
+		}
+		g := &getter{f: f, o: o, out: out, ns: ns}
+		return g.run(ctx, targets)
 	}
 	if len(args) == 0 {
 		return cli.Usagef("You must specify the type of resource to get. Use \"kdyn api-resources\" for a complete list of supported resources.")
@@ -175,6 +190,47 @@ func runGet(ctx context.Context, f *cli.Factory, o *getOptions, args []string) e
 	}
 	g := &getter{f: f, o: o, out: out, ns: ns}
 	return g.run(ctx, targets)
+}
+
+// manifestTargets are the objects of the manifests -f names, as kubectl's
+// get -f reads them: each by its kind and name, in the manifest's namespace
+// (else the command's), in file order; KIND/NAME when several kinds.
+func manifestTargets(ctx context.Context, f *cli.Factory, o *getOptions) ([]getTarget, error) {
+	entries, err := cli.ReadEntries(f, &o.manifests, "get")
+	if err != nil {
+		return nil, err
+	}
+	mapper, err := f.RESTMapper()
+	if err != nil {
+		return nil, err
+	}
+	var targets []getTarget
+	kinds := map[schema.GroupVersionKind]bool{}
+	for _, e := range entries {
+		obj := e.Object()
+		if err := e.Err(); err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Where(), err)
+		}
+		gvk := obj.GroupVersionKind()
+		m, err := mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Where(), err)
+		}
+		if obj.GetName() == "" {
+			return nil, fmt.Errorf("%s: the object has no metadata.name", e.Where())
+		}
+		kinds[gvk] = true
+		match := restmapper.Match{GVR: m.Resource, GVK: m.GroupVersionKind, Namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace, Name: obj.GetName()}
+		if n := len(targets); n > 0 && targets[n-1].match.GVR == match.GVR && targets[n-1].ns == obj.GetNamespace() {
+			targets[n-1].names = append(targets[n-1].names, obj.GetName())
+			continue
+		}
+		targets = append(targets, getTarget{match: match, names: []string{obj.GetName()}, ns: obj.GetNamespace()})
+	}
+	for i := range targets {
+		targets[i].multi = len(kinds) > 1
+	}
+	return targets, nil
 }
 
 // subresourceNeedsNames refuses --subresource on a list, as kubectl does.
@@ -234,9 +290,12 @@ func (g *getter) listOptions() metav1.ListOptions {
 	return metav1.ListOptions{LabelSelector: g.o.selector, FieldSelector: g.o.fieldSelector, ShardSelector: g.o.shardSelector}
 }
 
-func (g *getter) nsFor(m restmapper.Match) string {
-	if !m.Namespaced {
+func (g *getter) nsFor(t getTarget) string {
+	switch {
+	case !t.match.Namespaced:
 		return ""
+	case t.ns != "":
+		return t.ns
 	}
 	return g.ns
 }
@@ -355,7 +414,7 @@ func (g *getter) runTables(ctx context.Context, targets []getTarget) error {
 	}
 	tablesPrinted := 0
 	for _, t := range targets {
-		tr := client.Tables().Resource(t.match.GVR).Namespace(g.nsFor(t.match))
+		tr := client.Tables().Resource(t.match.GVR).Namespace(g.nsFor(t))
 		var table *metav1.Table
 		add := func(part *metav1.Table) {
 			if table == nil {
@@ -504,7 +563,7 @@ func (g *getter) runObjects(ctx context.Context, targets []getTarget) error {
 func (g *getter) printPages(ctx context.Context, rc *rest.Client, t getTarget, opts metav1.ListOptions, emit func(*printers.Item) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for p := range fetchPages(ctx, rc, t.match.GVR, g.nsFor(t.match), opts, g.o.chunkSize > 0) {
+	for p := range fetchPages(ctx, rc, t.match.GVR, g.nsFor(t), opts, g.o.chunkSize > 0) {
 		if p.err != nil {
 			g.reportTargetError(ctx, t, p.err)
 			return nil
@@ -540,7 +599,7 @@ func (g *getter) keepManagedFields() bool {
 }
 
 func (g *getter) getRaw(ctx context.Context, rc *rest.Client, t getTarget, name string) ([]byte, error) {
-	req := cli.ResourceRequest(rc.Get(), t.match.GVR, g.nsFor(t.match)).Name(name)
+	req := cli.ResourceRequest(rc.Get(), t.match.GVR, g.nsFor(t)).Name(name)
 	if g.o.subresource != "" {
 		req = req.SubResource(g.o.subresource)
 	}

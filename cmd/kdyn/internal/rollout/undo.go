@@ -88,7 +88,7 @@ func runUndo(ctx context.Context, f *cli.Factory, o *undoOptions, args []string)
 	if err != nil {
 		return err
 	}
-	write, err := f.WriteClient("kdyn-rollout", dry)
+	write, err := f.WriteClient("kubectl-rollout", dry)
 	if err != nil {
 		return err
 	}

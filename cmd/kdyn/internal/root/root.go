@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -30,6 +31,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root, flags := NewRootCommand(streams)
+	if InvokedAsKubectl() {
+		root.Use = "kubectl"
+	}
 	args, err := applyKuberc(root, flags, args, stderr)
 	if err != nil {
 		cli.PrintError(stderr, err)
@@ -91,6 +95,15 @@ func exitCodesAsked(args []string) bool {
 		}
 	}
 	return asked
+}
+
+// InvokedAsKubectl reports a kdyn run through a link (or a copy) named
+// kubectl, the drop-in way: cobra's own messages, usage lines and help then
+// name the command kubectl, as scripts written for kubectl expect (for
+// example "unknown command "x" for "kubectl"").
+func InvokedAsKubectl() bool {
+	name := strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe")
+	return name == "kubectl"
 }
 
 // NewRootCommand returns the kdyn command tree and its global flags.

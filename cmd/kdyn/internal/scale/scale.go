@@ -17,9 +17,9 @@ import (
 	"github.com/kdyn/kdyn/dynamic"
 )
 
-// fieldManager is recorded on the scale writes (kubectl's scale sends
-// none; the server then names the user agent).
-const fieldManager = "kdyn-scale"
+// fieldManager is recorded on the scale writes: the name the server gives
+// kubectl's (which sends none, so the server names its user agent).
+const fieldManager = "kubectl"
 
 // conflictRetries bounds the read-check-write rounds of a conditional
 // scale that keeps meeting conflicts.

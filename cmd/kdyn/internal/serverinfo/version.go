@@ -14,10 +14,18 @@ import (
 	"github.com/kdyn/kdyn/rest"
 )
 
+// versionOutput is kubectl's version document.
 type versionOutput struct {
-	ClientVersion *version.Info `json:"clientVersion"`
-	ServerVersion *version.Info `json:"serverVersion,omitempty"`
+	ClientVersion    *version.Info `json:"clientVersion,omitempty"`
+	KustomizeVersion string        `json:"kustomizeVersion,omitempty"`
+	ServerVersion    *version.Info `json:"serverVersion,omitempty"`
 }
+
+// KustomizeVersion is the release of kustomize whose library
+// (sigs.k8s.io/kustomize/api v0.21.1, the one go.mod requires) builds
+// kdyn's kustomizations; kubectl v1.37 embeds the same one and reports it
+// under this name.
+const KustomizeVersion = "v5.8.1"
 
 func clientVersion() *version.Info {
 	return &version.Info{
@@ -43,7 +51,7 @@ func NewVersionCommand(f *cli.Factory) *cobra.Command {
 			if output != "" && output != "json" && output != "yaml" {
 				return cli.Usagef("--output must be json or yaml, not %q", output)
 			}
-			out := versionOutput{ClientVersion: clientVersion()}
+			out := versionOutput{ClientVersion: clientVersion(), KustomizeVersion: KustomizeVersion}
 			var serverErr error
 			if !clientOnly {
 				serverErr = func() error {
@@ -66,9 +74,10 @@ func NewVersionCommand(f *cli.Factory) *cobra.Command {
 				fmt.Fprintln(w, string(b))
 			case "yaml":
 				b, _ := yaml.Marshal(out)
-				fmt.Fprint(w, string(b))
+				fmt.Fprintln(w, string(b))
 			default:
 				fmt.Fprintf(w, "Client Version: %s\n", out.ClientVersion.GitVersion)
+				fmt.Fprintf(w, "Kustomize Version: %s\n", out.KustomizeVersion)
 				if out.ServerVersion != nil {
 					fmt.Fprintf(w, "Server Version: %s\n", out.ServerVersion.GitVersion)
 				}

@@ -1,0 +1,73 @@
+package cli_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kdyn/kdyn/integration/testenv"
+)
+
+// TestGetFromManifests: get -f reads the objects a manifest names, each
+// in its manifest's namespace (else the command's), as kubectl's does; its
+// field managers are kubectl's names.
+func TestGetFromManifests(t *testing.T) {
+	env := testenv.Shared(t)
+	ns, other := mfNamespace(t, env), mfNamespace(t, env)
+	a := mfConfigMap("a", "", map[string]string{"k": "v"})
+	b := mfConfigMap("b", other, map[string]string{"k": "v"})
+	file := mfWrite(t, "two.yaml", a+"---\n"+b)
+	kdyn(t, env, "create", "-f", mfWrite(t, "a.yaml", a), "-n", ns).must(t)
+	kdyn(t, env, "create", "-f", mfWrite(t, "b.yaml", b)).must(t)
+
+	r := kdyn(t, env, "get", "-f", file, "-n", ns, "-o", "jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name} {end}").must(t)
+	if want := ns + "/a " + other + "/b "; r.stdout != want {
+		t.Errorf("get -f: %q, want %q", r.stdout, want)
+	}
+	r = kdyn(t, env, "get", "--show-managed-fields", "-f", mfWrite(t, "a2.yaml", a), "-n", ns, "-o", "jsonpath={.metadata.managedFields[*].manager}").must(t)
+	if r.stdout != "kubectl-create" {
+		t.Errorf("manager of create: %q", r.stdout)
+	}
+	r = kdyn(t, env, "get", "-f", file, "-n", ns)
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "NAME ") || !strings.Contains(r.stdout, "\na ") || !strings.Contains(r.stdout, "\nb ") {
+		t.Errorf("get -f table: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	kdyn(t, env, "delete", "configmap", "b", "-n", other).must(t)
+	r = kdyn(t, env, "get", "-f", file, "-n", ns, "-o", "name")
+	if r.code != 1 || r.stdout != "configmap/a\n" || !strings.Contains(r.stderr, `Error from server (NotFound): configmaps "b" not found`) {
+		t.Errorf("get -f with one object gone: exit %d, %q, %q", r.code, r.stdout, r.stderr)
+	}
+	r = kdyn(t, env, "get", "configmaps", "-f", file)
+	if r.code != 1 || !strings.Contains(r.stderr, "you may not specify resource arguments as well") {
+		t.Errorf("get TYPE -f: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// TestInvokedAsKubectl: through a link named kubectl, kdyn's error texts
+// are kubectl's byte for byte (kubectl's test/cmd results.sh).
+func TestInvokedAsKubectl(t *testing.T) {
+	env := testenv.Shared(t)
+	link := filepath.Join(t.TempDir(), "kubectl")
+	if err := os.Symlink(kdynBin, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"list"}, "error: unknown command \"list\" for \"kubectl\"\n\nDid you mean this?\n\tget\n"},
+		{[]string{"get", "pod/no-such-pod", "-n", "default"}, "Error from server (NotFound): pods \"no-such-pod\" not found\n"},
+	} {
+		cmd := exec.Command(link, kdynArgs(env, testenv.Admin, tc.args...)...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || stdout.Len() != 0 || stderr.String() != tc.stderr {
+			t.Errorf("kubectl %v: %v, stdout %q, stderr %q, want %q", tc.args, err, stdout.String(), stderr.String(), tc.stderr)
+		}
+	}
+}
