@@ -71,3 +71,16 @@ func TestInvokedAsKubectl(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateSelector: create -l creates only the documents whose labels
+// match (kubectl's test/cmd create.sh filter test).
+func TestCreateSelector(t *testing.T) {
+	env := testenv.Shared(t)
+	ns := mfNamespace(t, env)
+	docs := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: picked\n  labels:\n    unique: yes-1\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: left\n"
+	kdyn(t, env, "create", "-l", "unique=yes-1", "-f", mfWrite(t, "two.yaml", docs), "-n", ns).must(t).mfStdout(t, "configmap/picked created")
+	r := kdyn(t, env, "get", "configmaps", "-n", ns, "-o", "name")
+	if r.code != 0 || strings.Contains(r.stdout, "left") || !strings.Contains(r.stdout, "configmap/picked") {
+		t.Errorf("create -l created an unmatched document: %q %q", r.stdout, r.stderr)
+	}
+}

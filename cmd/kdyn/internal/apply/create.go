@@ -21,6 +21,7 @@ type createOptions struct {
 	saveConfig   bool
 	failFast     bool
 	timeout      time.Duration
+	selector     string
 }
 
 // NewCreateCommand returns "kdyn create -f": create the objects of
@@ -60,6 +61,7 @@ created (unless --fail-fast).`,
 	fl.StringVarP(&o.output, "output", "o", "", "Print the created objects instead of a summary: name, json, yaml (or any object output of get).")
 	fl.BoolVar(&o.saveConfig, "save-config", false, "Record the configuration in the last-applied-configuration annotation, for a later client-side apply.")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "Stop at the first document that fails.")
+	fl.StringVarP(&o.selector, "selector", "l", "", "Create only the objects whose labels match this selector.")
 	fl.DurationVar(&o.timeout, "timeout", 60*time.Second, "How long to wait for a CustomResourceDefinition created in this run to be Established.")
 	return cmd
 }
@@ -85,6 +87,9 @@ func runCreate(ctx context.Context, f *cli.Factory, o *createOptions) error {
 	}
 	entries, err := cli.ReadEntries(f, &o.manifests, "create")
 	if err != nil {
+		return err
+	}
+	if entries, err = cli.FilterManifests(entries, o.selector); err != nil {
 		return err
 	}
 	r, err := cli.NewManifestRun(f, cli.ManifestOptions{

@@ -290,7 +290,7 @@ entry (in the file that defines it) or on a new one; the others are kept.
 	fl := cmd.Flags()
 	fl.Var(&cluster, "cluster", "The cluster of the context entry.")
 	fl.Var(&user, "user", "The user of the context entry.")
-	fl.Var(&namespace, "namespace", "The namespace of the context entry.")
+	fl.VarP(&namespace, "namespace", "n", "The namespace of the context entry.")
 	fl.BoolVar(&current, "current", false, "Modify the current context.")
 	return cmd
 }
