@@ -211,6 +211,17 @@ func TestGeneratorsMatchKubectl(t *testing.T) {
 		{"secret", "docker-registry", "regcred", "--docker-server=registry.example.com", "--docker-username=me", "--docker-password=p<w>", "--docker-email=me@example.com"},
 		{"secret", "docker-registry", "hub", "--docker-username=me", "--docker-password=pw", "--append-hash"},
 		{"secret", "docker-registry", "regfile", "--from-file=" + in("docker.json"), "--append-hash"},
+		{"role", "pod-reader", "--verb=get", "--verb=list", "--verb=watch", "--resource=pods"},
+		{"role", "mixed", "--verb=get,list,get", "--resource=rs.apps,pods/status,pods,deploy", "--resource-name=a", "--resource-name=b", "--resource-name=a", "-n", "prod"},
+		{"role", "everything", "--verb=get", "--verb=*", "--resource=*", "--save-config"},
+		{"role", "impersonator", "--verb=impersonate", "--resource=users,serviceaccounts,userextras.authentication.k8s.io"},
+		{"clusterrole", "logs", "--verb=get", "--non-resource-url=/logs/*", "--non-resource-url=/healthz", "--resource=nodes"},
+		{"clusterrole", "binder", "--verb=bind,escalate", "--resource=clusterroles,roles.rbac.authorization.k8s.io"},
+		{"clusterrole", "aggregate", "--aggregation-rule=rbac.example.com/aggregate=true,tier=web"},
+		{"rolebinding", "admins", "--clusterrole=admin", "--user=u1", "--user=u2", "--group=g1", "--serviceaccount=ci:robot", "-n", "prod"},
+		{"rolebinding", "readers", "--role=pod-reader"},
+		{"clusterrolebinding", "viewers", "--clusterrole=view", "--group=devs", "--save-config"},
+		{"clusterrolebinding", "nobody", "--clusterrole=view"},
 	}
 	for _, g := range generators {
 		for _, o := range [][]string{nil, {"-o", "name"}, {"-o", "yaml"}, {"-o", "json"}} {
@@ -234,6 +245,20 @@ func TestGeneratorsMatchKubectl(t *testing.T) {
 		{args: []string{"create", "secret", "tls", "x", "--cert=" + in("tls.crt")}, stderr: true},
 		{args: []string{"create", "secret", "tls", "x", "--cert=" + in("tls.crt"), "--key=" + in("settings.ini")}},
 		{args: []string{"create", "secret", "docker-registry", "x"}, stderr: true},
+		{args: []string{"create", "role", "x", "--resource=pods"}, stderr: true},
+		{args: []string{"create", "role", "x", "--verb=get"}, stderr: true},
+		{args: []string{"create", "role", "x", "--verb=use", "--resource=pods"}, stderr: true},
+		{args: []string{"create", "role", "x", "--verb=frob", "--resource=pods", "-o", "yaml"}, stderr: true},
+		{args: []string{"create", "role", "x", "--verb=get", "--resource=.apps"}, stderr: true},
+		{args: []string{"create", "clusterrole", "x", "--verb=list", "--non-resource-url=/x"}, stderr: true},
+		{args: []string{"create", "clusterrole", "x", "--verb=get", "--non-resource-url=x"}, stderr: true},
+		{args: []string{"create", "clusterrole", "x", "--verb=get", "--non-resource-url=/a*/b"}, stderr: true},
+		{args: []string{"create", "clusterrole", "x", "--verb=get"}, stderr: true},
+		{args: []string{"create", "clusterrole", "x", "--aggregation-rule=a=b", "--verb=get"}, stderr: true},
+		{args: []string{"create", "rolebinding", "x", "--role=a", "--clusterrole=b"}, stderr: true},
+		{args: []string{"create", "rolebinding", "x", "--role=a", "--serviceaccount=nocolon"}, stderr: true},
+		{args: []string{"create", "clusterrolebinding", "x", "--clusterrole=a", "--serviceaccount=a:b:c"}, stderr: true},
+		{args: []string{"create", "clusterrolebinding", "x"}, stderr: true},
 	}
 	for _, c := range refusals {
 		c.args = append(c.args, "--dry-run=client")

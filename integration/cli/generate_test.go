@@ -231,3 +231,34 @@ func TestObjectCommandsClientDryRun(t *testing.T) {
 		t.Fatalf("a client dry run changed the object:\n%v", after.Object)
 	}
 }
+
+// TestCreateRBACGenerators: create role, clusterrole, rolebinding and
+// clusterrolebinding store what they print, with kubectl's field manager,
+// and the server's refusal of a second one is worded as kubectl's.
+func TestCreateRBACGenerators(t *testing.T) {
+	env := testenv.Shared(t)
+	ns := mfNamespace(t, env)
+	suffix := strings.TrimPrefix(ns, "mf-")
+	kdyn(t, env, "create", "role", "pod-reader", "--verb=get,list", "--resource=pods,rs.apps", "-n", ns).must(t).mfStdout(t, "role.rbac.authorization.k8s.io/pod-reader created")
+	r := kdyn(t, env, "get", "role", "pod-reader", "-n", ns, "-o", `jsonpath={range .rules[*]}{.apiGroups}{.resources}{.verbs};{end}`).must(t)
+	if want := `[""]["pods"]["get","list"];["apps"]["replicasets"]["get","list"];`; r.stdout != want {
+		t.Errorf("role rules: %s, want %s", r.stdout, want)
+	}
+	kdyn(t, env, "create", "rolebinding", "readers", "--role=pod-reader", "--serviceaccount="+ns+":robot", "--user=ann", "-n", ns).must(t)
+	r = kdyn(t, env, "get", "rolebinding", "readers", "-n", ns, "-o", `jsonpath={.roleRef.kind}/{.roleRef.name} {.subjects[*].kind} {.metadata.managedFields[0].manager}`, "--show-managed-fields").must(t)
+	if want := "Role/pod-reader User ServiceAccount kubectl-create"; r.stdout != want {
+		t.Errorf("rolebinding: %q, want %q", r.stdout, want)
+	}
+	r = kdyn(t, env, "create", "rolebinding", "readers", "--role=pod-reader", "-n", ns)
+	if r.code != 1 || !strings.Contains(r.stderr, `error: failed to create rolebinding: rolebindings.rbac.authorization.k8s.io "readers" already exists`) {
+		t.Errorf("second rolebinding: exit %d, %q", r.code, r.stderr)
+	}
+	cr := "logs-" + suffix
+	kdyn(t, env, "create", "clusterrole", cr, "--verb=get", "--non-resource-url=/logs/*").must(t)
+	kdyn(t, env, "create", "clusterrolebinding", cr, "--clusterrole="+cr, "--group=devs").must(t)
+	r = kdyn(t, env, "auth", "can-i", "get", "/logs/kube-apiserver.log", "--as=someone", "--as-group=devs").must(t)
+	if strings.TrimSpace(r.stdout) != "yes" {
+		t.Errorf("can-i through the new binding: %q", r.stdout)
+	}
+	kdyn(t, env, "delete", "clusterrolebinding/"+cr, "clusterrole/"+cr).must(t)
+}

@@ -15,14 +15,18 @@ import (
 )
 
 // Commands returns the generators, for the root to add under "kdyn
-// create": namespace, configmap, secret (generic, tls, docker-registry)
-// and serviceaccount.
+// create": namespace, configmap, secret (generic, tls, docker-registry),
+// serviceaccount, role, clusterrole, rolebinding and clusterrolebinding.
 func Commands(f *cli.Factory) []*cobra.Command {
 	return []*cobra.Command{
 		newNamespaceCommand(f),
 		newConfigMapCommand(f),
 		newSecretCommand(f),
 		newServiceAccountCommand(f),
+		newRoleCommand(f),
+		newClusterRoleCommand(f),
+		newRoleBindingCommand(f),
+		newClusterRoleBindingCommand(f),
 	}
 }
 

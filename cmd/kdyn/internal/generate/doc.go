@@ -1,7 +1,9 @@
 // Package generate holds the generators of "kdyn create": namespace,
-// configmap, secret generic|tls|docker-registry and serviceaccount, which
-// build an object from flags (--from-literal, --from-file, --from-env-file,
-// --type, --cert/--key, --docker-*) instead of reading a manifest.
+// configmap, secret generic|tls|docker-registry, serviceaccount, role,
+// clusterrole, rolebinding and clusterrolebinding, which build an object
+// from flags (--from-literal, --from-file, --from-env-file, --type,
+// --cert/--key, --docker-*, --verb/--resource, --user/--group/
+// --serviceaccount) instead of reading a manifest.
 //
 // # Output like kubectl's, byte for byte
 //
@@ -16,7 +18,9 @@
 //
 // # Requests
 //
-// None with --dry-run=client (the kubeconfig is read for the namespace);
+// None with --dry-run=client (the kubeconfig is read for the namespace),
+// except that role and clusterrole read discovery to expand --resource
+// names (rs.apps is replicasets), as kubectl's do;
 // otherwise one POST, whose answer is printed as the server sent it (the
 // typed object's order again), managedFields left out of json and yaml
 // unless --show-managed-fields. A refused create is worded as kubectl
