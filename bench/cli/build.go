@@ -78,8 +78,23 @@ type Binaries struct {
 	Kdyn, Kubectl string
 }
 
+// KubectlVersion is the release kubectl is built from (k8s.io/kubectl
+// v0.37.2), stamped into it as Kubernetes' release build does, so that
+// "kubectl version" and --match-server-version see v1.37.2.
+const KubectlVersion = "v1.37.2"
+
+// kubectlBuildFlags are BuildFlags with the version stamped in.
+func kubectlBuildFlags() []string {
+	var x []string
+	for _, pkg := range []string{"k8s.io/client-go/pkg/version", "k8s.io/component-base/version"} {
+		x = append(x, "-X", pkg+".gitVersion="+KubectlVersion, "-X", pkg+".gitMajor=1", "-X", pkg+".gitMinor=37")
+	}
+	return []string{"-trimpath", "-ldflags", "-s -w " + strings.Join(x, " ")}
+}
+
 // BuildBinaries builds kdyn (./cmd/kdyn of the root module) and kubectl
-// (./kubectl of the bench module) into dir with BuildFlags.
+// (./kubectl of the bench module, its version stamped in) into dir with
+// BuildFlags.
 func BuildBinaries(ctx context.Context, dir string, logf func(string, ...any)) (Binaries, error) {
 	root, bench, err := Modules()
 	if err != nil {
@@ -92,7 +107,7 @@ func BuildBinaries(ctx context.Context, dir string, logf func(string, ...any)) (
 	}
 	logf("built kdyn in %s", time.Since(start).Round(100*time.Millisecond))
 	start = time.Now()
-	if err := goBuild(ctx, bench, b.Kubectl, "./kubectl", BuildFlags...); err != nil {
+	if err := goBuild(ctx, bench, b.Kubectl, "./kubectl", kubectlBuildFlags()...); err != nil {
 		return Binaries{}, err
 	}
 	logf("built kubectl in %s", time.Since(start).Round(100*time.Millisecond))

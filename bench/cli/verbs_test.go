@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -222,11 +223,22 @@ func TestGeneratorsMatchKubectl(t *testing.T) {
 		{"rolebinding", "readers", "--role=pod-reader"},
 		{"clusterrolebinding", "viewers", "--clusterrole=view", "--group=devs", "--save-config"},
 		{"clusterrolebinding", "nobody", "--clusterrole=view"},
+		{"deployment", "web", "--image=nginx", "--image=registry.example.com/team/busybox:1.36", "--image=app@sha256:0123", "--port=80", "-r", "3"},
+		{"deploy", "sleeper", "--image=busybox", "-n", "prod", "--save-config", "--", "sleep", "3600"},
+		{"job", "once", "--image=busybox", "--", "date", "-u"},
+		{"job", "plain", "--image=busybox", "-n", "prod", "--save-config"},
+		{"cronjob", "tick", "--image=busybox", "--schedule=*/1 * * * *", "--", "date"},
+		{"cj", "nightly", "--image=busybox", "--schedule=0 3 * * *", "--restart=Never", "-n", "prod"},
 	}
 	for _, g := range generators {
 		for _, o := range [][]string{nil, {"-o", "name"}, {"-o", "yaml"}, {"-o", "json"}} {
-			args := append(append([]string{"create"}, g...), "--dry-run=client")
-			p.check(t, same{args: append(args, o...)})
+			// Flags go before "--", after which come the command's words.
+			flags, command := g, []string(nil)
+			if i := slices.Index(g, "--"); i >= 0 {
+				flags, command = g[:i], g[i:]
+			}
+			args := append(append(append([]string{"create"}, flags...), "--dry-run=client"), o...)
+			p.check(t, same{args: append(args, command...)})
 		}
 	}
 	refusals := []same{
@@ -259,11 +271,29 @@ func TestGeneratorsMatchKubectl(t *testing.T) {
 		{args: []string{"create", "rolebinding", "x", "--role=a", "--serviceaccount=nocolon"}, stderr: true},
 		{args: []string{"create", "clusterrolebinding", "x", "--clusterrole=a", "--serviceaccount=a:b:c"}, stderr: true},
 		{args: []string{"create", "clusterrolebinding", "x"}, stderr: true},
+		{args: []string{"create", "deployment", "x"}, stderr: true},
+		{args: []string{"create", "deployment", "x", "--image=a", "--image=b", "--dry-run=client", "--", "date"}, stderr: true},
+		{args: []string{"create", "deployment", "x", "y", "--image=a"}},
+		{args: []string{"create", "job", "x"}, stderr: true},
+		{args: []string{"create", "job", "x", "--image=a", "--from=cronjob/y"}, stderr: true},
+		{args: []string{"create", "cronjob", "x", "--image=a"}, stderr: true},
 	}
 	for _, c := range refusals {
 		c.args = append(c.args, "--dry-run=client")
 		p.check(t, c)
 	}
+
+	// A job from a cron job: the template's spec as the server stored it
+	// (its defaults included), labels, annotations and owner.
+	ns := vbNamespace(t, vbClient(t, env))
+	p.kubectl(t, "", "create", "cronjob", "tick", "-n", ns, "--image=busybox", "--schedule=*/5 * * * *", "--", "date")
+	p.kubectl(t, "", "annotate", "cronjob", "tick", "-n", ns, "unrelated=kept")
+	for _, o := range [][]string{nil, {"-o", "yaml"}, {"-o", "json"}} {
+		p.check(t, same{args: append([]string{"create", "job", "manual", "--from=cronjob/tick", "-n", ns, "--dry-run=client"}, o...)})
+	}
+	p.check(t, same{args: []string{"create", "job", "x", "--from=cronjob/none", "-n", ns, "--dry-run=client"}, stderr: true})
+	p.kubectl(t, "", "create", "configmap", "other", "-n", ns)
+	p.check(t, same{args: []string{"create", "job", "x", "--from=cm/other", "-n", ns, "--dry-run=client"}, stderr: true})
 }
 
 var (

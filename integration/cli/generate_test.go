@@ -262,3 +262,21 @@ func TestCreateRBACGenerators(t *testing.T) {
 	}
 	kdyn(t, env, "delete", "clusterrolebinding/"+cr, "clusterrole/"+cr).must(t)
 }
+
+// TestCreateWorkloadGenerators: create deployment, cronjob and job (from
+// the cron job) store what kubectl's would.
+func TestCreateWorkloadGenerators(t *testing.T) {
+	env := testenv.Shared(t)
+	ns := mfNamespace(t, env)
+	kdyn(t, env, "create", "deployment", "web", "--image=nginx:1.27", "--image=busybox", "-r", "2", "--port=80", "-n", ns).must(t).mfStdout(t, "deployment.apps/web created")
+	r := kdyn(t, env, "get", "deploy", "web", "-n", ns, "-o", `jsonpath={.spec.replicas} {.spec.selector.matchLabels.app} {.spec.template.spec.containers[*].name} {.spec.template.spec.containers[0].ports[0].containerPort}`).must(t)
+	if want := "2 web nginx busybox 80"; r.stdout != want {
+		t.Errorf("deployment: %q, want %q", r.stdout, want)
+	}
+	kdyn(t, env, "create", "cronjob", "tick", "--image=busybox", "--schedule=*/5 * * * *", "-n", ns, "--", "date").must(t).mfStdout(t, "cronjob.batch/tick created")
+	kdyn(t, env, "create", "job", "now", "--from=cronjob/tick", "-n", ns).must(t).mfStdout(t, "job.batch/now created")
+	r = kdyn(t, env, "get", "job", "now", "-n", ns, "-o", `jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name} {.metadata.annotations.cronjob\.kubernetes\.io/instantiate} {.spec.template.spec.containers[0].command[0]}`).must(t)
+	if want := "CronJob/tick manual date"; r.stdout != want {
+		t.Errorf("job from cronjob: %q, want %q", r.stdout, want)
+	}
+}

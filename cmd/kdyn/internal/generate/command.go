@@ -16,7 +16,8 @@ import (
 
 // Commands returns the generators, for the root to add under "kdyn
 // create": namespace, configmap, secret (generic, tls, docker-registry),
-// serviceaccount, role, clusterrole, rolebinding and clusterrolebinding.
+// serviceaccount, role, clusterrole, rolebinding, clusterrolebinding,
+// deployment, job and cronjob.
 func Commands(f *cli.Factory) []*cobra.Command {
 	return []*cobra.Command{
 		newNamespaceCommand(f),
@@ -27,6 +28,9 @@ func Commands(f *cli.Factory) []*cobra.Command {
 		newClusterRoleCommand(f),
 		newRoleBindingCommand(f),
 		newClusterRoleBindingCommand(f),
+		newDeploymentCommand(f),
+		newJobCommand(f),
+		newCronJobCommand(f),
 	}
 }
 

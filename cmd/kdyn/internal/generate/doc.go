@@ -1,9 +1,11 @@
 // Package generate holds the generators of "kdyn create": namespace,
 // configmap, secret generic|tls|docker-registry, serviceaccount, role,
-// clusterrole, rolebinding and clusterrolebinding, which build an object
-// from flags (--from-literal, --from-file, --from-env-file, --type,
-// --cert/--key, --docker-*, --verb/--resource, --user/--group/
-// --serviceaccount) instead of reading a manifest.
+// clusterrole, rolebinding, clusterrolebinding, deployment, job and
+// cronjob, which build an object from flags (--from-literal, --from-file,
+// --from-env-file, --type, --cert/--key, --docker-*, --verb/--resource,
+// --user/--group/--serviceaccount, --image/--schedule and a command after
+// "--") instead of reading a manifest. create job --from=cronjob/NAME
+// reads the CronJob and copies its job template as stored.
 //
 // # Output like kubectl's, byte for byte
 //
@@ -20,7 +22,8 @@
 //
 // None with --dry-run=client (the kubeconfig is read for the namespace),
 // except that role and clusterrole read discovery to expand --resource
-// names (rs.apps is replicasets), as kubectl's do;
+// names (rs.apps is replicasets) and job --from reads the CronJob, as
+// kubectl's do;
 // otherwise one POST, whose answer is printed as the server sent it (the
 // typed object's order again), managedFields left out of json and yaml
 // unless --show-managed-fields. A refused create is worded as kubectl

@@ -61,7 +61,10 @@ type object struct {
 	// namespace is set in metadata only when -n was given, as kubectl
 	// does; the object is still created in the current namespace.
 	namespace   string
+	labels      map[string]string
 	annotations map[string]string
+	// ownerReferences, when set, follow the annotations.
+	ownerReferences []any
 	// body are the members after metadata: "data", "type", "spec", ...
 	body fields
 }
@@ -72,14 +75,21 @@ func (o *object) apiVersion() string {
 }
 
 // JSON encodes the object compactly, members in kubectl's order: kind,
-// apiVersion, metadata (name, namespace, annotations), then the body.
+// apiVersion, metadata (name, namespace, labels, annotations,
+// ownerReferences), then the body.
 func (o *object) JSON() ([]byte, error) {
 	md := fields{{"name", o.name}}
 	if o.namespace != "" {
 		md = append(md, field{"namespace", o.namespace})
 	}
+	if len(o.labels) > 0 {
+		md = append(md, field{"labels", o.labels})
+	}
 	if len(o.annotations) > 0 {
 		md = append(md, field{"annotations", o.annotations})
+	}
+	if len(o.ownerReferences) > 0 {
+		md = append(md, field{"ownerReferences", o.ownerReferences})
 	}
 	doc := append(fields{{"kind", o.kind}, {"apiVersion", o.apiVersion()}, {"metadata", md}}, o.body...)
 	return json.Marshal(doc)
