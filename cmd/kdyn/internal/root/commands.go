@@ -13,6 +13,7 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/generate"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/get"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/kustomize"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/proxy"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/rollout"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/scale"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/serverinfo"
@@ -24,10 +25,11 @@ import (
 func addCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(get.NewCommand(f))
 	root.AddCommand(events.NewCommand(f))
-	addManifestCommands(root, f)        // apply, create, replace, delete, diff
-	addObjectCommands(root, f)          // patch, label, annotate, edit, scale, wait, rollout
-	root.AddCommand(auth.NewCommand(f)) // auth can-i, auth whoami
-	addDiscoveryCommands(root, f)       // api-resources, api-versions, explain, tree, completion
+	addManifestCommands(root, f)         // apply, create, replace, delete, diff
+	addObjectCommands(root, f)           // patch, label, annotate, edit, scale, wait, rollout
+	root.AddCommand(auth.NewCommand(f))  // auth can-i, auth whoami
+	root.AddCommand(proxy.NewCommand(f)) // the API on a local address
+	addDiscoveryCommands(root, f)        // api-resources, api-versions, explain, tree, completion
 	root.AddCommand(&cobra.Command{
 		Use:   "exit-codes",
 		Short: "The exit codes of --exit-codes",
