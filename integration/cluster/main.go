@@ -1,10 +1,12 @@
-// Command cluster runs kdyn's test control plane (an embedded etcd and a
-// real kube-apiserver, see package testenv) in the foreground, for trying
-// kdyn or kubectl against it by hand. It is what "make cluster" runs.
+// Command cluster runs kdyn's test control plane (an embedded etcd, a real
+// kube-apiserver, kube-controller-manager and kube-scheduler, see package
+// testenv) in the foreground, for trying kdyn or kubectl against it by
+// hand. It is what "make cluster" runs. -controllers=false runs the
+// apiserver alone.
 //
 // Usage:
 //
-//	go run ./integration/cluster [-dir DIR] [-v]
+//	go run ./integration/cluster [-dir DIR] [-v] [-controllers=false]
 //	go run ./integration/cluster -build-only
 //
 // It prints an "export KUBECONFIG=..." line and runs until SIGINT or
@@ -30,15 +32,16 @@ func main() {
 	dir := flag.String("dir", "", "directory for credentials, etcd data and kubeconfig (default: a temporary directory, removed at exit)")
 	buildOnly := flag.Bool("build-only", false, "build the control-plane binary if needed, print its path and exit")
 	verbose := flag.Bool("v", false, "copy the control plane's output to stderr")
+	controllers := flag.Bool("controllers", true, "also run kube-controller-manager and kube-scheduler")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "cluster: unexpected arguments %q\n", flag.Args())
 		os.Exit(2)
 	}
-	os.Exit(run(*dir, *buildOnly, *verbose))
+	os.Exit(run(*dir, *buildOnly, *verbose, *controllers))
 }
 
-func run(dir string, buildOnly, verbose bool) int {
+func run(dir string, buildOnly, verbose, controllers bool) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -52,7 +55,7 @@ func run(dir string, buildOnly, verbose bool) int {
 		return 0
 	}
 
-	opts := testenv.Options{Dir: dir}
+	opts := testenv.Options{Dir: dir, Controllers: controllers}
 	if verbose {
 		opts.Output = os.Stderr
 	}
@@ -64,6 +67,9 @@ func run(dir string, buildOnly, verbose bool) int {
 	}
 	fmt.Fprintf(os.Stderr, "cluster: kube-apiserver ready at %s after %s (log: %s)\n",
 		env.Host(), time.Since(start).Round(100*time.Millisecond), env.LogPath())
+	if controllers {
+		fmt.Fprintf(os.Stderr, "cluster: kube-controller-manager and kube-scheduler running (logs beside it); no nodes, so pods stay Pending\n")
+	}
 	fmt.Printf("export KUBECONFIG=%s\n", env.KubeconfigPath(testenv.Admin))
 	fmt.Fprintf(os.Stderr, "cluster: run the export line in another shell, then e.g. `kubectl get ns`;"+
 		" contexts: admin (current), cert-admin, nobody. Ctrl-C stops the cluster.\n")

@@ -1,13 +1,17 @@
 // Command controlplane runs an embedded etcd and a real kube-apiserver in one
-// process, on loopback only, for kdyn's integration tests and `make cluster`.
+// process, on loopback only, for kdyn's integration tests and `make cluster`;
+// the same binary runs kube-controller-manager and kube-scheduler, so that the
+// whole control plane is built once, from one module graph.
 //
 // Usage:
 //
 //	controlplane --etcd-dir DIR --etcd-client-port N --etcd-peer-port N -- [kube-apiserver flags]
+//	controlplane kube-controller-manager [flags]
+//	controlplane kube-scheduler [flags]
 //
 // The kube-apiserver flags are passed through unchanged; --etcd-servers is added
 // when it is not given. The process stops etcd after the apiserver has exited
-// (on SIGTERM or SIGINT).
+// (on SIGTERM or SIGINT). The other two take their own flags unchanged.
 package main
 
 import (
@@ -23,9 +27,23 @@ import (
 	"k8s.io/component-base/cli"
 	_ "k8s.io/component-base/logs/json/register"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+	kcm "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
 )
 
 func main() {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "kube-controller-manager":
+			cmd := kcm.NewControllerManagerCommand()
+			cmd.SetArgs(os.Args[2:])
+			os.Exit(cli.Run(cmd))
+		case "kube-scheduler":
+			cmd := scheduler.NewSchedulerCommand()
+			cmd.SetArgs(os.Args[2:])
+			os.Exit(cli.Run(cmd))
+		}
+	}
 	os.Exit(run(os.Args[1:]))
 }
 

@@ -58,6 +58,13 @@ type Options struct {
 	// beside the admin and nobody tokens: TOKEN,USER,UID[,"GROUP1,GROUP2"]
 	// (for example kubectl's test suite's "admin-token").
 	ExtraTokens []string
+	// Controllers also runs kube-controller-manager and kube-scheduler
+	// (v1.37.2, from the same binary) beside the apiserver, each a child
+	// process logging to its own file in Dir: namespaces are then deleted,
+	// workloads get their ReplicaSets and Pods, garbage is collected and
+	// every namespace gets its "default" ServiceAccount. There are no
+	// nodes unless a test adds them, so pods stay Pending.
+	Controllers bool
 }
 
 // Env is a running control plane: an embedded etcd and a kube-apiserver in
@@ -74,9 +81,10 @@ type Env struct {
 
 	unlockDir func()
 
-	mu     sync.Mutex
-	proc   *proc
-	closed bool
+	mu         sync.Mutex
+	proc       *proc
+	components []*proc // kube-controller-manager and kube-scheduler, with Options.Controllers
+	closed     bool
 }
 
 type ports struct {
@@ -333,7 +341,81 @@ func (e *Env) launch(ctx context.Context) error {
 		}
 		return fmt.Errorf("%w\nlast lines of the control plane's output:\n%s", err, tail)
 	}
+	if e.opts.Controllers {
+		if err := e.startComponents(); err != nil {
+			e.stopProc()
+			return err
+		}
+	}
 	return nil
+}
+
+// componentsKubeconfig is the kubeconfig of kube-controller-manager and
+// kube-scheduler (the admin user).
+const componentsKubeconfig = "components.kubeconfig"
+
+// startComponents starts kube-controller-manager and kube-scheduler from
+// the control-plane binary, each logging to NAME.log in the directory.
+// Neither serves HTTPS (--secure-port=0) nor elects a leader.
+func (e *Env) startComponents() error {
+	f := func(name string) string { return filepath.Join(e.dir, name) }
+	if err := e.WriteKubeconfig(f(componentsKubeconfig), Admin); err != nil {
+		return err
+	}
+	common := []string{"--kubeconfig=" + f(componentsKubeconfig), "--leader-elect=false", "--secure-port=0"}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"kube-controller-manager", []string{
+			"--service-account-private-key-file=" + f(saKeyFile),
+			"--root-ca-file=" + f(servingCAFile),
+			"--cluster-signing-cert-file=" + f(clientCAFile),
+			"--cluster-signing-key-file=" + f(clientCAKeyFile),
+			"--use-service-account-credentials=false",
+		}},
+		{"kube-scheduler", nil},
+	} {
+		out, err := os.OpenFile(f(c.name+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return err
+		}
+		cmd := exec.Command(e.bin, append(append([]string{c.name}, common...), c.args...)...)
+		cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.SysProcAttr = e.dir, out, out, sysProcAttr()
+		err = cmd.Start()
+		out.Close() // the child has its own descriptor
+		if err != nil {
+			return fmt.Errorf("start %s: %w", c.name, err)
+		}
+		p := &proc{cmd: cmd, done: make(chan struct{})}
+		go func() {
+			p.err = cmd.Wait()
+			close(p.done)
+		}()
+		e.components = append(e.components, p)
+		e.log.mark(fmt.Sprintf("testenv: started %s (log: %s)", c.name, f(c.name+".log")))
+	}
+	return nil
+}
+
+// stopComponents stops kube-controller-manager and kube-scheduler.
+func (e *Env) stopComponents() {
+	for _, p := range e.components {
+		if !p.exited() {
+			if err := terminate(p.cmd.Process); err != nil {
+				kill(p.cmd.Process)
+			}
+		}
+	}
+	for _, p := range e.components {
+		select {
+		case <-p.done:
+		case <-time.After(stopTimeout):
+			kill(p.cmd.Process)
+			<-p.done
+		}
+	}
+	e.components = nil
 }
 
 func (e *Env) waitReady(ctx context.Context, p *proc, timeout time.Duration) error {
@@ -375,6 +457,7 @@ func (e *Env) waitReady(ctx context.Context, p *proc, timeout time.Duration) err
 // stopTimeout. It reports an error if the process had died on its own or
 // had to be killed.
 func (e *Env) stopProc() error {
+	e.stopComponents()
 	p := e.proc
 	if p == nil {
 		return nil

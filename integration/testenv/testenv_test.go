@@ -481,3 +481,88 @@ func TestStartFailureReportsOutput(t *testing.T) {
 		t.Errorf("failing Start took %s", d)
 	}
 }
+
+// TestControllers: with Options.Controllers, kube-controller-manager and
+// kube-scheduler run beside the apiserver: a new namespace gets its
+// "default" ServiceAccount, a Deployment its ReplicaSet and Pods, a
+// scheduler binds a pod to a ready node, and a deleted namespace goes away.
+func TestControllers(t *testing.T) {
+	env := testenv.New(t, testenv.Options{Controllers: true})
+	c := verifiedClient(t, env, nil)
+	ns := "kdyn-controllers"
+	createNamespace(t, c, env, ns)
+	eventually := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not after 60 s (kube-controller-manager.log and kube-scheduler.log in %s)", what, env.Dir())
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	get := func(path string) (int, []byte) { return do(t, c, "GET", env.Host()+path, env.AdminToken(), nil) }
+	eventually("the default ServiceAccount", func() bool {
+		code, _ := get("/api/v1/namespaces/" + ns + "/serviceaccounts/default")
+		return code == 200
+	})
+
+	node := map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "n1"}}
+	if code, body := do(t, c, "POST", env.Host()+"/api/v1/nodes", env.AdminToken(), node); code != 201 {
+		t.Fatalf("create node = %d %s", code, body)
+	}
+	status := map[string]any{"status": map[string]any{
+		"conditions":  []any{map[string]any{"type": "Ready", "status": "True", "lastHeartbeatTime": time.Now().UTC().Format(time.RFC3339)}},
+		"allocatable": map[string]any{"cpu": "4", "memory": "8Gi", "pods": "110"},
+		"capacity":    map[string]any{"cpu": "4", "memory": "8Gi", "pods": "110"},
+	}}
+	if code, body := doPatch(t, c, env, "/api/v1/nodes/n1/status", status); code != 200 {
+		t.Fatalf("node status = %d %s", code, body)
+	}
+	labels := map[string]any{"app": "web"}
+	deploy := map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "web"},
+		"spec": map[string]any{"replicas": 2, "selector": map[string]any{"matchLabels": labels},
+			"template": map[string]any{"metadata": map[string]any{"labels": labels},
+				"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "busybox"}}}}}}
+	if code, body := do(t, c, "POST", env.Host()+"/apis/apps/v1/namespaces/"+ns+"/deployments", env.AdminToken(), deploy); code != 201 {
+		t.Fatalf("create deployment = %d %s", code, body)
+	}
+	eventually("two pods bound to the node", func() bool {
+		_, body := get("/api/v1/namespaces/" + ns + "/pods")
+		return bytes.Count(body, []byte(`"nodeName":"n1"`)) == 2
+	})
+	// A namespace of objects without pods (pods bound to a node without a
+	// kubelet stay Terminating) is deleted with its contents.
+	gone := "kdyn-controllers-gone"
+	createNamespace(t, c, env, gone)
+	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x"}}
+	if code, body := do(t, c, "POST", env.Host()+"/api/v1/namespaces/"+gone+"/configmaps", env.AdminToken(), cm); code != 201 {
+		t.Fatalf("create configmap = %d %s", code, body)
+	}
+	if code, body := do(t, c, "DELETE", env.Host()+"/api/v1/namespaces/"+gone, env.AdminToken(), nil); code != 200 {
+		t.Fatalf("delete namespace = %d %s", code, body)
+	}
+	eventually("the namespace deleted", func() bool {
+		code, _ := get("/api/v1/namespaces/" + gone)
+		return code == 404
+	})
+}
+
+// doPatch sends a merge patch.
+func doPatch(t *testing.T, c *http.Client, env *testenv.Env, path string, patch any) (int, []byte) {
+	t.Helper()
+	b, err := json.Marshal(patch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), "PATCH", env.Host()+path, bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+env.AdminToken())
+	req.Header.Set("Content-Type", "application/merge-patch+json")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, body
+}
