@@ -283,6 +283,41 @@ func TestGeneratorsMatchKubectl(t *testing.T) {
 		p.check(t, c)
 	}
 
+	// run: the pod (and service) kubectl run generates.
+	runs := [][]string{
+		{"nginx", "--image=nginx"},
+		{"web", "--image=nginx:1.27", "--env=A=1", "--env=B=x=y", "-l", "app=web,tier=fe", "--annotations=a=b", "--port=80", "--expose"},
+		{"sleeper", "--image=busybox", "--restart=Never", "--command", "--image-pull-policy=IfNotPresent", "--privileged", "--", "sleep", "3600"},
+		{"argsy", "--image=busybox", "--", "echo", "hi"},
+		{"saved", "--image=nginx", "--save-config", "-n", "prod"},
+	}
+	for _, r := range runs {
+		for _, o := range [][]string{nil, {"-o", "name"}, {"-o", "yaml"}, {"-o", "json"}} {
+			flags, command := r, []string(nil)
+			if i := slices.Index(r, "--"); i >= 0 {
+				flags, command = r[:i], r[i:]
+			}
+			args := append(append(append([]string{"run"}, flags...), "--dry-run=client"), o...)
+			p.check(t, same{args: append(args, command...)})
+		}
+	}
+	for _, r := range [][]string{
+		{"--image=nginx"},
+		{"x"},
+		{"x", "--image=InvalidImageName"},
+		{"x", "--image=a", "--env=1BAD=2"},
+		{"x", "--image=a", "--env=NOVALUE"},
+		{"x", "--image=a", "--restart=Sometimes"},
+		{"x", "--image=a", "--image-pull-policy=Maybe"},
+		{"x", "--image=a", "--expose"},
+		{"x", "--image=a", "--port=abc"},
+		{"x", "--image=a", "-l", "bad"},
+		{"x", "--image=a", "--annotations=bad", "--annotations==v"},
+		{"x", "--image=a", "-t"},
+	} {
+		p.check(t, same{args: append(append([]string{"run"}, r...), "--dry-run=client"), stderr: true})
+	}
+
 	// A job from a cron job: the template's spec as the server stored it
 	// (its defaults included), labels, annotations and owner.
 	ns := vbNamespace(t, vbClient(t, env))

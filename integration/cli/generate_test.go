@@ -280,3 +280,22 @@ func TestCreateWorkloadGenerators(t *testing.T) {
 		t.Errorf("job from cronjob: %q, want %q", r.stdout, want)
 	}
 }
+
+// TestRun: run creates the pod (and with --expose the service) and prints
+// what kubectl prints; attaching is refused with a clear error.
+func TestRun(t *testing.T) {
+	env := testenv.Shared(t)
+	ns := mfNamespace(t, env)
+	r := kdyn(t, env, "run", "web", "--image=nginx", "--port=80", "--expose", "--env=A=1", "-n", ns).must(t)
+	if r.stdout != "pod/web created\nservice/web created\n" {
+		t.Errorf("run --expose printed %q", r.stdout)
+	}
+	r = kdyn(t, env, "get", "pod/web", "service/web", "-n", ns, "-o", `jsonpath={.items[0].metadata.labels.run} {.items[0].spec.containers[0].env[0].value} {.items[1].spec.selector.run} {.items[1].spec.ports[0].targetPort}`).must(t)
+	if want := "web 1 web 80"; r.stdout != want {
+		t.Errorf("run objects: %q, want %q", r.stdout, want)
+	}
+	r = kdyn(t, env, "run", "x", "--image=busybox", "-i", "-n", ns)
+	if r.code != 1 || !strings.Contains(r.stderr, "not supported by kdyn run yet") {
+		t.Errorf("run -i: exit %d, %q", r.code, r.stderr)
+	}
+}

@@ -5,7 +5,9 @@
 // --from-env-file, --type, --cert/--key, --docker-*, --verb/--resource,
 // --user/--group/--serviceaccount, --image/--schedule and a command after
 // "--") instead of reading a manifest. create job --from=cronjob/NAME
-// reads the CronJob and copies its job template as stored.
+// reads the CronJob and copies its job template as stored. NewRunCommand
+// is "kdyn run", kubectl run's pod (and --expose service) built the same
+// way.
 //
 // # Output like kubectl's, byte for byte
 //

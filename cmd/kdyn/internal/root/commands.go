@@ -29,7 +29,8 @@ func addCommands(root *cobra.Command, f *cli.Factory) {
 	addObjectCommands(root, f)           // patch, label, annotate, edit, scale, wait, rollout
 	root.AddCommand(auth.NewCommand(f))  // auth can-i, auth whoami
 	root.AddCommand(proxy.NewCommand(f)) // the API on a local address
-	addDiscoveryCommands(root, f)        // api-resources, api-versions, explain, tree, completion
+	root.AddCommand(generate.NewRunCommand(f))
+	addDiscoveryCommands(root, f) // api-resources, api-versions, explain, tree, completion
 	root.AddCommand(&cobra.Command{
 		Use:   "exit-codes",
 		Short: "The exit codes of --exit-codes",
