@@ -55,7 +55,7 @@ func run(dir string, buildOnly, verbose, controllers bool) int {
 		return 0
 	}
 
-	opts := testenv.Options{Dir: dir, Controllers: controllers}
+	opts := testenv.Options{Dir: dir, Controllers: controllers, Scheduler: controllers}
 	if verbose {
 		opts.Output = os.Stderr
 	}

@@ -1,9 +1,10 @@
 // Package testenv runs a real Kubernetes control plane for kdyn's
 // integration tests: one child process (integration/controlplane) with an
 // embedded etcd and kube-apiserver v1.37.2, listening on 127.0.0.1 only;
-// with Options.Controllers, kube-controller-manager and kube-scheduler of
-// the same release run beside it (two more child processes of the same
-// binary). There are no nodes unless a test creates them.
+// with Options.Controllers and Options.Scheduler, kube-controller-manager
+// and kube-scheduler of the same release run beside it (more child
+// processes of the same binary). There are no nodes unless a test creates
+// them.
 //
 // # What Start sets up
 //
@@ -27,9 +28,9 @@
 // pods and other objects can be created; without a controller manager
 // (the default), deleted namespaces stay Terminating, no controller acts
 // on workloads, and pods stay Pending. With Options.Controllers they are
-// deleted, Deployments get ReplicaSets and Pods, the scheduler binds pods
-// to ready nodes a test registers, and pods bound to such a node stay
-// Terminating when deleted (no kubelet confirms it). The watch cache is on, as in a real cluster. Free loopback ports are chosen per Env, so test packages can
+// deleted and Deployments get ReplicaSets and Pods; with Options.Scheduler
+// pods are bound to the ready nodes a test registers, and stay Terminating
+// when deleted (no kubelet confirms it). The watch cache is on, as in a real cluster. Free loopback ports are chosen per Env, so test packages can
 // run in parallel.
 //
 // # The binary

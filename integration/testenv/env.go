@@ -58,13 +58,16 @@ type Options struct {
 	// beside the admin and nobody tokens: TOKEN,USER,UID[,"GROUP1,GROUP2"]
 	// (for example kubectl's test suite's "admin-token").
 	ExtraTokens []string
-	// Controllers also runs kube-controller-manager and kube-scheduler
-	// (v1.37.2, from the same binary) beside the apiserver, each a child
-	// process logging to its own file in Dir: namespaces are then deleted,
+	// Controllers also runs kube-controller-manager (v1.37.2, from the
+	// same binary) beside the apiserver, a child process logging to
+	// kube-controller-manager.log in Dir: namespaces are then deleted,
 	// workloads get their ReplicaSets and Pods, garbage is collected and
-	// every namespace gets its "default" ServiceAccount. There are no
-	// nodes unless a test adds them, so pods stay Pending.
+	// every namespace gets its "default" ServiceAccount.
 	Controllers bool
+	// Scheduler also runs kube-scheduler (kube-scheduler.log), which binds
+	// pods to the ready nodes a test registers. There are no nodes unless
+	// a test adds them, so pods stay Pending.
+	Scheduler bool
 }
 
 // Env is a running control plane: an embedded etcd and a kube-apiserver in
@@ -83,7 +86,7 @@ type Env struct {
 
 	mu         sync.Mutex
 	proc       *proc
-	components []*proc // kube-controller-manager and kube-scheduler, with Options.Controllers
+	components []*proc // kube-controller-manager and kube-scheduler, as Options ask
 	closed     bool
 }
 
@@ -341,7 +344,7 @@ func (e *Env) launch(ctx context.Context) error {
 		}
 		return fmt.Errorf("%w\nlast lines of the control plane's output:\n%s", err, tail)
 	}
-	if e.opts.Controllers {
+	if e.opts.Controllers || e.opts.Scheduler {
 		if err := e.startComponents(); err != nil {
 			e.stopProc()
 			return err
@@ -354,8 +357,9 @@ func (e *Env) launch(ctx context.Context) error {
 // kube-scheduler (the admin user).
 const componentsKubeconfig = "components.kubeconfig"
 
-// startComponents starts kube-controller-manager and kube-scheduler from
-// the control-plane binary, each logging to NAME.log in the directory.
+// startComponents starts kube-controller-manager and kube-scheduler (as
+// Options ask) from the control-plane binary, each logging to NAME.log in
+// the directory.
 // Neither serves HTTPS (--secure-port=0) nor elects a leader.
 func (e *Env) startComponents() error {
 	f := func(name string) string { return filepath.Join(e.dir, name) }
@@ -363,19 +367,24 @@ func (e *Env) startComponents() error {
 		return err
 	}
 	common := []string{"--kubeconfig=" + f(componentsKubeconfig), "--leader-elect=false", "--secure-port=0"}
-	for _, c := range []struct {
+	type component struct {
 		name string
 		args []string
-	}{
-		{"kube-controller-manager", []string{
+	}
+	var components []component
+	if e.opts.Controllers {
+		components = append(components, component{"kube-controller-manager", []string{
 			"--service-account-private-key-file=" + f(saKeyFile),
 			"--root-ca-file=" + f(servingCAFile),
 			"--cluster-signing-cert-file=" + f(clientCAFile),
 			"--cluster-signing-key-file=" + f(clientCAKeyFile),
 			"--use-service-account-credentials=false",
-		}},
-		{"kube-scheduler", nil},
-	} {
+		}})
+	}
+	if e.opts.Scheduler {
+		components = append(components, component{"kube-scheduler", nil})
+	}
+	for _, c := range components {
 		out, err := os.OpenFile(f(c.name+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {
 			return err

@@ -482,12 +482,12 @@ func TestStartFailureReportsOutput(t *testing.T) {
 	}
 }
 
-// TestControllers: with Options.Controllers, kube-controller-manager and
-// kube-scheduler run beside the apiserver: a new namespace gets its
+// TestControllers: with Options.Controllers and Scheduler,
+// kube-controller-manager and kube-scheduler run beside the apiserver: a new namespace gets its
 // "default" ServiceAccount, a Deployment its ReplicaSet and Pods, a
 // scheduler binds a pod to a ready node, and a deleted namespace goes away.
 func TestControllers(t *testing.T) {
-	env := testenv.New(t, testenv.Options{Controllers: true})
+	env := testenv.New(t, testenv.Options{Controllers: true, Scheduler: true})
 	c := verifiedClient(t, env, nil)
 	ns := "kdyn-controllers"
 	createNamespace(t, c, env, ns)
