@@ -231,7 +231,7 @@ func TestGeneratorsMatchKubectl(t *testing.T) {
 		{"cj", "nightly", "--image=busybox", "--schedule=0 3 * * *", "--restart=Never", "-n", "prod"},
 	}
 	for _, g := range generators {
-		for _, o := range [][]string{nil, {"-o", "name"}, {"-o", "yaml"}, {"-o", "json"}} {
+		for _, o := range [][]string{nil, {"-o", "name"}, {"-o", "yaml"}, {"-o", "json"}, {"--template={{ .metadata.name }}:{{ .kind }}"}} {
 			// Flags go before "--", after which come the command's words.
 			flags, command := g, []string(nil)
 			if i := slices.Index(g, "--"); i >= 0 {

@@ -411,3 +411,22 @@ func mfRemoveFinalizers(t *testing.T, env *testenv.Env, gvr schema.GroupVersionR
 		t.Fatal(err)
 	}
 }
+
+// TestApplySubresource: apply --server-side --subresource=status writes the
+// status of an object, as kubectl's test/cmd apply.sh does.
+func TestApplySubresource(t *testing.T) {
+	env := testenv.Shared(t)
+	ns := mfNamespace(t, env)
+	pod := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: busybox\n"
+	mfStdin(t, env, pod, "apply", "-f", "-", "-n", ns).must(t)
+	status := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nstatus:\n  conditions:\n  - type: Ready\n    status: \"False\"\n"
+	mfStdin(t, env, status, "apply", "--server-side", "--subresource=status", "--field-manager=my-field-manager", "-f", "-", "-n", ns).must(t)
+	r := kdyn(t, env, "get", "pod", "p", "-n", ns, "-o", "jsonpath={.status.conditions[0].type}={.status.conditions[0].status}").must(t)
+	if r.stdout != "Ready=False" {
+		t.Errorf("status after apply --subresource=status: %q", r.stdout)
+	}
+	r = mfStdin(t, env, status, "apply", "--subresource=status", "-f", "-", "-n", ns)
+	if r.code == 0 || !strings.Contains(r.stderr, "--subresource can only be specified for --server-side") {
+		t.Errorf("client-side apply --subresource: exit %d, %q", r.code, r.stderr)
+	}
+}

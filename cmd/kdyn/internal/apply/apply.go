@@ -35,6 +35,7 @@ type applyOptions struct {
 	wait           bool
 	concurrency    int
 	prune          pruneFlags
+	subresource    string
 }
 
 // applyFunc sends one object and prints its summary line to out.
@@ -161,9 +162,10 @@ exits 1 (7 with --exit-codes).`,
 	fl.BoolVar(&o.serverSide, "server-side", false, "Use server-side apply instead of client-side apply (which keeps the last-applied-configuration annotation).")
 	fl.StringVar(&o.fieldManager, "field-manager", "kubectl", "The name of the manager that owns the applied fields.")
 	fl.BoolVar(&o.forceConflicts, "force-conflicts", false, "With server-side apply, take over fields that other managers own.")
+	fl.StringVar(&o.subresource, "subresource", "", "With --server-side, apply to this subresource of the objects (status or scale).")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	o.validate = cli.AddValidateFlag(cmd)
-	fl.StringVarP(&o.output, "output", "o", "", "Print the applied objects instead of a summary: name, json, yaml (or any object output of get).")
+	cli.AddOutputFlags(fl, &o.output, "Print the applied objects instead of a summary: name, json, yaml (or any object output of get).")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "Stop at the first document that fails, instead of applying the others.")
 	fl.DurationVar(&o.timeout, "timeout", 60*time.Second, "How long to wait for a CustomResourceDefinition applied in this run to be Established before applying objects of its kind, and with --wait for the applied objects to be ready.")
 	fl.BoolVar(&o.wait, "wait", false, "After applying, wait (up to --timeout) until every applied object is ready, as 'kdyn wait --for=ready' does.")
@@ -184,6 +186,9 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 	}
 	if o.forceConflicts && !o.serverSide {
 		return cli.Usagef("--force-conflicts only works with --server-side")
+	}
+	if o.subresource != "" && !o.serverSide {
+		return cli.Usagef("--subresource can only be specified for --server-side")
 	}
 	if o.wait && dry != cli.DryRunNone {
 		return cli.Usagef("--wait cannot be used with --dry-run: nothing is applied to wait for")
@@ -281,7 +286,11 @@ func (o *applyOptions) serverSideApply(ctx context.Context, t *cli.ManifestTarge
 	if dry == cli.DryRunClient {
 		return obj, "serverside-applied", nil
 	}
-	res, err := t.Resource.Apply(ctx, name, obj, metav1.ApplyOptions{Force: o.forceConflicts})
+	var sub []string
+	if o.subresource != "" {
+		sub = []string{o.subresource}
+	}
+	res, err := t.Resource.Apply(ctx, name, obj, metav1.ApplyOptions{Force: o.forceConflicts}, sub...)
 	return res, "serverside-applied", err
 }
 

@@ -58,7 +58,7 @@ created (unless --fail-fast).`,
 	fl.StringVar(&o.fieldManager, "field-manager", "kubectl-create", "The name of the manager recorded for the created fields.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	o.validate = cli.AddValidateFlag(cmd)
-	fl.StringVarP(&o.output, "output", "o", "", "Print the created objects instead of a summary: name, json, yaml (or any object output of get).")
+	cli.AddOutputFlags(fl, &o.output, "Print the created objects instead of a summary: name, json, yaml (or any object output of get).")
 	fl.BoolVar(&o.saveConfig, "save-config", false, "Record the configuration in the last-applied-configuration annotation, for a later client-side apply.")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "Stop at the first document that fails.")
 	fl.StringVarP(&o.selector, "selector", "l", "", "Create only the objects whose labels match this selector.")

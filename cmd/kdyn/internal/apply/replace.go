@@ -67,7 +67,7 @@ creates it again from the manifest.`,
 	fl.StringVar(&o.fieldManager, "field-manager", "kubectl-replace", "The name of the manager recorded for the written fields.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	o.validate = cli.AddValidateFlag(cmd)
-	fl.StringVarP(&o.output, "output", "o", "", "Print the stored objects instead of a summary: name, json, yaml (or any object output of get).")
+	cli.AddOutputFlags(fl, &o.output, "Print the stored objects instead of a summary: name, json, yaml (or any object output of get).")
 	fl.BoolVar(&o.saveConfig, "save-config", false, "Record the configuration in the last-applied-configuration annotation, for a later client-side apply.")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "Stop at the first document that fails.")
 	return cmd

@@ -157,6 +157,21 @@ func ErrorMessage(err error) string {
 		}
 		return "Unable to connect to the server: " + ue.Err.Error()
 	}
+	// A resource the server does not serve, as kubectl words a mapper's
+	// NoResourceMatchError.
+	if nm, ok := err.(*meta.NoResourceMatchError); ok {
+		pr := nm.PartialResource
+		msg := fmt.Sprintf("error: the server doesn't have a resource type %q", pr.Resource)
+		switch {
+		case pr.Group != "" && pr.Version != "":
+			msg += fmt.Sprintf(" in group %q and version %q", pr.Group, pr.Version)
+		case pr.Group != "":
+			msg += fmt.Sprintf(" in group %q", pr.Group)
+		case pr.Version != "":
+			msg += fmt.Sprintf(" in version %q", pr.Version)
+		}
+		return msg
+	}
 	msg := err.Error()
 	for _, p := range []string{"restmapper: ", "dynamic: ", "discovery: ", "rest: ", "kubeconfig: "} {
 		msg = strings.TrimPrefix(msg, p)

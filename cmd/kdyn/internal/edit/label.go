@@ -135,7 +135,7 @@ func newMetaCommand(f *cli.Factory, mf metaField) *cobra.Command {
 	fl.StringVar(&o.sel.FieldSelector, "field-selector", "", "Field selector of the objects to change (e.g. --field-selector metadata.name=web).")
 	fl.BoolVar(&o.sel.All, "all", false, "Change every object of the given types in the namespace.")
 	fl.BoolVarP(&o.sel.AllNamespaces, "all-namespaces", "A", false, "With -l or --all, select objects in every namespace.")
-	fl.StringVarP(&o.output, "output", "o", "", fmt.Sprintf("Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME %s\").", mf.done))
+	cli.AddOutputFlags(fl, &o.output, fmt.Sprintf("Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME %s\").", mf.done))
 	fl.StringVar(&o.fieldManager, "field-manager", "kubectl-"+mf.command, "Name of the manager recorded in managedFields for this change.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in json and yaml output.")

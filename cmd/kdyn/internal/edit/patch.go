@@ -100,7 +100,7 @@ change the object (its resourceVersion stayed the same).`,
 	fl.StringVar(&o.patchFile, "patch-file", "", "A file holding the patch (\"-\" reads standard input).")
 	fl.StringVar(&o.patchType, "type", "", "The type of patch: strategic, merge, json or apply (default: strategic for built-in resources, merge for custom resources).")
 	fl.StringVar(&o.subresource, "subresource", "", "Patch this subresource of the object: status or scale.")
-	fl.StringVarP(&o.output, "output", "o", "", "Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME patched\").")
+	cli.AddOutputFlags(fl, &o.output, "Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME patched\").")
 	fl.StringVar(&o.fieldManager, "field-manager", "kubectl-patch", "Name of the manager recorded in managedFields for this change.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	o.validate = cli.AddValidateFlag(cmd)

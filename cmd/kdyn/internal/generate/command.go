@@ -46,7 +46,7 @@ type options struct {
 // addFlags adds the common flags to cmd.
 func (o *options) addFlags(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVarP(&o.output, "output", "o", "", "Print the object instead of a summary: name, json, yaml (or any object output of get). With --dry-run=client, the object is printed exactly as kubectl prints it.")
+	cli.AddOutputFlags(fl, &o.output, "Print the object instead of a summary: name, json, yaml (or any object output of get). With --dry-run=client, the object is printed exactly as kubectl prints it.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	fl.BoolVar(&o.saveConfig, "save-config", false, "Record the object's configuration in the last-applied-configuration annotation, for a later client-side apply.")
 	fl.StringVar(&o.fieldManager, "field-manager", "kubectl-create", "The name of the manager recorded for the created fields.")

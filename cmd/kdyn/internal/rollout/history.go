@@ -47,7 +47,7 @@ revision).`,
 	fl := cmd.Flags()
 	fl.Int64Var(&o.revision, "revision", 0, "See the details, including podTemplate of the revision specified")
 	fl.StringVarP(&o.selector, "selector", "l", "", "Selector (label query) to filter on.")
-	fl.StringVarP(&o.output, "output", "o", "", "Output format: name, json, yaml (or any object output of get).")
+	cli.AddOutputFlags(fl, &o.output, "Output format: name, json, yaml (or any object output of get).")
 	return cmd
 }
 

@@ -53,7 +53,7 @@ restarted.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&o.selector, "selector", "l", "", "Selector (label query) to filter on.")
 	fl.StringVar(&o.fieldManager, "field-manager", "kubectl-rollout", "Name of the manager used to track field ownership.")
-	fl.StringVarP(&o.output, "output", "o", "", "Output format: name, json, yaml (or any object output of get).")
+	cli.AddOutputFlags(fl, &o.output, "Output format: name, json, yaml (or any object output of get).")
 	return cmd
 }
 

@@ -56,7 +56,7 @@ rollback would restore, as kubectl does.`,
 	fl := cmd.Flags()
 	fl.Int64Var(&o.toRevision, "to-revision", 0, "The revision to rollback to. Default to 0 (last revision).")
 	fl.StringVarP(&o.selector, "selector", "l", "", "Selector (label query) to filter on.")
-	fl.StringVarP(&o.output, "output", "o", "", "Output format: name, json, yaml (or any object output of get).")
+	cli.AddOutputFlags(fl, &o.output, "Output format: name, json, yaml (or any object output of get).")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	return cmd
 }

@@ -85,7 +85,7 @@ and the others are still scaled (exit code 1).`,
 	fl.StringVarP(&o.sel.Selector, "selector", "l", "", "Label selector of the objects to scale (e.g. -l app=web).")
 	fl.BoolVar(&o.sel.All, "all", false, "Scale every object of the given types in the namespace.")
 	o.manifests.AddFlags(cmd, "naming the objects to scale")
-	fl.StringVarP(&o.output, "output", "o", "", "Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME scaled\").")
+	cli.AddOutputFlags(fl, &o.output, "Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME scaled\").")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in json and yaml output.")
 	return cmd

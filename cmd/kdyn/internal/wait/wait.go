@@ -108,7 +108,7 @@ for and exits 1, or 7 with --exit-codes.`,
 	fl.StringVar(&o.sel.FieldSelector, "field-selector", "", "Field selector of the objects to wait for.")
 	fl.BoolVar(&o.sel.All, "all", false, "Wait for every object of the given types in the namespace.")
 	fl.BoolVarP(&o.sel.AllNamespaces, "all-namespaces", "A", false, "With -l or --all, select objects in every namespace.")
-	fl.StringVarP(&o.output, "output", "o", "", "Output format for each object that meets the conditions: name, json, yaml, jsonl, jsonpath=..., gjson=... (default: \"KIND/NAME condition met\").")
+	cli.AddOutputFlags(fl, &o.output, "Output format for each object that meets the conditions: name, json, yaml, jsonl, jsonpath=..., gjson=... (default: \"KIND/NAME condition met\").")
 	return cmd
 }
 
