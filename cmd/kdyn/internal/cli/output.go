@@ -58,22 +58,29 @@ func (t *TemplateFlags) Register(fl *pflag.FlagSet) {
 // "=" takes its template from --template, and --template without -o means
 // -o go-template, as in kubectl.
 func (t TemplateFlags) Output(o string) (OutputSpec, error) {
-	if o == "" && t.Template != "" {
-		o = "go-template"
-	}
-	name, _, hasArg := strings.Cut(o, "=")
-	if !hasArg && t.Template != "" {
-		switch name {
-		case "go-template", "template", "go-template-file", "templatefile", "jsonpath", "jsonpath-file", "jsonpath-as-json":
-			o = name + "=" + t.Template
-		}
-	}
-	spec, err := ParseOutput(o)
+	spec, err := ParseOutput(joinTemplate(o, t.Template))
 	if err != nil {
 		return spec, err
 	}
 	spec.StrictKeys = !t.AllowMissingKeys
 	return spec, nil
+}
+
+// joinTemplate is the -o that -o o and --template template make together:
+// --template alone means -o go-template, and a template format given
+// without "=" takes its template from --template, as in kubectl.
+func joinTemplate(o, template string) string {
+	if o == "" && template != "" {
+		o = "go-template"
+	}
+	name, _, hasArg := strings.Cut(o, "=")
+	if !hasArg && template != "" {
+		switch name {
+		case "go-template", "template", "go-template-file", "templatefile", "jsonpath", "jsonpath-file", "jsonpath-as-json":
+			o = name + "=" + template
+		}
+	}
+	return o
 }
 
 // ParseOutput parses -o; an unknown format is a usage error.

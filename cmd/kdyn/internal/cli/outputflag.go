@@ -1,10 +1,6 @@
 package cli
 
-import (
-	"strings"
-
-	"github.com/spf13/pflag"
-)
+import "github.com/spf13/pflag"
 
 // AddOutputFlags adds -o (--output) and kubectl's --template to a command
 // that prints the objects it wrote, both feeding *output: --template T
@@ -23,20 +19,7 @@ type outputState struct {
 	o, template string
 }
 
-func (s *outputState) update() {
-	o := s.o
-	if o == "" && s.template != "" {
-		o = "go-template"
-	}
-	name, _, hasArg := strings.Cut(o, "=")
-	if !hasArg && s.template != "" {
-		switch name {
-		case "go-template", "template", "go-template-file", "templatefile", "jsonpath", "jsonpath-file", "jsonpath-as-json":
-			o = name + "=" + s.template
-		}
-	}
-	*s.out = o
-}
+func (s *outputState) update() { *s.out = joinTemplate(s.o, s.template) }
 
 // outputValue is the pflag.Value of -o or of --template.
 type outputValue struct {
