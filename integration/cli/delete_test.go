@@ -158,3 +158,27 @@ func TestDeleteCascade(t *testing.T) {
 		t.Fatal("background deletion left the object")
 	}
 }
+
+// TestDeleteInteractive: delete -i lists what it found and deletes only
+// when stdin answers y, in kubectl's words.
+func TestDeleteInteractive(t *testing.T) {
+	env := testenv.Shared(t)
+	ns := mfNamespace(t, env)
+	mfConfigMaps(t, env, ns, "deletetest: \"true\"", "one", "two")
+	r := mfStdin(t, env, "n\n", "delete", "configmaps", "-i", "-l", "deletetest=true", "-n", ns).must(t)
+	want := "You are about to delete the following 2 resource(s):\nconfigmap/one\nconfigmap/two\nDo you want to continue? (y/N): deletion is cancelled\n"
+	if r.stdout != want {
+		t.Errorf("answer n: %q, want %q", r.stdout, want)
+	}
+	if got := kdyn(t, env, "get", "cm", "-l", "deletetest=true", "-n", ns, "-o", "name").must(t).stdout; got != "configmap/one\nconfigmap/two\n" {
+		t.Errorf("after n: %q", got)
+	}
+	r = mfStdin(t, env, "y\n", "delete", "configmaps", "--interactive", "-l", "deletetest=true", "-n", ns).must(t)
+	if !strings.HasSuffix(r.stdout, "(y/N): configmap \"one\" deleted from "+ns+" namespace\nconfigmap \"two\" deleted from "+ns+" namespace\n") {
+		t.Errorf("answer y: %q", r.stdout)
+	}
+	r = mfStdin(t, env, "y\n", "delete", "configmap", "gone", "-i", "-n", ns)
+	if r.code != 1 || !strings.Contains(r.stderr, `configmaps "gone" not found`) || strings.Contains(r.stdout, "continue") {
+		t.Errorf("a missing object: exit %d, %q, %q", r.code, r.stdout, r.stderr)
+	}
+}

@@ -84,3 +84,21 @@ func TestCreateSelector(t *testing.T) {
 		t.Errorf("create -l created an unmatched document: %q %q", r.stdout, r.stderr)
 	}
 }
+
+// TestGetFromManifestsWatch: get -f -w watches the one object a manifest
+// names, and refuses several as kubectl does.
+func TestGetFromManifestsWatch(t *testing.T) {
+	env := testenv.Shared(t)
+	ns := mfNamespace(t, env)
+	a := mfConfigMap("a", ns, nil)
+	kdyn(t, env, "create", "-f", mfWrite(t, "a.yaml", a)).must(t)
+	r := kdyn(t, env, "get", "-f", mfWrite(t, "a2.yaml", a), "-w", "-o", "name", "--request-timeout=1s").must(t)
+	if r.stdout != "configmap/a\n" {
+		t.Errorf("get -f -w: %q", r.stdout)
+	}
+	two := mfWrite(t, "two.yaml", a+"---\n"+mfConfigMap("b", ns, nil))
+	r = kdyn(t, env, "get", "-f", two, "-w")
+	if r.code != 1 || !strings.Contains(r.stderr, "watch is only supported on individual resources and resource collections - 2 resources were found") {
+		t.Errorf("get -f -w of two: exit %d, %q", r.code, r.stderr)
+	}
+}

@@ -48,6 +48,7 @@ type deleteOptions struct {
 	ignoreNotFound bool
 	dryRun         *cli.DryRunFlag
 	output         string
+	interactive    bool
 }
 
 // NewCommand returns "kdyn delete".
@@ -106,6 +107,7 @@ with its finalizers, when the wait times out.`,
 	fl.BoolVar(&o.ignoreNotFound, "ignore-not-found", false, "Treat an object that does not exist as deleted (the default with --all, -l and --field-selector).")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	fl.StringVarP(&o.output, "output", "o", "", "name: print only TYPE/NAME of each deleted object.")
+	fl.BoolVarP(&o.interactive, "interactive", "i", false, "List the objects and delete them only if the answer on stdin is y.")
 	return cmd
 }
 
@@ -142,6 +144,9 @@ type deleter struct {
 	names   bool // -o name
 	warnCS  bool // warn once about cluster-scoped objects with -n
 	deleted []*Item
+	// pending are the objects found while -i previews them; nil when not
+	// previewing.
+	pending *[]*Item
 }
 
 // ParseCascade parses --cascade into a propagation policy; the deprecated
@@ -186,7 +191,13 @@ func graceFor(grace int, now, force bool) (int, error) {
 }
 
 func runDelete(ctx context.Context, f *cli.Factory, o *deleteOptions, cmd *cobra.Command, args []string) error {
+	if o.interactive {
+		f.ClaimStdin("used by the interactive confirmation")
+	}
 	if o.manifests.Raw != "" {
+		if o.interactive {
+			return cli.Usagef("--interactive can not be used with --raw")
+		}
 		if len(args) > 0 || o.selector != "" || o.all {
 			return cli.Usagef("--raw cannot be used with resource arguments, --selector or --all")
 		}
@@ -245,6 +256,9 @@ func runDelete(ctx context.Context, f *cli.Factory, o *deleteOptions, cmd *cobra
 		return err
 	}
 	d := &deleter{f: f, r: r, o: o, rc: rc, dry: dry, grace: grace, policy: policy, names: o.output == "name", warnCS: r.ExplicitNS && !o.allNamespaces}
+	if o.interactive {
+		d.pending = &[]*Item{}
+	}
 
 	if o.manifests.Given() {
 		r.Each(ctx, cli.DeleteOrder(entries), func(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
@@ -259,6 +273,22 @@ func runDelete(ctx context.Context, f *cli.Factory, o *deleteOptions, cmd *cobra
 		})
 	} else if err := d.deleteArgs(ctx, args, selecting); err != nil {
 		return err
+	}
+	if d.pending != nil {
+		items := *d.pending
+		d.pending = nil
+		if len(items) == 0 || r.Failures > 0 {
+			return r.Finish()
+		}
+		if !d.confirm(items) {
+			fmt.Fprintln(f.Streams.Out, "deletion is cancelled")
+			return nil
+		}
+		for _, item := range items {
+			if err := d.delete(ctx, item); err != nil {
+				r.Fail(err)
+			}
+		}
 	}
 	if o.wait && dry == cli.DryRunNone && len(d.deleted) > 0 {
 		d.waitAll(ctx)
@@ -335,6 +365,17 @@ func (d *deleter) deleteArgs(ctx context.Context, args []string, selecting bool)
 // object exists) and prints it. A missing object is no error with
 // --ignore-not-found.
 func (d *deleter) delete(ctx context.Context, item *Item) error {
+	if d.pending != nil {
+		// -i: note what exists; the deletion waits for the answer.
+		if _, err := d.r.Client.Resource(item.GVR).Namespace(item.Namespace).Get(ctx, item.Name, metav1.GetOptions{}); err != nil {
+			if d.o.ignoreNotFound && apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		}
+		*d.pending = append(*d.pending, item)
+		return nil
+	}
 	if d.warnCS && !item.Namespaced {
 		fmt.Fprintln(d.f.Streams.ErrOut, "Warning: deleting cluster-scoped resources, which the namespace given with -n does not scope")
 		d.warnCS = false
@@ -356,6 +397,22 @@ func (d *deleter) delete(ctx context.Context, item *Item) error {
 		d.deleted = append(d.deleted, item)
 	}
 	return nil
+}
+
+// confirm lists the objects -i found and asks, as kubectl words it; only
+// "y" (either case) on stdin goes on.
+func (d *deleter) confirm(items []*Item) bool {
+	out := d.f.Streams.Out
+	fmt.Fprintf(out, "You are about to delete the following %d resource(s):\n", len(items))
+	for _, item := range items {
+		fmt.Fprintf(out, "%s/%s\n", item.kind(), item.Name)
+	}
+	fmt.Fprint(out, "Do you want to continue? (y/N): ")
+	var answer string
+	if _, err := fmt.Fscanln(d.f.Streams.In, &answer); err != nil {
+		return false
+	}
+	return strings.EqualFold(answer, "y")
 }
 
 // send DELETEs the object and returns the UID the server answered with

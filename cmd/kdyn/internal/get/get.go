@@ -155,12 +155,23 @@ func runGet(ctx context.Context, f *cli.Factory, o *getOptions, args []string) e
 		if err != nil {
 			return err
 		}
-		if o.watch {
-			return cli.Usagef("--watch with -f is not supported; name the objects' types instead")
-		}
 		ns, _, err := f.Namespace()
 		if err != nil {
 			return err
+		}
+		if o.watch {
+			// One object is watched as by name; kubectl refuses more.
+			if len(targets) != 1 || len(targets[0].names) != 1 {
+				n := 0
+				for _, t := range targets {
+					n += len(t.names)
+				}
+				return fmt.Errorf("watch is only supported on individual resources and resource collections - %d resources were found", n)
+			}
+			if targets[0].ns != "" {
+				ns = targets[0].ns
+			}
+			return runWatch(ctx, f, o, out, targets, ns)
 		}
 		g := &getter{f: f, o: o, out: out, ns: ns}
 		return g.run(ctx, targets)
