@@ -7,6 +7,7 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/auth"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/delete"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/describe"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/edit"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/events"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/explain"
@@ -24,6 +25,7 @@ import (
 // addCommands adds the resource commands, family by family.
 func addCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(get.NewCommand(f))
+	root.AddCommand(describe.NewCommand(f))
 	root.AddCommand(events.NewCommand(f))
 	addManifestCommands(root, f)         // apply, create, replace, delete, diff
 	addObjectCommands(root, f)           // patch, label, annotate, edit, scale, wait, rollout

@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/kdyn/kdyn/integration/testenv"
+)
+
+// describePod is a pod with most of what kubectl's pod description shows:
+// resources, ports, a command, environment from fields, secrets and config
+// maps, env from, mounts of several volume kinds, probes, tolerations and a
+// node selector.
+const describePod = `apiVersion: v1
+kind: Pod
+metadata:
+  name: rich
+  labels: {app: web, tier: fe}
+  annotations:
+    note: short
+    long: "` + "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789" + `"
+spec:
+  priority: 0
+  nodeSelector: {disk: ssd}
+  tolerations:
+  - {key: dedicated, operator: Equal, value: web, effect: NoSchedule}
+  - {operator: Exists}
+  - {key: slow, operator: Exists, effect: NoExecute, tolerationSeconds: 30}
+  containers:
+  - name: app
+    image: nginx:1.27
+    command: [sh, -c]
+    args: ["echo one\necho two"]
+    ports:
+    - {containerPort: 80, name: http}
+    - {containerPort: 9090, protocol: UDP}
+    resources:
+      limits: {cpu: "1", memory: 256Mi}
+      requests: {cpu: 500m, memory: 128Mi}
+    env:
+    - {name: PLAIN, value: "a\nb"}
+    - name: POD
+      valueFrom: {fieldRef: {fieldPath: metadata.name}}
+    - name: PASSWORD
+      valueFrom: {secretKeyRef: {name: db, key: password}}
+    - name: LEVEL
+      valueFrom: {configMapKeyRef: {name: settings, key: level, optional: true}}
+    envFrom:
+    - configMapRef: {name: settings}
+    - secretRef: {name: db}
+      prefix: DB_
+    volumeMounts:
+    - {name: data, mountPath: /data}
+    - {name: conf, mountPath: /etc/conf, readOnly: true, subPath: app.conf}
+    livenessProbe:
+      httpGet: {path: /healthz, port: 80}
+    readinessProbe:
+      exec: {command: [cat, /tmp/ready]}
+      periodSeconds: 5
+  - name: sidecar
+    image: busybox
+  volumes:
+  - {name: data, emptyDir: {}}
+  - {name: conf, configMap: {name: settings}}
+  - {name: secret, secret: {secretName: db, optional: true}}
+  - {name: host, hostPath: {path: /var/log}}
+  - {name: claim, persistentVolumeClaim: {claimName: data}}
+`
+
+// describeCRD defines widgets.describe.example.com, which both tools
+// describe with their generic describer.
+const describeCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.describe.example.com
+spec:
+  group: describe.example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`
+
+const describeWidget = `apiVersion: describe.example.com/v1
+kind: Widget
+metadata:
+  name: w1
+  labels: {team: a}
+spec:
+  size: 3
+  podIPs: [10.0.0.1]
+  externalURL: http://example.com
+  nodeSelector: {disk: ssd}
+  items:
+  - {name: one, apiVersion: v2}
+  - plain
+`
+
+// ageColumn matches the describe Events' Age column and the creation
+// times, which differ between two runs a second apart.
+var describeAges = regexp.MustCompile(`(?m)(Creation Timestamp:\s+|Start Time:\s+).*$|\d+s\b|<invalid>`)
+
+// TestDescribeMatchesKubectl: describe of a pod (kubectl's pod
+// describer) and of a custom resource (the generic describer), with and
+// without events, prints what kubectl prints.
+func TestDescribeMatchesKubectl(t *testing.T) {
+	env := testenv.Shared(t)
+	p := newPair(t, env, testenv.Admin)
+	ns := vbNamespace(t, vbClient(t, env))
+	p.kubectl(t, describePod, "apply", "-n", ns, "-f", "-")
+	p.kubectl(t, describeCRD, "apply", "-f", "-")
+	p.kubectl(t, "", "wait", "--for=condition=Established", "crd/widgets.describe.example.com")
+	p.kubectl(t, describeWidget, "apply", "-n", ns, "-f", "-")
+	// A status as a kubelet would write it.
+	p.kubectl(t, "", "patch", "pod", "rich", "-n", ns, "--subresource=status", "--type=merge", "-p", `{"status":{"phase":"Running","hostIP":"10.1.0.5","podIP":"10.2.0.7","podIPs":[{"ip":"10.2.0.7"}],"startTime":"2026-01-02T03:04:05Z",
+		"conditions":[{"type":"Ready","status":"True"},{"type":"PodScheduled","status":"True"}],
+		"containerStatuses":[
+		 {"name":"app","image":"nginx:1.27","imageID":"docker.io/nginx@sha256:1","containerID":"containerd://abc","ready":true,"restartCount":2,"started":true,
+		  "state":{"running":{"startedAt":"2026-01-02T03:05:00Z"}},
+		  "lastState":{"terminated":{"exitCode":137,"signal":9,"reason":"OOMKilled","message":"out of memory","startedAt":"2026-01-02T03:04:10Z","finishedAt":"2026-01-02T03:04:59Z"}}},
+		 {"name":"sidecar","image":"busybox","imageID":"","ready":false,"restartCount":0,"started":false,"state":{"waiting":{"reason":"ImagePullBackOff"}}}]}}`)
+	p.kubectl(t, "", "create", "configmap", "settings", "-n", ns, "--from-literal=level=3")
+	// Events about the widget: a repeated one and one with a field path,
+	// times fixed far enough back that ages agree between the two runs.
+	uid := strings.TrimSpace(string(p.kubectl(t, "", "get", "widget", "w1", "-n", ns, "-o", "jsonpath={.metadata.uid}").stdout))
+	for i, e := range []string{
+		`{"reason":"Scaled","message":"scaled to 3 ","type":"Normal","count":4,"firstTimestamp":"2026-01-01T00:00:00Z","lastTimestamp":"2026-02-01T00:00:00Z","source":{"component":"widget-controller"}}`,
+		`{"reason":"Failed","message":"image pull","type":"Warning","firstTimestamp":"2026-01-15T00:00:00Z","lastTimestamp":"2026-01-15T00:00:00Z","reportingComponent":"kubelet","involvedObject":{"fieldPath":"spec.containers{app}"}}`,
+	} {
+		ev := fmt.Sprintf(`{"apiVersion":"v1","kind":"Event","metadata":{"name":"w1.%d"},"involvedObject":{"apiVersion":"describe.example.com/v1","kind":"Widget","name":"w1","namespace":%q,"uid":%q}}`, i, ns, uid)
+		p.kubectl(t, ev, "create", "-n", ns, "-f", "-")
+		p.kubectl(t, "", "patch", "event", fmt.Sprintf("w1.%d", i), "-n", ns, "--type=merge", "-p", e)
+	}
+	norm := func(b []byte) []byte { return describeAges.ReplaceAll(b, []byte("AGE")) }
+	for _, args := range [][]string{
+		{"describe", "pod", "rich", "-n", ns},
+		{"describe", "pods", "ri", "-n", ns, "--show-events=false"},
+		{"describe", "widget", "w1", "-n", ns},
+		{"describe", "widgets", "-n", ns, "-l", "team=a", "--show-events=false"},
+		{"describe", "pod/rich", "widget/w1", "-n", ns, "--show-events=false"},
+	} {
+		p.check(t, same{args: args, norm: norm})
+	}
+	for _, args := range [][]string{
+		{"describe", "pod", "nothing", "-n", ns},
+		{"describe", "pods", "-n", ns, "-l", "app=none"},
+	} {
+		p.check(t, same{args: args, stderr: true})
+	}
+}
