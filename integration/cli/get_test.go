@@ -102,3 +102,25 @@ func TestGetFromManifestsWatch(t *testing.T) {
 		t.Errorf("get -f -w of two: exit %d, %q", r.code, r.stderr)
 	}
 }
+
+// TestWarningsAsErrors: a server warning (a deprecated version of a custom
+// resource) fails the command with --warnings-as-errors, as kubectl's.
+func TestWarningsAsErrors(t *testing.T) {
+	env := testenv.Shared(t)
+	ns := mfNamespace(t, env)
+	group := "warn" + strings.TrimPrefix(ns, "mf-") + ".example.com"
+	group = strings.ReplaceAll(group, "-", "")
+	crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: olds." + group + "\nspec:\n  group: " + group +
+		"\n  scope: Namespaced\n  names: {plural: olds, singular: old, kind: Old}\n  versions:\n  - name: v1beta1\n    served: true\n    storage: true\n    deprecated: true\n    deprecationWarning: old is going away\n    schema:\n      openAPIV3Schema: {type: object}\n"
+	mfStdin(t, env, crd, "apply", "-f", "-").must(t)
+	kdyn(t, env, "wait", "--for=condition=Established", "crd/olds."+group).must(t)
+	r := kdyn(t, env, "get", "olds."+group, "-n", ns)
+	if r.code != 0 || !strings.Contains(r.stderr, "Warning: old is going away") {
+		t.Fatalf("without the flag: exit %d, %q", r.code, r.stderr)
+	}
+	r = kdyn(t, env, "get", "olds."+group, "-n", ns, "--warnings-as-errors")
+	if r.code != 1 || !strings.HasPrefix(r.stderr, "Warning: old is going away\n") || !strings.HasSuffix(r.stderr, "\nerror: 1 warning received\n") {
+		t.Errorf("--warnings-as-errors: exit %d, %q", r.code, r.stderr)
+	}
+	kdyn(t, env, "delete", "crd", "olds."+group).must(t)
+}

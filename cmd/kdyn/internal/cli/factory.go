@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -59,6 +60,7 @@ type GlobalFlags struct {
 	Burst                 int      // --burst
 	RefreshDiscovery      bool     // --refresh-discovery
 	ExitCodes             bool     // --exit-codes
+	WarningsAsErrors      bool     // --warnings-as-errors
 	MatchServerVersion    bool     // --match-server-version
 	DisableCompression    bool     // --disable-compression
 	Kuberc                string   // --kuberc (read by the root command before parsing)
@@ -99,6 +101,7 @@ func (fl *GlobalFlags) AddFlags(pf *pflag.FlagSet) {
 	pf.StringVar(&fl.Kuberc, "kuberc", "", "Path to kubectl's preferences file (kuberc) to use; KUBERC=off turns preferences off (default ~/.kube/kuberc).")
 	pf.BoolVar(&fl.MatchServerVersion, "match-server-version", false, "Require the server to run the Kubernetes minor release kdyn is built with.")
 	pf.BoolVar(&fl.ExitCodes, "exit-codes", false, "Exit with a code that names the failure (see 'kdyn help exit-codes').")
+	pf.BoolVar(&fl.WarningsAsErrors, "warnings-as-errors", false, "Treat warnings received from the server as errors and exit with a non-zero exit code.")
 }
 
 // Factory builds, once each and on first use, what commands need:
@@ -121,7 +124,8 @@ type Factory struct {
 	client   *dynamic.DynamicClient
 	warnOnce sync.Map
 	stale    *staleDiscovery
-	stdinUse string // what reads stdin; set by ClaimStdin
+	warnings atomic.Int64 // the server's warnings printed
+	stdinUse string       // what reads stdin; set by ClaimStdin
 }
 
 // NewFactory returns a Factory over flags, which the command line fills in
@@ -246,6 +250,7 @@ func (f *Factory) init() error {
 			return f.stale
 		}
 		cfg.WarningHandler = rest.NewDeduplicatingWarningHandler(rest.WarningHandlerFunc(func(_ int, _ string, text string) {
+			f.warnings.Add(1)
 			fmt.Fprintf(f.Streams.ErrOut, "Warning: %s\n", text)
 		}))
 		f.cfg = cfg
@@ -292,6 +297,10 @@ func (f *Factory) matchServerVersion() error {
 // built with: that of its k8s.io/apimachinery module (v0.37.x); a test
 // keeps the two in step.
 const KubernetesRelease = "1.37"
+
+// Warnings returns how many of the server's warnings the command printed
+// (each different one once), for --warnings-as-errors.
+func (f *Factory) Warnings() int64 { return f.warnings.Load() }
 
 // ClaimStdin records that the command reads standard input itself (use
 // says for what, as kubectl words it: "used by stdin resource manifest

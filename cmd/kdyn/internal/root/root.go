@@ -3,6 +3,7 @@ package root
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -131,6 +132,18 @@ every-resource listing, neat manifests and a built-in diff.`,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			flags.InsecureSet = cmd.Flags().Changed("insecure-skip-tls-verify")
 			return nil
+		},
+		// --warnings-as-errors: a command that succeeded with the server's
+		// warnings fails, in kubectl's words.
+		PersistentPostRunE: func(*cobra.Command, []string) error {
+			switch n := f.Warnings(); {
+			case !flags.WarningsAsErrors || n == 0:
+				return nil
+			case n == 1:
+				return errors.New("1 warning received")
+			default:
+				return fmt.Errorf("%d warnings received", n)
+			}
 		},
 	}
 	root.SetOut(streams.Out)
