@@ -14,6 +14,7 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/generate"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/get"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/kustomize"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/mutate"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/proxy"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/rollout"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/scale"
@@ -66,6 +67,9 @@ func addObjectCommands(root *cobra.Command, f *cli.Factory) {
 		scale.NewCommand(f),
 		wait.NewCommand(f),
 		rollout.NewCommand(f),
+		mutate.NewCordonCommand(f, true),
+		mutate.NewCordonCommand(f, false),
+		mutate.NewTaintCommand(f),
 	)
 }
 

@@ -1,0 +1,16 @@
+// Package mutate holds the kubectl commands that change a few fields of
+// existing objects: cordon and uncordon, taint, set image, set resources,
+// set serviceaccount, set selector, set subject, and rollout pause and
+// resume.
+//
+// They share one loop (Run): resolve the objects (TYPE NAME..., TYPE/NAME,
+// -l, --all), read each, change a copy, and send the difference as a JSON
+// merge patch carrying the object's resourceVersion, so a change computed
+// from a stale read fails with a Conflict instead of overwriting newer
+// data; a conflict is retried from a fresh read. Lists (containers,
+// taints, subjects) are sent whole, which merge patch requires and the
+// precondition makes safe. An unchanged object is not sent. Output is
+// kubectl's ("node/n1 cordoned", "deployment.apps/web image updated"), or
+// the changed object with -o; --dry-run=client prints the change without
+// sending it.
+package mutate
