@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/kdyn/kdyn/integration/testenv"
@@ -48,5 +49,61 @@ func TestNodeCommandsMatchKubectl(t *testing.T) {
 	}
 	for _, s := range steps {
 		p.check(t, same{args: subst(s, "node-kubectl"), kdynArgs: subst(s, "node-kdyn"), norm: norm})
+	}
+}
+
+// TestSetCommandsMatchKubectl: set image, resources, serviceaccount and
+// subject and rollout pause and resume, each tool on objects of its own,
+// print what kubectl prints and leave the objects as kubectl leaves them.
+func TestSetCommandsMatchKubectl(t *testing.T) {
+	env := testenv.Shared(t)
+	p := newPair(t, env, testenv.Admin)
+	ns := vbNamespace(t, vbClient(t, env))
+	for _, n := range []string{"obj-kubectl", "obj-kdyn"} {
+		deploy := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"` + n + `","labels":{"owner":"` + n + `"}},"spec":{"selector":{"matchLabels":{"app":"` + n + `"}},"template":{"metadata":{"labels":{"app":"` + n + `"}},"spec":{"initContainers":[{"name":"init","image":"busybox"}],"containers":[{"name":"nginx","image":"nginx:1.25","resources":{"limits":{"cpu":"1"}}},{"name":"side-car","image":"busybox"}]}}}}`
+		p.kubectl(t, deploy, "create", "-n", ns, "-f", "-")
+		pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"` + n + `"},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`
+		p.kubectl(t, pod, "create", "-n", ns, "-f", "-")
+		p.kubectl(t, "", "create", "rolebinding", n, "-n", ns, "--clusterrole=view", "--user=ann")
+		p.kubectl(t, "", "create", "configmap", n, "-n", ns)
+	}
+	norm := func(b []byte) []byte { return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("obj-kubectl"), []byte("OBJ")), []byte("obj-kdyn"), []byte("OBJ")) }
+	steps := [][]string{
+		{"set", "image", "deployment/OBJ", "nginx=nginx:1.27"},
+		{"set", "image", "deployment/OBJ", "nginx=nginx:1.27"},
+		{"set", "image", "deployment", "OBJ", "*=registry.example.com/x:1", "--dry-run=client", "-o", "jsonpath={.spec.template.spec.containers[*].image} {.spec.template.spec.initContainers[*].image}"},
+		{"set", "image", "deploy/OBJ", "nginx=nginx:1.28", "nothere=x:1"},
+		{"set", "image", "pod/OBJ", "c=busybox:1.36"},
+		{"set", "image", "configmap/OBJ", "c=busybox:1.36"},
+		{"get", "deploy", "OBJ", "-o", "jsonpath={.spec.template.spec.containers[*].image} {.spec.template.spec.initContainers[*].image}"},
+		{"set", "resources", "deployment", "OBJ", "-c=nginx", "--limits=memory=256Mi", "--requests=cpu=100m,memory=64Mi"},
+		{"set", "resources", "deployment", "OBJ", "-c=side*", "--limits=cpu=200m"},
+		{"set", "resources", "deployment", "OBJ", "-c=none", "--limits=cpu=200m"},
+		{"set", "resources", "deployment", "OBJ"},
+		{"set", "resources", "deployment", "OBJ", "--limits=cpu"},
+		{"get", "deploy", "OBJ", "-o", "jsonpath={.spec.template.spec.containers[*].resources} {.spec.template.spec.initContainers[*].resources}"},
+		{"set", "serviceaccount", "deployment", "OBJ", "robot"},
+		{"set", "sa", "deployment/OBJ", "robot"},
+		{"get", "deploy", "OBJ", "-o", "jsonpath={.spec.template.spec.serviceAccountName}"},
+		{"set", "subject", "rolebinding", "OBJ", "--user=bob", "--user=ann", "--group=devs", "--serviceaccount=:ci"},
+		{"set", "subject", "rolebinding", "OBJ", "--user=bob"},
+		{"set", "subject", "rolebinding", "OBJ"},
+		{"set", "subject", "rolebinding", "OBJ", "--serviceaccount=bad"},
+		{"get", "rolebinding", "OBJ", "-o", "jsonpath={.subjects}"},
+		{"rollout", "pause", "deployment/OBJ"},
+		{"rollout", "pause", "deployment/OBJ"},
+		{"rollout", "resume", "deployment/OBJ"},
+		{"rollout", "resume", "deployment/OBJ"},
+		{"get", "deploy", "OBJ", "-o", "jsonpath={.spec.paused}"},
+	}
+	subst := func(args []string, obj string) []string {
+		out := make([]string, len(args))
+		for i, a := range args {
+			out[i] = strings.ReplaceAll(a, "OBJ", obj)
+		}
+		return append(out, "-n", ns)
+	}
+	for _, s := range steps {
+		p.check(t, same{args: subst(s, "obj-kubectl"), kdynArgs: subst(s, "obj-kdyn"), norm: norm})
 	}
 }

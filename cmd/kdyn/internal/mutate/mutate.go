@@ -3,6 +3,7 @@ package mutate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -47,6 +48,9 @@ type Result struct {
 	// Changed sends the change; an object changed in nothing is printed
 	// (when Op is set) but not sent.
 	Changed bool
+	// Errs are failures that do not stop the change (a container name
+	// that matched nothing beside one that did), reported after it.
+	Errs []error
 }
 
 // Change changes obj in place.
@@ -112,10 +116,12 @@ func one(ctx context.Context, p *cli.ResultPrinter, dry cli.DryRunMode, rc clien
 			return err
 		}
 		if !res.Changed || dry == cli.DryRunClient {
-			if res.Op == "" {
-				return nil
+			if res.Op != "" {
+				if err := p.Print(t.Match.GVK.GroupKind(), t.Name, res.Op, modified); err != nil {
+					return err
+				}
 			}
-			return p.Print(t.Match.GVK.GroupKind(), t.Name, res.Op, modified)
+			return errors.Join(res.Errs...)
 		}
 		patch, err := preconditioned(obj, modified)
 		if err != nil {
@@ -128,10 +134,12 @@ func one(ctx context.Context, p *cli.ResultPrinter, dry cli.DryRunMode, rc clien
 		if err != nil {
 			return err
 		}
-		if res.Op == "" {
-			return nil
+		if res.Op != "" {
+			if err := p.Print(t.Match.GVK.GroupKind(), t.Name, res.Op, out); err != nil {
+				return err
+			}
 		}
-		return p.Print(t.Match.GVK.GroupKind(), t.Name, res.Op, out)
+		return errors.Join(res.Errs...)
 	}
 }
 

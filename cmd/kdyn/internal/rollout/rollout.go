@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/mutate"
 	"github.com/kdyn/kdyn/dynamic"
 )
 
@@ -47,7 +48,8 @@ Valid resource types include:
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newStatusCommand(f), newRestartCommand(f), newHistoryCommand(f), newUndoCommand(f))
+	cmd.AddCommand(newStatusCommand(f), newRestartCommand(f), newHistoryCommand(f), newUndoCommand(f),
+		mutate.NewRolloutPauseCommand(f, true), mutate.NewRolloutPauseCommand(f, false))
 	return cli.GroupCommand(cmd)
 }
 

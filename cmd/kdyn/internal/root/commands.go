@@ -70,6 +70,7 @@ func addObjectCommands(root *cobra.Command, f *cli.Factory) {
 		mutate.NewCordonCommand(f, true),
 		mutate.NewCordonCommand(f, false),
 		mutate.NewTaintCommand(f),
+		mutate.NewSetCommand(f),
 	)
 }
 
