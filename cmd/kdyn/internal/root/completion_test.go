@@ -147,7 +147,7 @@ func TestNewCommandsComplete(t *testing.T) {
 		{[]string{"kustomize", "--load-restrictor", ""}, []string{"LoadRestrictionsNone", "LoadRestrictionsRootOnly"}},
 		{[]string{"apply", "-k", ""}, nil}, // directories: the shell lists them
 		{[]string{"kustomize", ""}, nil},
-		{[]string{"apply", "--w"}, []string{"--wait"}},
+		{[]string{"apply", "--w"}, []string{"--warnings-as-errors", "--wait"}},
 		{[]string{"rollout", "undo", "--to-"}, []string{"--to-revision"}},
 	} {
 		var out, errb bytes.Buffer
