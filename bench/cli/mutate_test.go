@@ -2,6 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
 	"strings"
 	"testing"
 
@@ -105,5 +112,43 @@ func TestSetCommandsMatchKubectl(t *testing.T) {
 	}
 	for _, s := range steps {
 		p.check(t, same{args: subst(s, "obj-kubectl"), kdynArgs: subst(s, "obj-kdyn"), norm: norm})
+	}
+}
+
+// TestCertificateMatchesKubectl: certificate approve and deny, each tool
+// on requests of its own.
+func TestCertificateMatchesKubectl(t *testing.T) {
+	env := testenv.Shared(t)
+	p := newPair(t, env, testenv.Admin)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "someone"}}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	request := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
+	for _, n := range []string{"a-kubectl", "b-kubectl", "a-kdyn", "b-kdyn"} {
+		csr := `{"apiVersion":"certificates.k8s.io/v1","kind":"CertificateSigningRequest","metadata":{"name":"` + n + `"},"spec":{"request":"` + request + `","signerName":"example.com/signer","usages":["client auth"]}}`
+		p.kubectl(t, csr, "create", "-f", "-")
+	}
+	norm := func(b []byte) []byte { return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-TOOL")), []byte("-kdyn"), []byte("-TOOL")) }
+	for _, s := range [][]string{
+		{"certificate", "approve", "a-TOOL"},
+		{"certificate", "approve", "a-TOOL"},
+		{"certificate", "deny", "a-TOOL"},
+		{"certificate", "deny", "b-TOOL", "-o", "name"},
+		{"certificate", "approve", "none-TOOL"},
+		{"get", "csr", "a-TOOL", "b-TOOL", "-o", "jsonpath={range .items[*]}{.status.conditions[*].type} {.status.conditions[*].reason} {.status.conditions[*].message};{end}"},
+	} {
+		subst := func(tool string) []string {
+			out := make([]string, len(s))
+			for i, a := range s {
+				out[i] = strings.ReplaceAll(a, "TOOL", tool)
+			}
+			return out
+		}
+		p.check(t, same{args: subst("kubectl"), kdynArgs: subst("kdyn"), norm: norm})
 	}
 }

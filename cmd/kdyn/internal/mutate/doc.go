@@ -1,7 +1,7 @@
 // Package mutate holds the kubectl commands that change a few fields of
 // existing objects: cordon and uncordon, taint, set image, set resources,
-// set serviceaccount, set selector, set subject, and rollout pause and
-// resume.
+// set serviceaccount, set subject, rollout pause and resume, and
+// certificate approve and deny (through the approval subresource).
 //
 // They share one loop (Run): resolve the objects (TYPE NAME..., TYPE/NAME,
 // -l, --all), read each, change a copy, and send the difference as a JSON

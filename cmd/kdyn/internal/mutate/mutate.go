@@ -23,6 +23,9 @@ type Options struct {
 	DryRun            *cli.DryRunFlag
 	FieldManager      string
 	ShowManagedFields bool
+	// Subresource, when set, receives the patch (certificate signing
+	// requests' "approval").
+	Subresource string
 }
 
 // AddFlags adds -o/--template, --dry-run, --field-manager,
@@ -84,7 +87,7 @@ func Run(ctx context.Context, f *cli.Factory, o *Options, args []string, change 
 	}
 	errs := &cli.ObjErrors{Factory: f}
 	for _, t := range targets {
-		err := one(ctx, p, dry, client.Resource(t.Match.GVR).Namespace(t.Namespace), t, change)
+		err := one(ctx, p, dry, client.Resource(t.Match.GVR).Namespace(t.Namespace), t, change, o.Subresource)
 		if err != nil {
 			if len(targets) == 1 {
 				return err
@@ -101,7 +104,11 @@ type client interface {
 	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, options metav1.PatchOptions, subresources ...string) (*unstructured.Unstructured, error)
 }
 
-func one(ctx context.Context, p *cli.ResultPrinter, dry cli.DryRunMode, rc client, t cli.Target, change Change) error {
+func one(ctx context.Context, p *cli.ResultPrinter, dry cli.DryRunMode, rc client, t cli.Target, change Change, subresource string) error {
+	var sub []string
+	if subresource != "" {
+		sub = []string{subresource}
+	}
 	obj := t.Obj
 	for attempt := 0; ; attempt++ {
 		if obj == nil || attempt > 0 {
@@ -127,7 +134,7 @@ func one(ctx context.Context, p *cli.ResultPrinter, dry cli.DryRunMode, rc clien
 		if err != nil {
 			return err
 		}
-		out, err := rc.Patch(ctx, t.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		out, err := rc.Patch(ctx, t.Name, types.MergePatchType, patch, metav1.PatchOptions{}, sub...)
 		if apierrors.IsConflict(err) && attempt < conflictRetries {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -285,4 +286,66 @@ func retaint(obj *unstructured.Unstructured, add, remove []taint, overwrite bool
 		return Result{}, err
 	}
 	return Result{Op: op, Changed: true}, nil
+}
+
+// NewCertificateCommand returns "kdyn certificate" with approve and deny.
+func NewCertificateCommand(f *cli.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "certificate SUBCOMMAND",
+		Short: "Modify certificate resources",
+		Long:  "Approve or deny certificate signing requests.",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return cli.Usagef("certificate needs a subcommand: approve or deny (see 'kdyn certificate -h')")
+		},
+	}
+	cmd.AddCommand(newCSRCommand(f, "approve", "Approved", "Denied", "KubectlApprove", "This CSR was approved by kubectl certificate approve.", "approved"),
+		newCSRCommand(f, "deny", "Denied", "Approved", "KubectlDeny", "This CSR was denied by kubectl certificate deny.", "denied"))
+	return cmd
+}
+
+// newCSRCommand adds condition (Approved or Denied) to certificate signing
+// requests through their approval subresource, refusing one that has the
+// other already, as kubectl certificate approve and deny do.
+func newCSRCommand(f *cli.Factory, verb, condition, other, reason, message, done string) *cobra.Command {
+	o := &Options{Subresource: "approval"}
+	var force bool
+	cmd := &cobra.Command{
+		Use:   verb + " (-f FILENAME | NAME)",
+		Short: map[string]string{"approve": "Approve a certificate signing request", "deny": "Deny a certificate signing request"}[verb],
+		Long: fmt.Sprintf(`Add the %s condition to certificate signing requests (reason %s), as
+kubectl certificate %s does. One that already has it is left alone (unless
+--force); one that has the %s condition is refused.`, condition, reason, verb, other),
+		Example: fmt.Sprintf("  kdyn certificate %s csr-sqgzp", verb),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cli.Usagef("one or more CSRs must be specified as <name> or -f <filename>")
+			}
+			return Run(cmd.Context(), f, o, append([]string{"certificatesigningrequests.certificates.k8s.io"}, args...), func(obj *unstructured.Unstructured) (Result, error) {
+				conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+				has := false
+				for _, c := range conds {
+					m, _ := c.(map[string]any)
+					switch m["type"] {
+					case other:
+						return Result{}, fmt.Errorf("certificate signing request %q is already %s", obj.GetName(), other)
+					case condition:
+						has = true
+					}
+				}
+				if has && !force {
+					return Result{Op: done}, nil
+				}
+				conds = append(conds, map[string]any{"type": condition, "status": "True", "reason": reason, "message": message,
+					"lastUpdateTime": time.Now().UTC().Format(time.RFC3339)})
+				if err := unstructured.SetNestedSlice(obj.Object, conds, "status", "conditions"); err != nil {
+					return Result{}, err
+				}
+				return Result{Op: done, Changed: true}, nil
+			})
+		},
+	}
+	o.AddFlags(cmd, "kubectl-certificate", false)
+	cmd.Flags().BoolVar(&force, "force", false, "Update the request even if it already has the condition.")
+	return cmd
 }

@@ -71,6 +71,7 @@ func addObjectCommands(root *cobra.Command, f *cli.Factory) {
 		mutate.NewCordonCommand(f, false),
 		mutate.NewTaintCommand(f),
 		mutate.NewSetCommand(f),
+		mutate.NewCertificateCommand(f),
 	)
 }
 
