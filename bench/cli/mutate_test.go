@@ -9,6 +9,8 @@ import (
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -148,6 +150,53 @@ func TestCertificateMatchesKubectl(t *testing.T) {
 				out[i] = strings.ReplaceAll(a, "TOOL", tool)
 			}
 			return out
+		}
+		p.check(t, same{args: subst("kubectl"), kdynArgs: subst("kdyn"), norm: norm})
+	}
+}
+
+// TestLastAppliedMatchesKubectl: apply view-last-applied and
+// set-last-applied, each tool on objects of its own.
+func TestLastAppliedMatchesKubectl(t *testing.T) {
+	env := testenv.Shared(t)
+	p := newPair(t, env, testenv.Admin)
+	ns := vbNamespace(t, vbClient(t, env))
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	for _, tool := range []string{"kubectl", "kdyn"} {
+		write("cm-"+tool+".yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-"+tool+"\n  labels: {app: web}\ndata:\n  a: \"1\"\n")
+		write("cm2-"+tool+".yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-"+tool+"\n  labels: {app: web}\ndata:\n  a: \"2\"\n  b: x\n")
+		write("plain-"+tool+".yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain-"+tool+"\ndata:\n  a: \"1\"\n")
+		p.kubectl(t, "", "create", "--save-config", "-n", ns, "-f", filepath.Join(dir, "cm-"+tool+".yaml"))
+		p.kubectl(t, "", "create", "-n", ns, "-f", filepath.Join(dir, "plain-"+tool+".yaml"))
+	}
+	norm := func(b []byte) []byte { return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-TOOL")), []byte("-kdyn"), []byte("-TOOL")) }
+	for _, s := range [][]string{
+		{"apply", "view-last-applied", "configmap/cm-TOOL"},
+		{"apply", "view-last-applied", "configmap", "cm-TOOL", "-o", "json"},
+		{"apply", "view-last-applied", "configmap/plain-TOOL"},
+		{"apply", "view-last-applied", "-f", "DIR/cm-TOOL.yaml"},
+		{"apply", "set-last-applied", "-f", "DIR/cm2-TOOL.yaml"},
+		{"apply", "set-last-applied", "-f", "DIR/cm2-TOOL.yaml"},
+		{"apply", "view-last-applied", "configmap/cm-TOOL", "-o", "json"},
+		{"get", "configmap", "cm-TOOL", "-o", "jsonpath={.data}"},
+		{"apply", "set-last-applied", "-f", "DIR/plain-TOOL.yaml"},
+		{"apply", "set-last-applied", "-f", "DIR/plain-TOOL.yaml", "--create-annotation", "--dry-run=client"},
+		{"apply", "set-last-applied", "-f", "DIR/plain-TOOL.yaml", "--create-annotation"},
+		{"apply", "view-last-applied", "configmap/plain-TOOL"},
+	} {
+		subst := func(tool string) []string {
+			out := make([]string, len(s))
+			for i, a := range s {
+				out[i] = strings.ReplaceAll(strings.ReplaceAll(a, "TOOL", tool), "DIR", dir)
+			}
+			return append(out, "-n", ns)
 		}
 		p.check(t, same{args: subst("kubectl"), kdynArgs: subst("kdyn"), norm: norm})
 	}

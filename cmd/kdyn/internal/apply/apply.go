@@ -172,6 +172,7 @@ exits 1 (7 with --exit-codes).`,
 	fl.StringVarP(&o.selector, "selector", "l", "", "Apply only the objects whose labels match this selector.")
 	fl.IntVar(&o.concurrency, "concurrency", cli.DefaultConcurrency, "How many objects are sent at once (Namespaces and CRDs first, one by one; then ServiceAccounts, Secrets, ConfigMaps, roles and the like; then the rest). 1 sends them one by one, in order.")
 	o.prune.addFlags(cmd, "Delete the members of the ApplySet (--applyset) that the manifests no longer declare, after applying them.")
+	cmd.AddCommand(newViewLastAppliedCommand(f), newSetLastAppliedCommand(f))
 	return cmd
 }
 
