@@ -61,6 +61,10 @@ test: controlplane ## Run every test (unit, golden, httptest, real control plane
 	cd bench && $(GO) test -count=1 ./leaderelection/   # a kdyn and a client-go candidate on one Lease: one leader, hand-overs both ways
 	@if [ -z '$(RACE)' ]; then echo "NOTICE: make test ran WITHOUT the race detector (the NOTICE at the start says why)"; fi
 
+.PHONY: test-kubectl-suite
+test-kubectl-suite: controlplane ## Run kubectl's own test/cmd functions with kubectl and with kdyn and print both results per function (docs/kubectl-suite.md).
+	cd bench && $(GO) test -count=1 -timeout 1h -run TestKubectlSuite -v ./kubectlsuite/
+
 .PHONY: test-short
 test-short: ## Run unit, golden and httptest tests only (no control plane).
 	$(GO) test -short -count=1 ./...

@@ -40,7 +40,9 @@
 // resource name first, then as a short name, then as a kind (any case); the
 // best class wins, and within it the highest priority. So "events" is the
 // core group's, and "hpa" is autoscaling/v2. A short name claimed by several
-// groups resolves to the first and reports a warning through Options.Warn.
+// groups resolves to the first and reports each other one through
+// Options.Warn in client-go's words ("short name "wd" could also match
+// lower priority resource gadgets.other.io").
 //
 // # Resource arguments
 //

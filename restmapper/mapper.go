@@ -430,8 +430,10 @@ func (m *Mapper) warnShortName(name string, es []*entry) {
 	if len(others) == 0 {
 		return
 	}
-	m.opts.Warn(fmt.Sprintf("short name %q is claimed by %s and %s; using %s", name,
-		es[0].gvr.GroupResource().String(), strings.Join(dedup(others), ", "), es[0].gvr.GroupResource().String()))
+	// client-go's shortcut expander's words, one warning per other claim.
+	for _, o := range dedup(others) {
+		m.opts.Warn(fmt.Sprintf("short name %q could also match lower priority resource %s", name, o))
+	}
 }
 
 func dedup(s []string) []string {

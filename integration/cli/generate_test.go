@@ -189,7 +189,7 @@ func TestCreateGenerators(t *testing.T) {
 		t.Errorf("-o json:\n%s", r.stdout)
 	}
 	r = kdyn(t, env, "-n", ns, "create", "cm", "printed2", "--from-literal=a=b", "-o", "yaml", "--show-managed-fields").must(t)
-	if !strings.Contains(r.stdout, "managedFields:") || !strings.Contains(r.stdout, "manager: kdyn") {
+	if !strings.Contains(r.stdout, "managedFields:") || !strings.Contains(r.stdout, "manager: kubectl-create") {
 		t.Errorf("--show-managed-fields:\n%s", r.stdout)
 	}
 	// A generator's object is in the namespace of the context when -n is
