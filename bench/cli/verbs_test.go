@@ -229,6 +229,17 @@ func TestGeneratorsMatchKubectl(t *testing.T) {
 		{"job", "plain", "--image=busybox", "-n", "prod", "--save-config"},
 		{"cronjob", "tick", "--image=busybox", "--schedule=*/1 * * * *", "--", "date"},
 		{"cj", "nightly", "--image=busybox", "--schedule=0 3 * * *", "--restart=Never", "-n", "prod"},
+		{"service", "clusterip", "my-cs", "--tcp=5678:8080", "--tcp=80", "--tcp=81:http"},
+		{"svc", "clusterip", "headless", "--clusterip=None", "-n", "prod"},
+		{"service", "nodeport", "np", "--tcp=5678:8080", "--node-port=30001"},
+		{"service", "loadbalancer", "lb", "--tcp=443:8443", "--save-config"},
+		{"service", "externalname", "ext", "--external-name=bar.example.com"},
+		{"quota", "q", "--hard=cpu=1,memory=1G,pods=2,requests.storage=1500Mi", "--scopes=BestEffort,NotTerminating"},
+		{"quota", "empty", "-n", "prod"},
+		{"priorityclass", "high", "--value=1000", "--description=high priority"},
+		{"pc", "def", "--global-default=true", "--preemption-policy=Never", "--save-config"},
+		{"poddisruptionbudget", "my-pdb", "--selector=app=rails,tier in (a,b),!legacy", "--min-available=50%"},
+		{"pdb", "other", "--selector=app=web", "--max-unavailable=1", "-n", "prod"},
 	}
 	for _, g := range generators {
 		for _, o := range [][]string{nil, {"-o", "name"}, {"-o", "yaml"}, {"-o", "json"}, {"--template={{ .metadata.name }}:{{ .kind }}"}} {
@@ -277,6 +288,19 @@ func TestGeneratorsMatchKubectl(t *testing.T) {
 		{args: []string{"create", "job", "x"}, stderr: true},
 		{args: []string{"create", "job", "x", "--image=a", "--from=cronjob/y"}, stderr: true},
 		{args: []string{"create", "cronjob", "x", "--image=a"}, stderr: true},
+		{args: []string{"create", "service", "clusterip", "x"}, stderr: true},
+		{args: []string{"create", "service", "nodeport", "x", "--tcp=abc"}, stderr: true},
+		{args: []string{"create", "service", "clusterip", "x", "--tcp=80:Bad_Name"}, stderr: true},
+		{args: []string{"create", "service", "clusterip", "x", "--tcp=80:99999"}, stderr: true},
+		{args: []string{"create", "service", "externalname", "x", "--external-name=Not_DNS"}, stderr: true},
+		{args: []string{"create", "service", "externalname", "x"}, stderr: true},
+		{args: []string{"create", "quota", "x", "--hard=cpu"}, stderr: true},
+		{args: []string{"create", "quota", "x", "--hard=cpu=lots"}, stderr: true},
+		{args: []string{"create", "quota", "x", "--scopes=A,,B"}, stderr: true},
+		{args: []string{"create", "pdb", "x", "--min-available=1"}, stderr: true},
+		{args: []string{"create", "pdb", "x", "--selector=a=b"}, stderr: true},
+		{args: []string{"create", "pdb", "x", "--selector=a=b", "--min-available=1", "--max-unavailable=1"}, stderr: true},
+		{args: []string{"create", "pdb", "x", "--selector=a=b", "--min-available=1.5"}, stderr: true},
 	}
 	for _, c := range refusals {
 		c.args = append(c.args, "--dry-run=client")

@@ -17,7 +17,8 @@ import (
 // Commands returns the generators, for the root to add under "kdyn
 // create": namespace, configmap, secret (generic, tls, docker-registry),
 // serviceaccount, role, clusterrole, rolebinding, clusterrolebinding,
-// deployment, job and cronjob.
+// deployment, job, cronjob, service (clusterip, nodeport, loadbalancer,
+// externalname), quota, priorityclass and poddisruptionbudget.
 func Commands(f *cli.Factory) []*cobra.Command {
 	return []*cobra.Command{
 		newNamespaceCommand(f),
@@ -31,6 +32,10 @@ func Commands(f *cli.Factory) []*cobra.Command {
 		newDeploymentCommand(f),
 		newJobCommand(f),
 		newCronJobCommand(f),
+		newServiceCommand(f),
+		newQuotaCommand(f),
+		newPriorityClassCommand(f),
+		newPDBCommand(f),
 	}
 }
 
