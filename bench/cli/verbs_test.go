@@ -603,3 +603,40 @@ func TestAuthMatchesKubectl(t *testing.T) {
 	admin.check(t, same{args: []string{"--as", testenv.NobodyUserName, "-n", ns, "auth", "can-i", "--list"}})
 	admin.check(t, same{args: []string{"--as", "jane", "--as-group", "dev", "auth", "whoami"}})
 }
+
+// TestExposeMatchesKubectl: expose of pods, deployments, replica sets and
+// services, live and from a file, prints the service kubectl prints.
+func TestExposeMatchesKubectl(t *testing.T) {
+	env := testenv.Shared(t)
+	p := newPair(t, env, testenv.Admin)
+	ns := vbNamespace(t, vbClient(t, env))
+	deploy := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"team":"a"}},"spec":{"selector":{"matchLabels":{"app":"web","tier":"fe"}},"template":{"metadata":{"labels":{"app":"web","tier":"fe"}},"spec":{"containers":[{"name":"a","image":"nginx","ports":[{"containerPort":80},{"containerPort":53,"protocol":"UDP"}]},{"name":"b","image":"x","ports":[{"containerPort":80}]}]}}}}`
+	p.kubectl(t, deploy, "create", "-n", ns, "-f", "-")
+	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"single","labels":{"run":"single"}},"spec":{"containers":[{"name":"a","image":"nginx","ports":[{"containerPort":8080,"protocol":"TCP"}]}]}}`
+	p.kubectl(t, pod, "create", "-n", ns, "-f", "-")
+	bare := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"bare"},"spec":{"containers":[{"name":"a","image":"nginx"}]}}`
+	p.kubectl(t, bare, "create", "-n", ns, "-f", "-")
+	file := filepath.Join(t.TempDir(), "rs.yaml")
+	rs := "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: frontend\n  labels: {app: guestbook}\nspec:\n  selector:\n    matchLabels: {tier: frontend}\n  template:\n    metadata:\n      labels: {tier: frontend}\n    spec:\n      containers:\n      - name: php\n        image: php\n        ports:\n        - containerPort: 80\n"
+	if err := os.WriteFile(file, []byte(rs), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"expose", "deployment", "web", "--dry-run=client", "-o", "yaml"},
+		{"expose", "deploy/web", "--port=8080", "--target-port=http", "--name=web-http", "--type=NodePort", "--dry-run=client", "-o", "json"},
+		{"expose", "pod", "single", "--dry-run=client", "-o", "json"},
+		{"expose", "pod", "single", "--port=443", "--protocol=UDP", "-l", "x=y", "--selector=run=other", "--external-ip=1.2.3.4", "--session-affinity=ClientIP", "--cluster-ip=None", "--dry-run=client", "-o", "yaml"},
+		{"expose", "-f", file, "--dry-run=client", "-o", "yaml"},
+		{"expose", "-f", file, "--port=81", "--name=frontend-81", "--dry-run=client"},
+		{"expose", "pod", "bare", "--port=80", "--dry-run=client"},
+		{"expose", "pod", "single", "--session-affinity=Sometimes", "--dry-run=client"},
+		{"expose", "configmap", "kube-root-ca.crt", "--dry-run=client"},
+	} {
+		p.check(t, same{args: append(args, "-n", ns)})
+	}
+	// Created for real, each tool its own service, then exposed again.
+	p.check(t, same{args: []string{"expose", "pod/single", "--name=svc-kubectl", "-n", ns}, kdynArgs: []string{"expose", "pod/single", "--name=svc-kdyn", "-n", ns},
+		norm: func(b []byte) []byte { return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-T")), []byte("-kdyn"), []byte("-T")) }})
+	p.check(t, same{args: []string{"expose", "service", "svc-kubectl", "--port=9090", "--dry-run=client", "-o", "yaml", "-n", ns}, kdynArgs: []string{"expose", "service", "svc-kdyn", "--port=9090", "--dry-run=client", "-o", "yaml", "-n", ns},
+		norm: func(b []byte) []byte { return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-T")), []byte("-kdyn"), []byte("-T")) }})
+}

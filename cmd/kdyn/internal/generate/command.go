@@ -69,6 +69,8 @@ type generator struct {
 	// create configmap: "); "" prints the server's error as usual.
 	failure string
 	build   func(name, namespace string) (*object, error)
+	// done is what the summary line says ("created" when empty).
+	done string
 }
 
 // nameArg returns the one NAME argument.
@@ -90,6 +92,11 @@ func (o *options) run(ctx context.Context, f *cli.Factory, cmd *cobra.Command, a
 	if err != nil {
 		return err
 	}
+	return o.runNamed(ctx, f, name, g)
+}
+
+// runNamed is run for the object name.
+func (o *options) runNamed(ctx context.Context, f *cli.Factory, name string, g generator) error {
 	dry, err := o.dryRun.Mode()
 	if err != nil {
 		return err
@@ -134,7 +141,11 @@ func (o *options) run(ctx context.Context, f *cli.Factory, cmd *cobra.Command, a
 	}
 	if !quiet {
 		kn := printers.KindName(schema.GroupKind{Group: g.gvr.Group, Kind: g.kind}, createdName(raw, obj.name))
-		_, err := fmt.Fprintf(f.Streams.Out, "%s created%s\n", kn, dry.Suffix())
+		done := g.done
+		if done == "" {
+			done = "created"
+		}
+		_, err := fmt.Fprintf(f.Streams.Out, "%s %s%s\n", kn, done, dry.Suffix())
 		return err
 	}
 	return cli.PrintObjectJSON(f.Streams.Out, out, raw, true, o.showManagedFields)

@@ -7,8 +7,10 @@
 // --user/--group/--serviceaccount, --image/--schedule and a command after
 // "--") instead of reading a manifest. create job --from=cronjob/NAME
 // reads the CronJob and copies its job template as stored. NewRunCommand
-// is "kdyn run", kubectl run's pod (and --expose service) built the same
-// way.
+// is "kdyn run", kubectl run's pod (and --expose service), and
+// NewExposeCommand "kdyn expose", kubectl expose's service for a pod,
+// service, replication controller, deployment or replica set, built the
+// same way.
 //
 // # Output like kubectl's, byte for byte
 //
