@@ -640,3 +640,32 @@ func TestExposeMatchesKubectl(t *testing.T) {
 	p.check(t, same{args: []string{"expose", "service", "svc-kubectl", "--port=9090", "--dry-run=client", "-o", "yaml", "-n", ns}, kdynArgs: []string{"expose", "service", "svc-kdyn", "--port=9090", "--dry-run=client", "-o", "yaml", "-n", ns},
 		norm: func(b []byte) []byte { return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-T")), []byte("-kdyn"), []byte("-T")) }})
 }
+
+// TestAutoscaleMatchesKubectl: autoscale prints the autoscaler kubectl
+// prints.
+func TestAutoscaleMatchesKubectl(t *testing.T) {
+	env := testenv.Shared(t)
+	p := newPair(t, env, testenv.Admin)
+	ns := vbNamespace(t, vbClient(t, env))
+	deploy := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"a","image":"nginx"}]}}}}`
+	p.kubectl(t, deploy, "create", "-n", ns, "-f", "-")
+	p.kubectl(t, "", "create", "configmap", "cm", "-n", ns)
+	file := filepath.Join(t.TempDir(), "d.yaml")
+	if err := os.WriteFile(file, []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: fromfile}\nspec:\n  selector: {matchLabels: {app: f}}\n  template:\n    metadata: {labels: {app: f}}\n    spec: {containers: [{name: c, image: nginx}]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"autoscale", "deployment", "web", "--max=5", "--dry-run=client"},
+		{"autoscale", "deploy/web", "--min=2", "--max=10", "--cpu=80%", "--dry-run=client", "-o", "yaml"},
+		{"autoscale", "deploy/web", "--max=3", "--cpu=500", "--memory=200", "--name=other", "--dry-run=client", "-o", "json"},
+		{"autoscale", "-f", file, "--max=4", "--memory=60%", "--cpu=1.5", "--dry-run=client", "-o", "json"},
+		{"autoscale", "deploy/web", "--max=0", "--dry-run=client"},
+		{"autoscale", "deploy/web", "--max=2", "--min=3", "--dry-run=client"},
+		{"autoscale", "deploy/web", "--max=2", "--cpu=x%", "--dry-run=client"},
+		{"autoscale", "deploy/web", "--max=2", "--memory=lots", "--dry-run=client"},
+	} {
+		p.check(t, same{args: append(args, "-n", ns)})
+	}
+	p.check(t, same{args: []string{"autoscale", "deploy/web", "--max=5", "--name=hpa-kubectl", "-n", ns}, kdynArgs: []string{"autoscale", "deploy/web", "--max=5", "--name=hpa-kdyn", "-n", ns},
+		norm: func(b []byte) []byte { return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-T")), []byte("-kdyn"), []byte("-T")) }})
+}

@@ -34,6 +34,7 @@ func addCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(proxy.NewCommand(f)) // the API on a local address
 	root.AddCommand(generate.NewRunCommand(f))
 	root.AddCommand(generate.NewExposeCommand(f))
+	root.AddCommand(generate.NewAutoscaleCommand(f))
 	addDiscoveryCommands(root, f) // api-resources, api-versions, explain, tree, completion
 	root.AddCommand(&cobra.Command{
 		Use:   "exit-codes",
