@@ -256,3 +256,24 @@ func TestEditStatusSubresource(t *testing.T) {
 		t.Errorf("an edit of the status subresource changed spec: %v", got.Object["spec"])
 	}
 }
+
+// TestEditSaveConfig: edit --save-config records the edited object as the
+// last-applied configuration, as kubectl's.
+func TestEditSaveConfig(t *testing.T) {
+	env := testenv.Shared(t)
+	c := ocClient(t, env)
+	ns := ocNamespace(t, c)
+	ocConfigMap(t, c, ns, "x", nil, map[string]string{"a": "1"})
+	dir := t.TempDir()
+	ed := ocEditor(t, dir, `sed -i 's/a: "1"/a: "2"/' "$1"`)
+	ocKdynEnv(t, env, ocEditEnv(dir, ed), "-n", ns, "edit", "cm", "x", "--save-config").must(t)
+	cfg := ocGet(t, c, ocConfigMapGVR, ns, "x").GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"]
+	if !strings.Contains(cfg, `"data":{"a":"2"}`) || !strings.HasSuffix(cfg, "}\n") {
+		t.Errorf("last-applied after edit --save-config: %q", cfg)
+	}
+	// get --ignore-not-found of an empty list says nothing, as kubectl.
+	r := kdyn(t, env, "get", "pods", "-n", ns, "--ignore-not-found")
+	if r.code != 0 || r.stdout != "" || r.stderr != "" {
+		t.Errorf("get --ignore-not-found of nothing: exit %d, %q, %q", r.code, r.stdout, r.stderr)
+	}
+}

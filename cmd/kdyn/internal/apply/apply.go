@@ -388,23 +388,12 @@ func clientSideApplyTo(ctx context.Context, t *cli.ManifestTarget, live *unstruc
 }
 
 // withLastApplied returns the manifest, stripped of server fields, with
-// the last-applied annotation set to its own JSON, encoded as kubectl
-// encodes it so that both tools record the same bytes: the annotations
-// without that one (an empty map, "annotations":{}, when there are no
-// others) and a final newline.
+// the last-applied annotation recorded as kubectl records it
+// (cli.SetLastApplied).
 func withLastApplied(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	mod := cli.StripServerFields(obj)
-	ann := mod.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
+	if err := cli.SetLastApplied(mod); err != nil {
+		return nil, err
 	}
-	delete(ann, kunstructured.LastAppliedAnnotation)
-	mod.SetAnnotations(ann)
-	cfg, err := json.Marshal(mod.Object)
-	if err != nil {
-		return nil, fmt.Errorf("encode the configuration: %w", err)
-	}
-	ann[kunstructured.LastAppliedAnnotation] = string(cfg) + "\n"
-	mod.SetAnnotations(ann)
 	return mod, nil
 }

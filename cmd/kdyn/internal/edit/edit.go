@@ -29,6 +29,7 @@ type editOptions struct {
 	fieldManager      string
 	showManagedFields bool
 	validate          *cli.ValidateFlag
+	saveConfig        bool
 }
 
 // NewEditCommand returns "kdyn edit": edit objects in $KUBE_EDITOR and
@@ -68,6 +69,7 @@ which case your text is kept in a temporary file whose name is printed.`,
 	fl.StringVar(&o.subresource, "subresource", "", "Edit this subresource of the object: status or scale.")
 	fl.StringVar(&o.fieldManager, "field-manager", "kubectl-edit", "Name of the manager recorded in managedFields for this change.")
 	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in the file.")
+	fl.BoolVar(&o.saveConfig, "save-config", false, "Record the edited configuration in the last-applied-configuration annotation, for a later client-side apply.")
 	o.validate = cli.AddValidateFlag(cmd)
 	return cmd
 }
@@ -416,6 +418,12 @@ func editOne(ctx context.Context, f *cli.Factory, o *editOptions, editor []strin
 			s.discard()
 			fmt.Fprintln(f.Streams.ErrOut, "Edit cancelled, no changes made.")
 			return nil
+		}
+		if o.saveConfig {
+			// As kubectl edit --save-config: the edited object itself.
+			if err := cli.SetLastApplied(obj); err != nil {
+				return s.preserve(err)
+			}
 		}
 		if _, err := rc.Update(ctx, obj, metav1.UpdateOptions{}, sub...); err != nil {
 			if ctx.Err() != nil {

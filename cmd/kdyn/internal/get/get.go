@@ -356,7 +356,8 @@ func (g *getter) finish(targets []getTarget) error {
 // human-readable output (the table, wide) only: an object output (json,
 // yaml, name, a template, …) prints its empty result and nothing else.
 func (g *getter) printNoResources(targets []getTarget) {
-	if !g.out.IsTable() {
+	// --ignore-not-found silences it too, as in kubectl.
+	if !g.out.IsTable() || g.o.ignoreNotFound {
 		return
 	}
 	namespaced := false
