@@ -104,6 +104,78 @@ spec:
   - plain
 `
 
+const describeDeployment = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, labels: {app: web}, annotations: {note: x}}
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: web}
+    matchExpressions: [{key: tier, operator: In, values: [fe, be]}]
+  strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 2, maxUnavailable: 25%}}
+  template:
+    metadata: {labels: {app: web, tier: fe}, annotations: {a: b}}
+    spec:
+      serviceAccountName: robot
+      priorityClassName: high
+      nodeSelector: {disk: ssd}
+      initContainers: [{name: init, image: busybox, command: [sh, -c, "true"]}]
+      containers:
+      - name: web
+        image: nginx
+        ports: [{containerPort: 80}]
+        env: [{name: POD, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]
+        volumeMounts: [{name: data, mountPath: /data}]
+      volumes: [{name: data, emptyDir: {}}]
+`
+
+const describeReplicaSet = `apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: frontend, labels: {tier: frontend}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {tier: frontend}}
+  template:
+    metadata: {labels: {tier: frontend}}
+    spec: {containers: [{name: php, image: php, resources: {requests: {cpu: 100m}}}]}
+`
+
+const describeRC = `apiVersion: v1
+kind: ReplicationController
+metadata: {name: legacy}
+spec:
+  replicas: 1
+  selector: {app: legacy}
+  template:
+    metadata: {labels: {app: legacy}}
+    spec: {containers: [{name: c, image: nginx, env: [{name: GET_HOSTS_FROM, value: dns}]}]}
+`
+
+const describeService = `apiVersion: v1
+kind: Service
+metadata: {name: web, labels: {app: web}}
+spec:
+  selector: {app: web}
+  sessionAffinity: ClientIP
+  externalIPs: [1.2.3.4]
+  ports:
+  - {name: http, port: 80, targetPort: 8080}
+  - {name: metrics, port: 9090, targetPort: metrics, protocol: TCP}
+`
+
+const describeSlice = `apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: web-1, labels: {kubernetes.io/service-name: web}}
+addressType: IPv4
+ports: [{name: http, port: 8080, protocol: TCP}, {name: metrics, port: 9100, protocol: TCP}]
+endpoints:
+- {addresses: [10.0.0.1]}
+- {addresses: [10.0.0.2], conditions: {ready: false}}
+- {addresses: [10.0.0.3], conditions: {ready: true}}
+- {addresses: [10.0.0.4]}
+- {addresses: [10.0.0.5]}
+`
+
 // ageColumn matches the describe Events' Age column and the creation
 // times, which differ between two runs a second apart.
 var describeAges = regexp.MustCompile(`(?m)(Creation Timestamp:\s+|Start Time:\s+).*$|\d+s\b|<invalid>`)
@@ -139,6 +211,11 @@ func TestDescribeMatchesKubectl(t *testing.T) {
 		p.kubectl(t, ev, "create", "-n", ns, "-f", "-")
 		p.kubectl(t, "", "patch", "event", fmt.Sprintf("w1.%d", i), "-n", ns, "--type=merge", "-p", e)
 	}
+	// Workloads and a service with an EndpointSlice, for kubectl's
+	// dedicated describers.
+	for _, m := range []string{describeDeployment, describeReplicaSet, describeRC, describeService, describeSlice} {
+		p.kubectl(t, m, "apply", "-n", ns, "-f", "-")
+	}
 	norm := func(b []byte) []byte { return describeAges.ReplaceAll(b, []byte("AGE")) }
 	for _, args := range [][]string{
 		{"describe", "pod", "rich", "-n", ns},
@@ -146,6 +223,11 @@ func TestDescribeMatchesKubectl(t *testing.T) {
 		{"describe", "widget", "w1", "-n", ns},
 		{"describe", "widgets", "-n", ns, "-l", "team=a", "--show-events=false"},
 		{"describe", "pod/rich", "widget/w1", "-n", ns, "--show-events=false"},
+		{"describe", "deployment", "web", "-n", ns},
+		{"describe", "rs", "frontend", "-n", ns},
+		{"describe", "rc", "legacy", "-n", ns},
+		{"describe", "service", "web", "-n", ns},
+		{"describe", "services", "-n", ns, "--show-events=false"},
 	} {
 		p.check(t, same{args: args, norm: norm})
 	}

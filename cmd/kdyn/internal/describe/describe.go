@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/restmapper"
@@ -233,9 +234,20 @@ func (d *describer) describe(ctx context.Context, t target) error {
 		return err
 	}
 	w := newWriter()
-	if t.match.GVK.Group == "" && t.match.GVK.Kind == "Pod" {
-		describePod(w, obj, gjson.ParseBytes(raw))
-	} else {
+	doc := gjson.ParseBytes(raw)
+	list := newLister(d.f, d.o.chunkSize)
+	switch gk := t.match.GVK.GroupKind(); gk {
+	case schema.GroupKind{Kind: "Pod"}:
+		describePod(w, obj, doc)
+	case schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}:
+		describeReplicaSet(ctx, w, list, obj, doc)
+	case schema.GroupKind{Kind: "ReplicationController"}:
+		describeReplicationController(ctx, w, list, obj, doc)
+	case schema.GroupKind{Group: "apps", Kind: "Deployment"}:
+		describeDeployment(ctx, w, list, obj, doc)
+	case schema.GroupKind{Kind: "Service"}:
+		describeService(ctx, w, list, obj, doc)
+	default:
 		describeGeneric(w, obj)
 	}
 	if d.o.showEvents {

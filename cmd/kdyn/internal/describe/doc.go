@@ -2,15 +2,15 @@
 // objects of any kind, laid out as kubectl describe lays it out, with the
 // object's events.
 //
-// Pods get kubectl's pod description (node, status, IPs, controller,
-// containers with their state, resources, environment and mounts,
-// conditions, volumes, QoS class, node selectors, tolerations); every other
-// kind, custom resources included, gets kubectl's generic description
-// (name, namespace, labels, annotations, then every field of the object
-// under a label made from its name, "resourceVersion" as "Resource
-// Version"). kubectl has dedicated describers for some other built-in
-// kinds (Deployments, Services, Nodes, ...); kdyn describes those with the
-// generic one for now.
+// Pods, Deployments (with their old and new ReplicaSets), ReplicaSets and
+// ReplicationControllers (with their pods' phases and pod template) and
+// Services (with the endpoints of their EndpointSlices) get kubectl's
+// dedicated descriptions; every other kind, custom resources included,
+// gets kubectl's generic description (name, namespace, labels,
+// annotations, then every field of the object under a label made from its
+// name, "resourceVersion" as "Resource Version"). kubectl has dedicated
+// describers for more built-in kinds (Nodes, Jobs, StatefulSets, ...);
+// kdyn describes those with the generic one for now.
 //
 // Objects are read with the dynamic client and their fields with gjson;
 // events are listed by involvedObject (kind, name, namespace, uid), page by

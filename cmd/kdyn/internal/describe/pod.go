@@ -83,11 +83,11 @@ func describePod(w *writer, obj *unstructured.Unstructured, pod gjson.Result) {
 		resources(w, r, 1)
 	}
 	if cs := spec.Get("initContainers").Array(); len(cs) > 0 {
-		containers(w, "Init Containers", cs, status.Get("initContainerStatuses").Array(), pod)
+		containers(w, "Init Containers", "", cs, status.Get("initContainerStatuses").Array(), pod)
 	}
-	containers(w, "Containers", spec.Get("containers").Array(), status.Get("containerStatuses").Array(), pod)
+	containers(w, "Containers", "", spec.Get("containers").Array(), status.Get("containerStatuses").Array(), pod)
 	if cs := spec.Get("ephemeralContainers").Array(); len(cs) > 0 {
-		containers(w, "Ephemeral Containers", cs, status.Get("ephemeralContainerStatuses").Array(), pod)
+		containers(w, "Ephemeral Containers", "", cs, status.Get("ephemeralContainerStatuses").Array(), pod)
 	}
 	conditions := status.Get("conditions").Array()
 	if gates := spec.Get("readinessGates").Array(); len(gates) > 0 {
@@ -109,18 +109,50 @@ func describePod(w *writer, obj *unstructured.Unstructured, pod gjson.Result) {
 			w.write(1, "%v \t%v \n", c.Get("type").String(), c.Get("status").String())
 		}
 	}
-	volumes(w, spec.Get("volumes").Array())
+	volumes(w, "", spec.Get("volumes").Array())
 	w.write(0, "QoS Class:\t%s\n", qosClass(spec, status))
 	w.labels("Node-Selectors", stringMap(spec.Get("nodeSelector")))
-	tolerations(w, spec.Get("tolerations").Array())
+	tolerations(w, "Tolerations", spec.Get("tolerations").Array())
+}
+
+// podTemplate is kubectl's description of a pod template (of a
+// workload), two spaces in.
+func podTemplate(w *writer, t gjson.Result) {
+	w.write(0, "Pod Template:\n")
+	if !t.Exists() {
+		w.write(1, "<unset>")
+		return
+	}
+	w.labels("  Labels", stringMap(t.Get("metadata.labels")))
+	if ann := stringMap(t.Get("metadata.annotations")); len(ann) > 0 {
+		w.annotations("  Annotations", ann)
+	}
+	spec := t.Get("spec")
+	if sa := spec.Get("serviceAccountName").String(); sa != "" {
+		w.write(1, "Service Account:\t%s\n", sa)
+	}
+	if cs := spec.Get("initContainers").Array(); len(cs) > 0 {
+		containers(w, "Init Containers", "  ", cs, nil, gjson.Result{})
+	}
+	containers(w, "Containers", "  ", spec.Get("containers").Array(), nil, gjson.Result{})
+	volumes(w, "  ", spec.Get("volumes").Array())
+	if pc := spec.Get("priorityClassName").String(); pc != "" {
+		w.write(1, "Priority Class Name:\t%s\n", pc)
+	}
+	w.labels("  Node-Selectors", stringMap(spec.Get("nodeSelector")))
+	tolerations(w, "  Tolerations", spec.Get("tolerations").Array())
 }
 
 // containers writes one section of containers with their statuses.
-func containers(w *writer, title string, cs, statuses []gjson.Result, pod gjson.Result) {
+func containers(w *writer, title, space string, cs, statuses []gjson.Result, pod gjson.Result) {
 	if len(cs) == 0 {
-		w.write(0, "%s: <none>\n", title)
+		w.write(0, "%s%s: <none>\n", space, title)
 	} else {
-		w.write(0, "%s:\n", title)
+		w.write(0, "%s%s:\n", space, title)
+	}
+	nameIndent := ""
+	if space != "" {
+		nameIndent = " "
 	}
 	byName := map[string]gjson.Result{}
 	for _, s := range statuses {
@@ -128,7 +160,7 @@ func containers(w *writer, title string, cs, statuses []gjson.Result, pod gjson.
 	}
 	for _, c := range cs {
 		st, ok := byName[c.Get("name").String()]
-		w.write(1, "%v:\n", c.Get("name").String())
+		w.write(1, "%s%v:\n", nameIndent, c.Get("name").String())
 		if ok {
 			w.write(2, "Container ID:\t%s\n", st.Get("containerID").String())
 		}
@@ -331,14 +363,18 @@ func describeProbe(p gjson.Result) string {
 }
 
 // volumes writes the pod's volumes, the common sources in kubectl's words.
-func volumes(w *writer, vs []gjson.Result) {
+func volumes(w *writer, space string, vs []gjson.Result) {
 	if len(vs) == 0 {
-		w.write(0, "Volumes:\t<none>\n")
+		w.write(0, "%sVolumes:\t<none>\n", space)
 		return
 	}
-	w.write(0, "Volumes:\n")
+	w.write(0, "%sVolumes:\n", space)
+	nameIndent := ""
+	if space != "" {
+		nameIndent = " "
+	}
 	for _, v := range vs {
-		w.write(1, "%v:\n", v.Get("name").String())
+		w.write(1, "%s%v:\n", nameIndent, v.Get("name").String())
 		switch {
 		case v.Get("hostPath").Exists():
 			t := v.Get("hostPath.type").String()
@@ -407,8 +443,8 @@ func qosClass(spec, status gjson.Result) string {
 }
 
 // tolerations writes the pod's tolerations sorted by key.
-func tolerations(w *writer, ts []gjson.Result) {
-	w.write(0, "Tolerations:\t")
+func tolerations(w *writer, title string, ts []gjson.Result) {
+	w.write(0, "%s:\t", title)
 	if len(ts) == 0 {
 		w.line("<none>")
 		return
