@@ -75,7 +75,13 @@ func Load(rules *LoadingRules) (*Config, error) {
 		c, err := LoadFile(rules.ExplicitPath)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("kubeconfig: the kubeconfig file %q does not exist: %w", rules.ExplicitPath, fs.ErrNotExist)
+				// The file system's words too ("stat missing: no such file
+				// or directory"), which scripts for kubectl look for.
+				var pe *fs.PathError
+				if errors.As(err, &pe) {
+					err = pe
+				}
+				return nil, fmt.Errorf("kubeconfig: the kubeconfig file %q does not exist: %w", rules.ExplicitPath, err)
 			}
 			return nil, err
 		}

@@ -217,6 +217,10 @@ func TestLoadMergeRules(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), missing) || !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("err = %v", err)
 		}
+		// The file system's own words follow, as in kubectl's message.
+		if !strings.HasSuffix(err.Error(), missing+": no such file or directory") {
+			t.Errorf("err = %v, want it to end with the file system's error", err)
+		}
 	})
 	t.Run("unreadable file in the list is an error", func(t *testing.T) {
 		t.Parallel()
