@@ -131,9 +131,13 @@ func TestCertificateMatchesKubectl(t *testing.T) {
 		t.Fatal(err)
 	}
 	request := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
-	for _, n := range []string{"a-kubectl", "b-kubectl", "a-kdyn", "b-kdyn"} {
+	dir := t.TempDir()
+	for _, n := range []string{"a-kubectl", "b-kubectl", "c-kubectl", "a-kdyn", "b-kdyn", "c-kdyn"} {
 		csr := `{"apiVersion":"certificates.k8s.io/v1","kind":"CertificateSigningRequest","metadata":{"name":"` + n + `"},"spec":{"request":"` + request + `","signerName":"example.com/signer","usages":["client auth"]}}`
 		p.kubectl(t, csr, "create", "-f", "-")
+		if err := os.WriteFile(filepath.Join(dir, n+".yaml"), []byte(csr), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	norm := func(b []byte) []byte { return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-TOOL")), []byte("-kdyn"), []byte("-TOOL")) }
 	for _, s := range [][]string{
@@ -142,12 +146,13 @@ func TestCertificateMatchesKubectl(t *testing.T) {
 		{"certificate", "deny", "a-TOOL"},
 		{"certificate", "deny", "b-TOOL", "-o", "name"},
 		{"certificate", "approve", "none-TOOL"},
+		{"certificate", "deny", "-f", "DIR/c-TOOL.yaml"},
 		{"get", "csr", "a-TOOL", "b-TOOL", "-o", "jsonpath={range .items[*]}{.status.conditions[*].type} {.status.conditions[*].reason} {.status.conditions[*].message};{end}"},
 	} {
 		subst := func(tool string) []string {
 			out := make([]string, len(s))
 			for i, a := range s {
-				out[i] = strings.ReplaceAll(a, "TOOL", tool)
+				out[i] = strings.ReplaceAll(strings.ReplaceAll(a, "TOOL", tool), "DIR", dir)
 			}
 			return out
 		}

@@ -310,6 +310,7 @@ func NewCertificateCommand(f *cli.Factory) *cobra.Command {
 func newCSRCommand(f *cli.Factory, verb, condition, other, reason, message, done string) *cobra.Command {
 	o := &Options{Subresource: "approval"}
 	var force bool
+	var manifests cli.ManifestFlags
 	cmd := &cobra.Command{
 		Use:   verb + " (-f FILENAME | NAME)",
 		Short: map[string]string{"approve": "Approve a certificate signing request", "deny": "Deny a certificate signing request"}[verb],
@@ -318,6 +319,18 @@ kubectl certificate %s does. One that already has it is left alone (unless
 --force); one that has the %s condition is refused.`, condition, reason, verb, other),
 		Example: fmt.Sprintf("  kdyn certificate %s csr-sqgzp", verb),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if manifests.Given() {
+				entries, err := cli.ReadEntries(f, &manifests, "certificate "+verb)
+				if err != nil {
+					return err
+				}
+				for _, e := range entries {
+					if err := e.Err(); err != nil {
+						return fmt.Errorf("%s: %w", e.Where(), err)
+					}
+					args = append(args, e.Object().GetName())
+				}
+			}
 			if len(args) == 0 {
 				return cli.Usagef("one or more CSRs must be specified as <name> or -f <filename>")
 			}
@@ -346,6 +359,7 @@ kubectl certificate %s does. One that already has it is left alone (unless
 		},
 	}
 	o.AddFlags(cmd, "kubectl-certificate", false)
+	manifests.AddFlags(cmd, "with the requests")
 	cmd.Flags().BoolVar(&force, "force", false, "Update the request even if it already has the condition.")
 	return cmd
 }
