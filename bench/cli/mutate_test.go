@@ -26,7 +26,9 @@ func TestNodeCommandsMatchKubectl(t *testing.T) {
 	for _, n := range []string{"node-kubectl", "node-kdyn"} {
 		p.kubectl(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+n+`","labels":{"pool":"`+n+`"}}}`, "create", "-f", "-")
 	}
-	norm := func(b []byte) []byte { return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("node-kubectl"), []byte("NODE")), []byte("node-kdyn"), []byte("NODE")) }
+	norm := func(b []byte) []byte {
+		return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("node-kubectl"), []byte("NODE")), []byte("node-kdyn"), []byte("NODE"))
+	}
 	steps := [][]string{
 		{"cordon", "NODE"},
 		{"cordon", "NODE"},
@@ -75,8 +77,13 @@ func TestSetCommandsMatchKubectl(t *testing.T) {
 		p.kubectl(t, pod, "create", "-n", ns, "-f", "-")
 		p.kubectl(t, "", "create", "rolebinding", n, "-n", ns, "--clusterrole=view", "--user=ann")
 		p.kubectl(t, "", "create", "configmap", n, "-n", ns)
+		p.kubectl(t, "", "create", "configmap", "settings-"+n, "-n", ns, "--from-literal=log.level=debug", "--from-literal=mode=fast")
+		// One key: kubectl adds the keys of --from in map order (random); kdyn sorts them.
+		p.kubectl(t, "", "create", "secret", "generic", "creds-"+n, "-n", ns, "--from-literal=pass-word=x")
 	}
-	norm := func(b []byte) []byte { return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("obj-kubectl"), []byte("OBJ")), []byte("obj-kdyn"), []byte("OBJ")) }
+	norm := func(b []byte) []byte {
+		return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("obj-kubectl"), []byte("OBJ")), []byte("obj-kdyn"), []byte("OBJ"))
+	}
 	steps := [][]string{
 		{"set", "image", "deployment/OBJ", "nginx=nginx:1.27"},
 		{"set", "image", "deployment/OBJ", "nginx=nginx:1.27"},
@@ -99,7 +106,31 @@ func TestSetCommandsMatchKubectl(t *testing.T) {
 		{"set", "subject", "rolebinding", "OBJ"},
 		{"set", "subject", "rolebinding", "OBJ", "--serviceaccount=bad"},
 		{"get", "rolebinding", "OBJ", "-o", "jsonpath={.subjects}"},
+		{"set", "env", "deployment/OBJ", "A=1", "B=two words", "-e", "C=3"},
+		{"set", "env", "deployment/OBJ", "A=1"},
+		{"set", "env", "deployment/OBJ", "A=changed", "-c", "nginx"},
+		{"set", "env", "deployment/OBJ", "B-"},
+		{"set", "env", "deployment/OBJ", "--from=configmap/settings-OBJ", "--keys=log.level", "--prefix=APP_"},
+		{"set", "env", "deployment/OBJ", "--from=secret/creds-OBJ"},
+		{"set", "env", "deployment/OBJ", "A=new", "--overwrite=false"},
+		{"set", "env", "deployment/OBJ", "--list"},
+		{"set", "env", "deployment/OBJ", "1BAD=x"},
+		{"set", "env", "deployment/OBJ", "Z=1", "Z-"},
+		{"set", "env", "deployment/OBJ", "Z=1", "-c", "none"},
+		{"get", "deploy", "OBJ", "-o", "jsonpath={.spec.template.spec.containers[*].env} {.spec.template.spec.initContainers[*].env}"},
 		{"rollout", "pause", "deployment/OBJ"},
+		{"set", "env", "deployment/OBJ", "A=1", "B=two words", "-e", "C=3"},
+		{"set", "env", "deployment/OBJ", "A=1"},
+		{"set", "env", "deployment/OBJ", "A=changed", "-c", "nginx"},
+		{"set", "env", "deployment/OBJ", "B-"},
+		{"set", "env", "deployment/OBJ", "--from=configmap/settings-OBJ", "--keys=log.level", "--prefix=APP_"},
+		{"set", "env", "deployment/OBJ", "--from=secret/creds-OBJ"},
+		{"set", "env", "deployment/OBJ", "A=new", "--overwrite=false"},
+		{"set", "env", "deployment/OBJ", "--list"},
+		{"set", "env", "deployment/OBJ", "1BAD=x"},
+		{"set", "env", "deployment/OBJ", "Z=1", "Z-"},
+		{"set", "env", "deployment/OBJ", "Z=1", "-c", "none"},
+		{"get", "deploy", "OBJ", "-o", "jsonpath={.spec.template.spec.containers[*].env} {.spec.template.spec.initContainers[*].env}"},
 		{"rollout", "pause", "deployment/OBJ"},
 		{"rollout", "resume", "deployment/OBJ"},
 		{"rollout", "resume", "deployment/OBJ"},
@@ -139,7 +170,9 @@ func TestCertificateMatchesKubectl(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	norm := func(b []byte) []byte { return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-TOOL")), []byte("-kdyn"), []byte("-TOOL")) }
+	norm := func(b []byte) []byte {
+		return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-TOOL")), []byte("-kdyn"), []byte("-TOOL"))
+	}
 	for _, s := range [][]string{
 		{"certificate", "approve", "a-TOOL"},
 		{"certificate", "approve", "a-TOOL"},
@@ -181,7 +214,9 @@ func TestLastAppliedMatchesKubectl(t *testing.T) {
 		p.kubectl(t, "", "create", "--save-config", "-n", ns, "-f", filepath.Join(dir, "cm-"+tool+".yaml"))
 		p.kubectl(t, "", "create", "-n", ns, "-f", filepath.Join(dir, "plain-"+tool+".yaml"))
 	}
-	norm := func(b []byte) []byte { return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-TOOL")), []byte("-kdyn"), []byte("-TOOL")) }
+	norm := func(b []byte) []byte {
+		return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-TOOL")), []byte("-kdyn"), []byte("-TOOL"))
+	}
 	for _, s := range [][]string{
 		{"apply", "view-last-applied", "configmap/cm-TOOL"},
 		{"apply", "view-last-applied", "configmap", "cm-TOOL", "-o", "json"},

@@ -1,5 +1,6 @@
 // Package mutate holds the kubectl commands that change a few fields of
-// existing objects: cordon and uncordon, taint, set image, set resources,
+// existing objects: cordon and uncordon, taint, set image, set env (the
+// keys of --from sorted, where kubectl's order is random), set resources,
 // set serviceaccount, set subject, rollout pause and resume, and
 // certificate approve and deny (through the approval subresource).
 //

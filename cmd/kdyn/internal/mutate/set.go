@@ -1,15 +1,22 @@
 package mutate
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
+	"regexp"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 )
@@ -20,13 +27,13 @@ func NewSetCommand(f *cli.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "set SUBCOMMAND",
 		Short: "Set specific features on objects",
-		Long:  "Change a specific feature of existing objects: container images, resource requirements, the service account of pods, the subjects of role bindings.",
+		Long:  "Change a specific feature of existing objects: container images, environment variables, resource requirements, the service account of pods, the subjects of role bindings.",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cli.Usagef("set needs a subcommand: image, resources, serviceaccount or subject (see 'kdyn set -h')")
 		},
 	}
-	cmd.AddCommand(newSetImageCommand(f), newSetResourcesCommand(f), newSetServiceAccountCommand(f), newSetSubjectCommand(f))
+	cmd.AddCommand(newSetImageCommand(f), newSetResourcesCommand(f), newSetServiceAccountCommand(f), newSetSubjectCommand(f), newSetEnvCommand(f))
 	return cmd
 }
 
@@ -46,14 +53,15 @@ func podSpecPath(obj *unstructured.Unstructured) ([]string, error) {
 	return nil, fmt.Errorf("the object is not a pod or does not have a pod template: *v1.%s", gk.Kind)
 }
 
-// eachContainer calls fn on every init container and container (init
-// containers first), each a map of the object fn may change.
+// eachContainer calls fn on every container and init container
+// (containers first, as kubectl's set commands visit them), each a map of
+// the object fn may change.
 func eachContainer(obj *unstructured.Unstructured, fn func(c map[string]any)) error {
 	path, err := podSpecPath(obj)
 	if err != nil {
 		return err
 	}
-	for _, field := range []string{"initContainers", "containers"} {
+	for _, field := range []string{"containers", "initContainers"} {
 		list, _, _ := unstructured.NestedSlice(obj.Object, append(path, field)...)
 		for _, item := range list {
 			if c, ok := item.(map[string]any); ok {
@@ -427,4 +435,308 @@ deployment is not rolled out when its template changes, until resumed.`,
 	o.AddFlags(cmd, "kubectl-rollout", false)
 	cmd.Flags().StringVarP(&o.Sel.Selector, "selector", "l", "", "Label selector of the objects.")
 	return cmd
+}
+
+// envVar is one variable set env writes: a value or a reference.
+type envVar map[string]any
+
+// envNameChars are what an environment variable name from --from keeps.
+var envNameChars = regexp.MustCompile("[^a-zA-Z0-9_]")
+
+func newSetEnvCommand(f *cli.Factory) *cobra.Command {
+	o := &Options{}
+	var envs, keys []string
+	var from, prefix, containers string
+	var list, overwrite bool
+	cmd := &cobra.Command{
+		Use:   "env RESOURCE/NAME KEY_1=VAL_1 ... KEY_N=VAL_N",
+		Short: "Update environment variables on a pod template",
+		Long: `Set, change or remove (KEY-) environment variables of containers (all, or
+those -c matches) of pods and pod templates, as kubectl set env does;
+--from=configmap/NAME or secret/NAME adds a reference to each of its keys
+(--keys to pick some, --prefix before their names); "-" reads KEY=VALUE
+lines from stdin. --list prints the variables instead of changing them.`,
+		Example: `  kdyn set env deployment/registry STORAGE_DIR=/local
+  kdyn set env deployment/registry --from=configmap/settings --prefix=APP_
+  kdyn set env deployment/registry STORAGE_DIR-
+  kdyn set env deployment/registry --list`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Sel.All && o.Sel.Selector != "" {
+				return errors.New("cannot set --all and --selector at the same time")
+			}
+			var resources, envArgs []string
+			for _, a := range args {
+				isEnv := strings.Contains(a, "=") || strings.HasSuffix(a, "-")
+				switch {
+				case isEnv:
+					envArgs = append(envArgs, a)
+				case len(envArgs) > 0:
+					return fmt.Errorf("all resources must be specified before environment changes: %s", strings.Join(args, " "))
+				default:
+					resources = append(resources, a)
+				}
+			}
+			if len(resources) == 0 && !o.Sel.Selecting() {
+				return errors.New("one or more resources must be specified as <resource> <name> or <resource>/<name>")
+			}
+			if list && o.Output != "" {
+				return errors.New("--list and --output may not be specified together")
+			}
+			if len(keys) > 0 && from == "" {
+				return errors.New("when specifying --keys, a configmap or secret must be provided with --from")
+			}
+			set, remove, err := parseEnvArgs(append(slices.Clone(envs), envArgs...), f)
+			if err != nil {
+				return err
+			}
+			if from != "" {
+				refs, err := envFrom(cmd.Context(), f, from, keys, f.Streams.ErrOut)
+				if err != nil {
+					return err
+				}
+				set = append(set, refs...)
+			}
+			for _, e := range set {
+				if prefix != "" {
+					e["name"] = prefix + e["name"].(string)
+				}
+			}
+			return Run(cmd.Context(), f, o, resources, func(obj *unstructured.Unstructured) (Result, error) {
+				before := obj.DeepCopy()
+				matched := false
+				var errs []error
+				err := eachContainer(obj, func(c map[string]any) {
+					name, _ := c["name"].(string)
+					if !selectString(name, containers) {
+						return
+					}
+					matched = true
+					existing, _ := c["env"].([]any)
+					if !overwrite {
+						for _, e := range set {
+							for _, x := range existing {
+								xm, _ := x.(map[string]any)
+								if xm["name"] == e["name"] && xm["value"] != e["value"] {
+									errs = append(errs, fmt.Errorf("'%s' already has a value (%v), and --overwrite is false", xm["name"], xm["value"]))
+								}
+							}
+						}
+						if len(errs) > 0 {
+							return
+						}
+					}
+					updated := updateEnv(existing, set, remove)
+					if len(updated) == 0 {
+						delete(c, "env")
+					} else {
+						c["env"] = updated
+					}
+					if list {
+						fmt.Fprintf(f.Streams.Out, "# %s %s, container %s\n", obj.GetKind(), obj.GetName(), name)
+						for _, e := range updated {
+							m := e.(map[string]any)
+							if vf, ok := m["valueFrom"].(map[string]any); ok {
+								fmt.Fprintf(f.Streams.Out, "# %s from %s\n", m["name"], envRefString(vf))
+								continue
+							}
+							fmt.Fprintf(f.Streams.Out, "%s=%v\n", m["name"], valueOrEmpty(m["value"]))
+						}
+					}
+				})
+				if err != nil {
+					return Result{}, err
+				}
+				if len(errs) > 0 {
+					return Result{}, errors.Join(errs...)
+				}
+				if list {
+					return Result{}, nil
+				}
+				if !matched {
+					fmt.Fprintf(f.Streams.ErrOut, "Warning: %s/%s does not have any containers matching %q\n", obj.GetKind(), obj.GetName(), containers)
+					return Result{}, nil
+				}
+				if reflect.DeepEqual(before.Object, obj.Object) {
+					return Result{}, nil
+				}
+				return Result{Op: "env updated", Changed: true}, nil
+			})
+		},
+	}
+	o.AddFlags(cmd, "kubectl-set", true)
+	fl := cmd.Flags()
+	fl.StringVarP(&containers, "containers", "c", "*", "The containers to change, by name; '*' is a wildcard.")
+	fl.StringVar(&from, "from", "", "A configmap/NAME or secret/NAME whose keys to add as references.")
+	fl.StringVar(&prefix, "prefix", "", "A prefix for the names of the variables added.")
+	fl.StringArrayVarP(&envs, "env", "e", nil, "A KEY=VALUE to set (repeatable).")
+	fl.StringSliceVar(&keys, "keys", nil, "The keys of --from to add (default all).")
+	fl.BoolVar(&list, "list", false, "Print the containers' variables (with the changes given) instead of changing them.")
+	fl.BoolVar(&overwrite, "overwrite", true, "Allow changing a variable that has another value.")
+	return cmd
+}
+
+func valueOrEmpty(v any) any {
+	if v == nil {
+		return ""
+	}
+	return v
+}
+
+// envRefString is kubectl's one-line form of a valueFrom reference.
+func envRefString(vf map[string]any) string {
+	switch {
+	case vf["configMapKeyRef"] != nil:
+		r := vf["configMapKeyRef"].(map[string]any)
+		return fmt.Sprintf("configmap %v, key %v", r["name"], r["key"])
+	case vf["secretKeyRef"] != nil:
+		r := vf["secretKeyRef"].(map[string]any)
+		return fmt.Sprintf("secret %v, key %v", r["name"], r["key"])
+	case vf["fieldRef"] != nil:
+		r := vf["fieldRef"].(map[string]any)
+		return fmt.Sprintf("field path %v", r["fieldPath"])
+	case vf["resourceFieldRef"] != nil:
+		r := vf["resourceFieldRef"].(map[string]any)
+		return fmt.Sprintf("resource %v", r["resource"])
+	}
+	return "invalid reference"
+}
+
+// parseEnvArgs parses KEY=VALUE and KEY- (and "-", KEY=VALUE lines from
+// stdin), with kubectl's checks and words.
+func parseEnvArgs(specs []string, f *cli.Factory) ([]envVar, []string, error) {
+	var set []envVar
+	var remove []string
+	seen := map[string]bool{}
+	add := func(spec string) error {
+		k, v, _ := strings.Cut(spec, "=")
+		if errs := validation.IsEnvVarName(k); len(errs) != 0 {
+			return fmt.Errorf("%q is not a valid key name: %s", k, strings.Join(errs, ";"))
+		}
+		seen[k] = true
+		set = append(set, envVar{"name": k, "value": v})
+		return nil
+	}
+	for _, spec := range specs {
+		switch {
+		case spec == "-":
+			f.ClaimStdin("used by set env")
+			b, err := io.ReadAll(f.Streams.In)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+					continue
+				}
+				if !strings.Contains(line, "=") {
+					return nil, nil, fmt.Errorf("invalid environment variable: %v", line)
+				}
+				if err := add(line); err != nil {
+					return nil, nil, err
+				}
+			}
+		case strings.Contains(spec, "="):
+			if err := add(spec); err != nil {
+				return nil, nil, err
+			}
+		case strings.HasSuffix(spec, "-"):
+			remove = append(remove, strings.TrimSuffix(spec, "-"))
+		default:
+			return nil, nil, fmt.Errorf("unknown environment variable: %v", spec)
+		}
+	}
+	for _, r := range remove {
+		if seen[r] {
+			return nil, nil, errors.New("can not both modify and remove the same environment variable in the same command")
+		}
+	}
+	return set, remove, nil
+}
+
+// envFrom are references to the keys (or those of keys) of a ConfigMap or
+// Secret, named as kubectl names them (characters other than letters,
+// digits and '_' made '_', upper case), sorted.
+func envFrom(ctx context.Context, f *cli.Factory, from string, keys []string, warn io.Writer) ([]envVar, error) {
+	targets, err := cli.ResolveObjects(ctx, f, []string{from}, cli.Selection{})
+	if err != nil {
+		return nil, err
+	}
+	client, err := f.DynamicClient()
+	if err != nil {
+		return nil, err
+	}
+	var out []envVar
+	for _, t := range targets {
+		var ref string
+		switch t.Match.GVK.GroupKind() {
+		case schema.GroupKind{Kind: "ConfigMap"}:
+			ref = "configMapKeyRef"
+		case schema.GroupKind{Kind: "Secret"}:
+			ref = "secretKeyRef"
+		default:
+			return nil, errors.New("unsupported resource specified in --from")
+		}
+		obj, err := client.Resource(t.Match.GVR).Namespace(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		data, _, _ := unstructured.NestedMap(obj.Object, "data")
+		names := make([]string, 0, len(data))
+		for k := range data {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			if len(keys) > 0 && !slices.Contains(keys, k) {
+				continue
+			}
+			name := strings.ToUpper(envNameChars.ReplaceAllString(k, "_"))
+			if name != k {
+				fmt.Fprintf(warn, "Warning: key %s transferred to %s\n", k, name)
+			}
+			out = append(out, envVar{"name": name, "valueFrom": map[string]any{ref: map[string]any{"name": obj.GetName(), "key": k}}})
+		}
+	}
+	return out, nil
+}
+
+// updateEnv is kubectl's merge of a container's variables: those set
+// replace the ones of the same name in place, new ones are appended,
+// removed ones dropped.
+func updateEnv(existing []any, set []envVar, remove []string) []any {
+	covered := map[string]bool{}
+	for _, r := range remove {
+		covered[r] = true
+	}
+	find := func(name string) (envVar, bool) {
+		for _, e := range set {
+			if e["name"] == name {
+				return e, true
+			}
+		}
+		return nil, false
+	}
+	var out []any
+	for _, x := range existing {
+		m, _ := x.(map[string]any)
+		name, _ := m["name"].(string)
+		if covered[name] {
+			continue
+		}
+		if e, ok := find(name); ok {
+			covered[name] = true
+			out = append(out, map[string]any(e))
+			continue
+		}
+		out = append(out, x)
+	}
+	for _, e := range set {
+		name := e["name"].(string)
+		if covered[name] {
+			continue
+		}
+		covered[name] = true
+		out = append(out, map[string]any(e))
+	}
+	return out
 }
