@@ -636,13 +636,9 @@ func TestExposeMatchesKubectl(t *testing.T) {
 	}
 	// Created for real, each tool its own service, then exposed again.
 	p.check(t, same{args: []string{"expose", "pod/single", "--name=svc-kubectl", "-n", ns}, kdynArgs: []string{"expose", "pod/single", "--name=svc-kdyn", "-n", ns},
-		norm: func(b []byte) []byte {
-			return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-T")), []byte("-kdyn"), []byte("-T"))
-		}})
+		norm: toolSuffix})
 	p.check(t, same{args: []string{"expose", "service", "svc-kubectl", "--port=9090", "--dry-run=client", "-o", "yaml", "-n", ns}, kdynArgs: []string{"expose", "service", "svc-kdyn", "--port=9090", "--dry-run=client", "-o", "yaml", "-n", ns},
-		norm: func(b []byte) []byte {
-			return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-T")), []byte("-kdyn"), []byte("-T"))
-		}})
+		norm: toolSuffix})
 }
 
 // TestAutoscaleMatchesKubectl: autoscale prints the autoscaler kubectl
@@ -671,7 +667,11 @@ func TestAutoscaleMatchesKubectl(t *testing.T) {
 		p.check(t, same{args: append(args, "-n", ns)})
 	}
 	p.check(t, same{args: []string{"autoscale", "deploy/web", "--max=5", "--name=hpa-kubectl", "-n", ns}, kdynArgs: []string{"autoscale", "deploy/web", "--max=5", "--name=hpa-kdyn", "-n", ns},
-		norm: func(b []byte) []byte {
-			return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-T")), []byte("-kdyn"), []byte("-T"))
-		}})
+		norm: toolSuffix})
+}
+
+// toolSuffix replaces the tools' name suffixes ("-kubectl", "-kdyn") of
+// objects each tool made for itself.
+func toolSuffix(b []byte) []byte {
+	return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-T")), []byte("-kdyn"), []byte("-T"))
 }
