@@ -124,3 +124,50 @@ func TestWarningsAsErrors(t *testing.T) {
 	}
 	kdyn(t, env, "delete", "crd", "olds."+group).must(t)
 }
+
+// TestREADMEKubectlScript runs the kubectl script the README shows, as it
+// stands there, with kdyn installed as kubectl: it must run unchanged.
+func TestREADMEKubectlScript(t *testing.T) {
+	env := testenv.Shared(t)
+	ns := mfNamespace(t, env)
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "<!-- kubectl-script:")
+	if !ok {
+		t.Fatal("README.md has no kubectl-script block")
+	}
+	_, rest, _ = strings.Cut(rest, "```sh\n")
+	script, _, _ := strings.Cut(rest, "```")
+	bin := t.TempDir()
+	if err := os.Symlink(kdynBin, filepath.Join(bin, "kubectl")); err != nil {
+		t.Fatal(err)
+	}
+	// The script runs in the namespace of its context, as a user's does: a
+	// copy of the kubeconfig names the test's namespace.
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	b, err := os.ReadFile(env.KubeconfigPath(testenv.Admin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kc, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set := exec.CommandContext(t.Context(), kdynBin, "--kubeconfig", kc, "config", "set-context", "--current", "--namespace", ns)
+	if out, err := set.CombinedOutput(); err != nil {
+		t.Fatalf("set the namespace: %v\n%s", err, out)
+	}
+	cmd := exec.CommandContext(t.Context(), "bash", "-c", "set -euo pipefail\n"+script)
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "KUBECONFIG="+kc, "HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's script failed on kdyn: %v\n%s", err, out)
+	}
+	for _, want := range []string{"deployment.apps/web created", "service/web exposed", "deployment.apps/web image updated", "deployment.apps/web env updated",
+		"deployment.apps/web labeled", "nginx:1.28", "configmap/settings created", "fast", `deployment.apps "web" deleted`, `service "web" deleted`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the script's output lacks %q:\n%s", want, out)
+		}
+	}
+}
