@@ -444,7 +444,7 @@ func TestClientConfigErrors(t *testing.T) {
 		{
 			name: "unknown context lists the defined ones",
 			o:    Overrides{Context: "prod"},
-			want: []string{`kubeconfig: --context refers to context "prod", which is not defined; defined contexts: main`},
+			want: []string{`kubeconfig: context was not found for specified context: prod; defined contexts: main`},
 		},
 		{
 			name: "unknown cluster",

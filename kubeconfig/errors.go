@@ -29,11 +29,16 @@ type NotFoundError struct {
 }
 
 // Error returns e.g. `kubeconfig: context "dev" refers to cluster "gone",
-// which is not defined; defined clusters: kind, prod`.
+// which is not defined; defined clusters: kind, prod`; a --context that
+// names no context is worded as kubectl words it: `kubeconfig: context was
+// not found for specified context: dev; defined contexts: main`.
 func (e *NotFoundError) Error() string {
 	var b strings.Builder
 	b.WriteString("kubeconfig: ")
-	if e.ReferencedBy != "" {
+	if e.Kind == "context" && e.ReferencedBy == "--context" {
+		// kubectl's words, which scripts look for.
+		fmt.Fprintf(&b, "context was not found for specified context: %s", e.Name)
+	} else if e.ReferencedBy != "" {
 		fmt.Fprintf(&b, "%s refers to %s %q, which is not defined", e.ReferencedBy, e.Kind, e.Name)
 	} else {
 		fmt.Fprintf(&b, "%s %q is not defined", e.Kind, e.Name)
