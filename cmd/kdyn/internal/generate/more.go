@@ -166,7 +166,8 @@ func newQuotaCommand(f *cli.Factory) *cobra.Command {
 						for _, stmt := range strings.Split(hard, ",") {
 							parts := strings.Split(stmt, "=")
 							if len(parts) != 2 {
-								return nil, fmt.Errorf("Invalid argument syntax %v, expected <resource>=<value>", stmt) //nolint:staticcheck // kubectl's words
+								//lint:ignore ST1005 kubectl's words, capital included
+								return nil, fmt.Errorf("Invalid argument syntax %v, expected <resource>=<value>", stmt)
 							}
 							q, err := resource.ParseQuantity(parts[1])
 							if err != nil {
