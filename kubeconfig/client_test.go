@@ -449,12 +449,12 @@ func TestClientConfigErrors(t *testing.T) {
 		{
 			name: "unknown cluster",
 			o:    Overrides{Cluster: "nope"},
-			want: []string{`--cluster refers to cluster "nope", which is not defined; defined clusters: bad-proxy-scheme, bad-proxy-url, ca-and-insecure, data,`},
+			want: []string{`no server found for cluster "nope"; defined clusters: bad-proxy-scheme, bad-proxy-url, ca-and-insecure, data,`},
 		},
 		{
 			name: "unknown user",
 			o:    Overrides{User: "nobody"},
-			want: []string{`--user refers to user "nobody", which is not defined; defined users: basic,`},
+			want: []string{`auth info "nobody" does not exist; defined users: basic,`},
 		},
 		{
 			name: "context naming a missing cluster",

@@ -29,18 +29,25 @@ type NotFoundError struct {
 }
 
 // Error returns e.g. `kubeconfig: context "dev" refers to cluster "gone",
-// which is not defined; defined clusters: kind, prod`; a --context that
-// names no context is worded as kubectl words it: `kubeconfig: context was
-// not found for specified context: dev; defined contexts: main`.
+// which is not defined; defined clusters: kind, prod`; a --context,
+// --cluster or --user that names nothing is worded as kubectl words it:
+// `kubeconfig: context was not found for specified context: dev; defined
+// contexts: main`.
 func (e *NotFoundError) Error() string {
 	var b strings.Builder
 	b.WriteString("kubeconfig: ")
-	if e.Kind == "context" && e.ReferencedBy == "--context" {
-		// kubectl's words, which scripts look for.
+	// kubectl's words for a flag that names nothing, which scripts look
+	// for.
+	switch {
+	case e.Kind == "context" && e.ReferencedBy == "--context":
 		fmt.Fprintf(&b, "context was not found for specified context: %s", e.Name)
-	} else if e.ReferencedBy != "" {
+	case e.Kind == "cluster" && e.ReferencedBy == "--cluster":
+		fmt.Fprintf(&b, "no server found for cluster %q", e.Name)
+	case e.Kind == "user" && e.ReferencedBy == "--user":
+		fmt.Fprintf(&b, "auth info %q does not exist", e.Name)
+	case e.ReferencedBy != "":
 		fmt.Fprintf(&b, "%s refers to %s %q, which is not defined", e.ReferencedBy, e.Kind, e.Name)
-	} else {
+	default:
 		fmt.Fprintf(&b, "%s %q is not defined", e.Kind, e.Name)
 	}
 	if len(e.Available) == 0 {

@@ -3,6 +3,7 @@ package kubeconfig
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -513,4 +514,22 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("View: %v", err)
 		}
 	})
+}
+
+// TestLoadFileErrorWording: a file that cannot be parsed is reported in
+// kubectl's words first, then what is wrong, and unwraps to the cause.
+func TestLoadFileErrorWording(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(path, []byte("apiVersion: v-1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadFile(path)
+	want := fmt.Sprintf(`kubeconfig: error loading config file %q: apiVersion is "v-1", want "v1"`, path)
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %s", err, want)
+	}
+	var le *loadError
+	if !errors.As(err, &le) || errors.Unwrap(err) == nil {
+		t.Errorf("err %T does not unwrap to the parse error", err)
+	}
 }

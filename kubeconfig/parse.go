@@ -115,8 +115,31 @@ func LoadFile(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
-	return Parse(data, path)
+	c, err := Parse(data, path)
+	if err != nil {
+		// kubectl's words first ("error loading config file"), which
+		// scripts look for, then what is wrong.
+		return nil, &loadError{path: path, err: err}
+	}
+	return c, nil
 }
+
+// loadError is a file that could not be parsed, worded as kubectl's
+// `error loading config file "PATH": ...`.
+type loadError struct {
+	path string
+	err  error
+}
+
+func (e *loadError) Error() string {
+	msg := strings.TrimPrefix(e.err.Error(), "kubeconfig: ")
+	if abs, err := filepath.Abs(e.path); err == nil {
+		msg = strings.TrimPrefix(msg, abs+": ")
+	}
+	return fmt.Sprintf("kubeconfig: error loading config file %q: %s", e.path, msg)
+}
+
+func (e *loadError) Unwrap() error { return e.err }
 
 // Parse parses kubeconfig YAML (or JSON). source names the file in errors
 // and in the Source fields; when it is not empty, relative paths are
