@@ -70,6 +70,7 @@ func TestSetCommandsMatchKubectl(t *testing.T) {
 	env := testenv.Shared(t)
 	p := newPair(t, env, testenv.Admin)
 	ns := vbNamespace(t, vbClient(t, env))
+	dir := t.TempDir()
 	for _, n := range []string{"obj-kubectl", "obj-kdyn"} {
 		deploy := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"` + n + `","labels":{"owner":"` + n + `"}},"spec":{"selector":{"matchLabels":{"app":"` + n + `"}},"template":{"metadata":{"labels":{"app":"` + n + `"}},"spec":{"initContainers":[{"name":"init","image":"busybox"}],"containers":[{"name":"nginx","image":"nginx:1.25","resources":{"limits":{"cpu":"1"}}},{"name":"side-car","image":"busybox"}]}}}}`
 		p.kubectl(t, deploy, "create", "-n", ns, "-f", "-")
@@ -78,6 +79,14 @@ func TestSetCommandsMatchKubectl(t *testing.T) {
 		p.kubectl(t, "", "create", "rolebinding", n, "-n", ns, "--clusterrole=view", "--user=ann")
 		p.kubectl(t, "", "create", "configmap", n, "-n", ns)
 		p.kubectl(t, "", "create", "configmap", "settings-"+n, "-n", ns, "--from-literal=log.level=debug", "--from-literal=mode=fast")
+		p.kubectl(t, "", "create", "service", "clusterip", n, "-n", ns, "--tcp=80")
+		svc := "apiVersion: v1\nkind: Service\nmetadata:\n  name: " + n + "\nspec:\n  selector: {app: x}\n  ports: [{port: 80}]\n"
+		if err := os.WriteFile(filepath.Join(dir, "svc-"+n+".yaml"), []byte(svc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "deploy-"+n+".yaml"), []byte(deploy), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		// One key: kubectl adds the keys of --from in map order (random); kdyn sorts them.
 		p.kubectl(t, "", "create", "secret", "generic", "creds-"+n, "-n", ns, "--from-literal=pass-word=x")
 	}
@@ -118,6 +127,17 @@ func TestSetCommandsMatchKubectl(t *testing.T) {
 		{"set", "env", "deployment/OBJ", "Z=1", "Z-"},
 		{"set", "env", "deployment/OBJ", "Z=1", "-c", "none"},
 		{"get", "deploy", "OBJ", "-o", "jsonpath={.spec.template.spec.containers[*].env} {.spec.template.spec.initContainers[*].env}"},
+		{"set", "selector", "service/OBJ", "app=web,tier=fe"},
+		{"set", "selector", "service", "OBJ", "app=other", "-o", "jsonpath={.spec.selector}"},
+		{"set", "selector", "deployment/OBJ", "app=web"},
+		{"set", "selector", "service/OBJ", "tier in (a,b)"},
+		// --local: kubectl prints its typed object (zero values such as
+		// targetPort: 0 added); kdyn the manifest with the change only.
+		{"set", "selector", "-f", "DIR/svc-OBJ.yaml", "role=padawan", "--local", "-o", "jsonpath={.spec.selector}"},
+		{"set", "image", "-f", "DIR/deploy-OBJ.yaml", "nginx=nginx:local", "--local", "-o", "jsonpath={.spec.template.spec.containers[0].image}"},
+		{"set", "image", "-f", "DIR/deploy-OBJ.yaml", "nginx=nginx:1.29"},
+		{"set", "env", "-f", "DIR/deploy-OBJ.yaml", "X=1", "--dry-run=client", "-o", "jsonpath={.spec.template.spec.containers[0].env}"},
+		{"set", "resources", "--local", "deployment/OBJ", "--limits=cpu=1"},
 		{"rollout", "pause", "deployment/OBJ"},
 		{"set", "env", "deployment/OBJ", "A=1", "B=two words", "-e", "C=3"},
 		{"set", "env", "deployment/OBJ", "A=1"},
@@ -131,6 +151,17 @@ func TestSetCommandsMatchKubectl(t *testing.T) {
 		{"set", "env", "deployment/OBJ", "Z=1", "Z-"},
 		{"set", "env", "deployment/OBJ", "Z=1", "-c", "none"},
 		{"get", "deploy", "OBJ", "-o", "jsonpath={.spec.template.spec.containers[*].env} {.spec.template.spec.initContainers[*].env}"},
+		{"set", "selector", "service/OBJ", "app=web,tier=fe"},
+		{"set", "selector", "service", "OBJ", "app=other", "-o", "jsonpath={.spec.selector}"},
+		{"set", "selector", "deployment/OBJ", "app=web"},
+		{"set", "selector", "service/OBJ", "tier in (a,b)"},
+		// --local: kubectl prints its typed object (zero values such as
+		// targetPort: 0 added); kdyn the manifest with the change only.
+		{"set", "selector", "-f", "DIR/svc-OBJ.yaml", "role=padawan", "--local", "-o", "jsonpath={.spec.selector}"},
+		{"set", "image", "-f", "DIR/deploy-OBJ.yaml", "nginx=nginx:local", "--local", "-o", "jsonpath={.spec.template.spec.containers[0].image}"},
+		{"set", "image", "-f", "DIR/deploy-OBJ.yaml", "nginx=nginx:1.29"},
+		{"set", "env", "-f", "DIR/deploy-OBJ.yaml", "X=1", "--dry-run=client", "-o", "jsonpath={.spec.template.spec.containers[0].env}"},
+		{"set", "resources", "--local", "deployment/OBJ", "--limits=cpu=1"},
 		{"rollout", "pause", "deployment/OBJ"},
 		{"rollout", "resume", "deployment/OBJ"},
 		{"rollout", "resume", "deployment/OBJ"},
@@ -139,7 +170,7 @@ func TestSetCommandsMatchKubectl(t *testing.T) {
 	subst := func(args []string, obj string) []string {
 		out := make([]string, len(args))
 		for i, a := range args {
-			out[i] = strings.ReplaceAll(a, "OBJ", obj)
+			out[i] = strings.ReplaceAll(strings.ReplaceAll(a, "OBJ", obj), "DIR", dir)
 		}
 		return append(out, "-n", ns)
 	}

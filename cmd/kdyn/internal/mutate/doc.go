@@ -13,5 +13,8 @@
 // precondition makes safe. An unchanged object is not sent. Output is
 // kubectl's ("node/n1 cordoned", "deployment.apps/web image updated"), or
 // the changed object with -o; --dry-run=client prints the change without
-// sending it.
+// sending it. -f names the objects by manifests; with --local the
+// manifests' objects are changed and printed without the server (as
+// written plus the change, where kubectl prints its typed object with zero
+// values filled in).
 package mutate

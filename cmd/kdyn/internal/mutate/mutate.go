@@ -8,11 +8,13 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/restmapper"
 	kunstructured "github.com/kdyn/kdyn/unstructured"
 )
 
@@ -26,6 +28,18 @@ type Options struct {
 	// Subresource, when set, receives the patch (certificate signing
 	// requests' "approval").
 	Subresource string
+	// Manifests (-f) name the objects by the manifests' kinds and names;
+	// with Local the manifests' objects themselves are changed and printed,
+	// and nothing is sent.
+	Manifests cli.ManifestFlags
+	Local     bool
+}
+
+// AddManifestFlags adds -f, -R, -k and --local, as kubectl's set commands
+// have them.
+func (o *Options) AddManifestFlags(cmd *cobra.Command) {
+	o.Manifests.AddFlags(cmd, "with the objects to change")
+	cmd.Flags().BoolVar(&o.Local, "local", false, "Change the objects of -f and print them, without contacting the server.")
 }
 
 // AddFlags adds -o/--template, --dry-run, --field-manager,
@@ -68,9 +82,28 @@ func Run(ctx context.Context, f *cli.Factory, o *Options, args []string, change 
 	if err != nil {
 		return err
 	}
-	targets, err := cli.ResolveObjects(ctx, f, args, o.Sel)
-	if err != nil {
-		return err
+	var targets []cli.Target
+	switch {
+	case o.Local:
+		if !o.Manifests.Given() {
+			//lint:ignore ST1005 kubectl's words, period included
+			return errors.New("you must specify resources by --filename when --local is set.")
+		}
+		if dry == cli.DryRunServer {
+			return errors.New("cannot specify --local and --dry-run=server - did you mean --dry-run=client?")
+		}
+		return local(f, o, p, change)
+	case o.Manifests.Given():
+		if len(args) > 0 {
+			return cli.Usagef("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
+		}
+		if targets, err = manifestTargets(ctx, f, &o.Manifests); err != nil {
+			return err
+		}
+	default:
+		if targets, err = cli.ResolveObjects(ctx, f, args, o.Sel); err != nil {
+			return err
+		}
 	}
 	if len(targets) == 0 {
 		ns, _, _ := f.Namespace()
@@ -96,6 +129,71 @@ func Run(ctx context.Context, f *cli.Factory, o *Options, args []string, change 
 		}
 	}
 	return errs.Result()
+}
+
+// local changes the objects of the manifests and prints them.
+func local(f *cli.Factory, o *Options, p *cli.ResultPrinter, change Change) error {
+	entries, err := cli.ReadEntries(f, &o.Manifests, "set")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := e.Err(); err != nil {
+			return fmt.Errorf("%s: %w", e.Where(), err)
+		}
+		obj := e.Object().DeepCopy()
+		res, err := change(obj)
+		if err != nil {
+			return err
+		}
+		if res.Op != "" {
+			if err := p.Print(obj.GroupVersionKind().GroupKind(), obj.GetName(), res.Op, obj); err != nil {
+				return err
+			}
+		}
+		if err := errors.Join(res.Errs...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// manifestTargets are the live objects the manifests of -f name.
+func manifestTargets(ctx context.Context, f *cli.Factory, m *cli.ManifestFlags) ([]cli.Target, error) {
+	entries, err := cli.ReadEntries(f, m, "set")
+	if err != nil {
+		return nil, err
+	}
+	mapper, err := f.RESTMapper()
+	if err != nil {
+		return nil, err
+	}
+	ns, _, err := f.Namespace()
+	if err != nil {
+		return nil, err
+	}
+	var out []cli.Target
+	for _, e := range entries {
+		if err := e.Err(); err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Where(), err)
+		}
+		obj := e.Object()
+		gvk := obj.GroupVersionKind()
+		mapping, err := mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Where(), err)
+		}
+		t := cli.Target{Match: restmapper.Match{GVR: mapping.Resource, GVK: mapping.GroupVersionKind,
+			Namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace}, Name: obj.GetName()}
+		if t.Match.Namespaced {
+			t.Namespace = obj.GetNamespace()
+			if t.Namespace == "" {
+				t.Namespace = ns
+			}
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // client is what one needs of a resource client.
@@ -166,6 +264,10 @@ func preconditioned(original, modified *unstructured.Unstructured) ([]byte, erro
 		md = map[string]any{}
 		m["metadata"] = md
 	}
-	md["resourceVersion"] = original.GetResourceVersion()
+	if _, set := md["resourceVersion"]; !set {
+		// A resourceVersion the change set itself (--resource-version)
+		// stays; otherwise the one read.
+		md["resourceVersion"] = original.GetResourceVersion()
+	}
 	return json.Marshal(m)
 }

@@ -33,7 +33,7 @@ func NewSetCommand(f *cli.Factory) *cobra.Command {
 			return cli.Usagef("set needs a subcommand: image, resources, serviceaccount or subject (see 'kdyn set -h')")
 		},
 	}
-	cmd.AddCommand(newSetImageCommand(f), newSetResourcesCommand(f), newSetServiceAccountCommand(f), newSetSubjectCommand(f), newSetEnvCommand(f))
+	cmd.AddCommand(newSetImageCommand(f), newSetResourcesCommand(f), newSetServiceAccountCommand(f), newSetSubjectCommand(f), newSetEnvCommand(f), newSetSelectorCommand(f))
 	return cmd
 }
 
@@ -139,7 +139,7 @@ already those is left alone and not printed.`,
 				}
 				images[name] = image
 			}
-			if len(resources) == 0 && !o.Sel.Selecting() {
+			if len(resources) == 0 && !o.Sel.Selecting() && !o.Manifests.Given() {
 				return cli.Usagef("one or more resources must be specified as <resource> <name> or <resource>/<name>")
 			}
 			if len(images) == 0 {
@@ -173,6 +173,7 @@ already those is left alone and not printed.`,
 		},
 	}
 	o.AddFlags(cmd, "kubectl-set", true)
+	o.AddManifestFlags(cmd)
 	return cmd
 }
 
@@ -264,6 +265,7 @@ those of the same name; the others stay.`,
 		},
 	}
 	o.AddFlags(cmd, "kubectl-set", true)
+	o.AddManifestFlags(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&limits, "limits", "", "Resource limits, NAME=QUANTITY,... (cpu=200m,memory=512Mi).")
 	fl.StringVar(&requests, "requests", "", "Resource requests, NAME=QUANTITY,...")
@@ -281,7 +283,7 @@ func newSetServiceAccountCommand(f *cli.Factory) *cobra.Command {
 		Example: `  # The service account of a deployment's pods
   kdyn set serviceaccount deployment nginx-deployment serviceaccount1`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) < 2 && !(len(args) == 1 && o.Sel.Selecting()) {
+			if len(args) == 0 || (len(args) < 2 && !o.Sel.Selecting() && !o.Manifests.Given()) {
 				return cli.Usagef("serviceaccount is required")
 			}
 			sa := args[len(args)-1]
@@ -303,6 +305,7 @@ func newSetServiceAccountCommand(f *cli.Factory) *cobra.Command {
 		},
 	}
 	o.AddFlags(cmd, "kubectl-set", true)
+	o.AddManifestFlags(cmd)
 	return cmd
 }
 
@@ -368,6 +371,7 @@ func newSetSubjectCommand(f *cli.Factory) *cobra.Command {
 		},
 	}
 	o.AddFlags(cmd, "kubectl-set", true)
+	o.AddManifestFlags(cmd)
 	fl := cmd.Flags()
 	fl.StringArrayVar(&users, "user", nil, "A user to add (repeatable).")
 	fl.StringArrayVar(&groups, "group", nil, "A group to add (repeatable).")
@@ -476,7 +480,7 @@ lines from stdin. --list prints the variables instead of changing them.`,
 					resources = append(resources, a)
 				}
 			}
-			if len(resources) == 0 && !o.Sel.Selecting() {
+			if len(resources) == 0 && !o.Sel.Selecting() && !o.Manifests.Given() {
 				return errors.New("one or more resources must be specified as <resource> <name> or <resource>/<name>")
 			}
 			if list && o.Output != "" {
@@ -564,6 +568,7 @@ lines from stdin. --list prints the variables instead of changing them.`,
 		},
 	}
 	o.AddFlags(cmd, "kubectl-set", true)
+	o.AddManifestFlags(cmd)
 	fl := cmd.Flags()
 	fl.StringVarP(&containers, "containers", "c", "*", "The containers to change, by name; '*' is a wildcard.")
 	fl.StringVar(&from, "from", "", "A configmap/NAME or secret/NAME whose keys to add as references.")
@@ -739,4 +744,52 @@ func updateEnv(existing []any, set []envVar, remove []string) []any {
 		out = append(out, map[string]any(e))
 	}
 	return out
+}
+
+func newSetSelectorCommand(f *cli.Factory) *cobra.Command {
+	o := &Options{}
+	var resourceVersion string
+	cmd := &cobra.Command{
+		Use:   "selector (-f FILENAME | TYPE NAME) EXPRESSIONS [--resource-version=version]",
+		Short: "Set the selector on a resource",
+		Long: `Replace the selector of Services (the only kind kubectl sets it on) with the
+labels given (KEY=VALUE,...), as kubectl set selector does.`,
+		Example: `  kdyn set selector service/web app=web,tier=frontend
+  kdyn set selector -f service.yaml role=padawan --local -o yaml`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("one selector is required")
+			}
+			sel, err := metav1.ParseToLabelSelector(args[len(args)-1])
+			if err != nil {
+				return err
+			}
+			if len(sel.MatchExpressions) > 0 {
+				return fmt.Errorf("match expression %v not supported on this object", sel.MatchExpressions)
+			}
+			return Run(cmd.Context(), f, o, args[:len(args)-1], func(obj *unstructured.Unstructured) (Result, error) {
+				if gk := obj.GroupVersionKind().GroupKind(); gk != (schema.GroupKind{Kind: "Service"}) {
+					return Result{}, errors.New("setting a selector is only supported for Services")
+				}
+				labels := map[string]any{}
+				for k, v := range sel.MatchLabels {
+					labels[k] = v
+				}
+				if len(labels) == 0 {
+					unstructured.RemoveNestedField(obj.Object, "spec", "selector")
+				} else if err := unstructured.SetNestedMap(obj.Object, labels, "spec", "selector"); err != nil {
+					return Result{}, err
+				}
+				if resourceVersion != "" {
+					obj.SetResourceVersion(resourceVersion)
+				}
+				// kubectl says so even when nothing changes.
+				return Result{Op: "selector updated", Changed: true}, nil
+			})
+		},
+	}
+	o.AddFlags(cmd, "kubectl-set", true)
+	o.AddManifestFlags(cmd)
+	cmd.Flags().StringVar(&resourceVersion, "resource-version", "", "Update only if this is the object's current resourceVersion (one object).")
+	return cmd
 }
