@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -305,4 +306,47 @@ func Subresources(sub string) []string {
 		return nil
 	}
 	return []string{sub}
+}
+
+// ManifestObject is an object a manifest names: the target (its resource
+// by kind, its name, the namespace the manifest gives or ""), the object
+// as written, and where it was written.
+type ManifestObject struct {
+	Target
+	Written *unstructured.Unstructured
+	Where   string // "app.yaml: document 2"
+}
+
+// ManifestTargets reads the manifests of m (for verb, as ReadEntries does)
+// and names the object of each document, in order. A document that cannot
+// be read, or whose kind the server does not serve, is an error naming the
+// document.
+func ManifestTargets(ctx context.Context, f *Factory, m *ManifestFlags, verb string) ([]ManifestObject, error) {
+	entries, err := ReadEntries(f, m, verb)
+	if err != nil {
+		return nil, err
+	}
+	mapper, err := f.RESTMapper()
+	if err != nil {
+		return nil, err
+	}
+	var out []ManifestObject
+	for _, e := range entries {
+		if err := e.Err(); err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Where(), err)
+		}
+		obj := e.Object()
+		gvk := obj.GroupVersionKind()
+		mapping, err := mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Where(), err)
+		}
+		t := Target{Match: restmapper.Match{GVR: mapping.Resource, GVK: mapping.GroupVersionKind,
+			Namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace, Name: obj.GetName()}, Name: obj.GetName()}
+		if t.Match.Namespaced {
+			t.Namespace = obj.GetNamespace()
+		}
+		out = append(out, ManifestObject{Target: t, Written: obj, Where: e.Where()})
+	}
+	return out, nil
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -178,33 +177,20 @@ func (o *options) list(ctx context.Context, f *cli.Factory, m restmapper.Match, 
 	}
 }
 
-// fromManifests are the objects the manifests name.
+// fromManifests are the objects the manifests name, in the manifest's
+// namespace, else ns.
 func (o *options) fromManifests(ctx context.Context, f *cli.Factory, ns string) ([]target, error) {
-	entries, err := cli.ReadEntries(f, &o.manifests, "describe")
-	if err != nil {
-		return nil, err
-	}
-	mapper, err := f.RESTMapper()
+	named, err := cli.ManifestTargets(ctx, f, &o.manifests, "describe")
 	if err != nil {
 		return nil, err
 	}
 	var out []target
-	for _, e := range entries {
-		if err := e.Err(); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Where(), err)
-		}
-		obj := e.Object()
-		gvk := obj.GroupVersionKind()
-		mapping, err := mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Where(), err)
-		}
-		m := restmapper.Match{GVR: mapping.Resource, GVK: mapping.GroupVersionKind, Namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace, Name: obj.GetName()}
-		objNS := obj.GetNamespace()
+	for _, t := range named {
+		objNS := t.Namespace
 		if objNS == "" {
 			objNS = ns
 		}
-		out = append(out, target{match: m, ns: nsFor(m, objNS)})
+		out = append(out, target{match: t.Match, ns: nsFor(t.Match, objNS)})
 	}
 	return out, nil
 }

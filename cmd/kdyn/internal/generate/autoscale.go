@@ -109,9 +109,7 @@ is byte for byte kubectl's.`,
 	fl.StringVar(&cpu, "cpu", "", `Target CPU: a percentage ("70%") for average utilization, a quantity ("500m"; a bare number is milli-CPU) for an average value.`)
 	fl.StringVar(&memory, "memory", "", `Target memory: a percentage ("60%") for average utilization, a quantity ("200Mi"; a bare number is MiB) for an average value.`)
 	fl.StringVar(&name, "name", "", "The name of the autoscaler (default: the object's).")
-	o.addFlags(cmd)
-	fm := fl.Lookup("field-manager")
-	fm.DefValue, o.fieldManager = "kubectl-autoscale", "kubectl-autoscale"
+	o.addFlagsFor(cmd, "kubectl-autoscale")
 	return cmd
 }
 
@@ -152,50 +150,38 @@ type scaleTarget struct{ kind, name, apiVersion string }
 // scaleTargets are the objects the arguments or -f name; each kind must
 // have a scale subresource.
 func scaleTargets(ctx context.Context, f *cli.Factory, manifests *cli.ManifestFlags, args []string) ([]scaleTarget, error) {
-	mapper, err := f.RESTMapper()
-	if err != nil {
-		return nil, err
+	var named []cli.Target
+	if manifests.Given() {
+		objs, err := cli.ManifestTargets(ctx, f, manifests, "autoscale")
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			named = append(named, o.Target)
+		}
+	} else {
+		var err error
+		if named, err = cli.ResolveObjects(ctx, f, args, cli.Selection{}); err != nil {
+			return nil, err
+		}
 	}
 	var out []scaleTarget
-	add := func(gvk schema.GroupVersionKind, name string) error {
-		m, err := mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			return err
-		}
-		arg := m.Resource.GroupResource().String()
-		matches, err := f.Resolve(ctx, []string{arg})
-		if err != nil {
-			return err
-		}
-		if len(matches) == 0 || matches[0].Resource == nil || !slices.ContainsFunc(matches[0].Resource.Subresources, func(s discovery.Subresource) bool { return s.Name == "scale" }) {
-			return fmt.Errorf("cannot autoscale a %s: the resource has no scale subresource", gvk.Kind)
-		}
-		out = append(out, scaleTarget{kind: m.GroupVersionKind.Kind, name: name, apiVersion: m.GroupVersionKind.GroupVersion().String()})
-		return nil
-	}
-	if manifests.Given() {
-		entries, err := cli.ReadEntries(f, manifests, "autoscale")
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			if err := e.Err(); err != nil {
-				return nil, fmt.Errorf("%s: %w", e.Where(), err)
-			}
-			if err := add(e.Object().GroupVersionKind(), e.Object().GetName()); err != nil {
+	for _, t := range named {
+		res := t.Match.Resource
+		if res == nil {
+			// A manifest's kind is mapped without discovery's details.
+			matches, err := f.Resolve(ctx, []string{t.Match.GVR.GroupResource().String()})
+			if err != nil {
 				return nil, err
 			}
+			if len(matches) > 0 {
+				res = matches[0].Resource
+			}
 		}
-		return out, nil
-	}
-	targets, err := cli.ResolveObjects(ctx, f, args, cli.Selection{})
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range targets {
-		if err := add(t.Match.GVK, t.Name); err != nil {
-			return nil, err
+		if res == nil || !slices.ContainsFunc(res.Subresources, func(s discovery.Subresource) bool { return s.Name == "scale" }) {
+			return nil, fmt.Errorf("cannot autoscale a %s: the resource has no scale subresource", t.Match.GVK.Kind)
 		}
+		out = append(out, scaleTarget{kind: t.Match.GVK.Kind, name: t.Name, apiVersion: t.Match.GVK.GroupVersion().String()})
 	}
 	return out, nil
 }

@@ -48,13 +48,18 @@ type options struct {
 	showManagedFields bool
 }
 
-// addFlags adds the common flags to cmd.
-func (o *options) addFlags(cmd *cobra.Command) {
+// addFlags adds the common flags to cmd, with kubectl's create field
+// manager.
+func (o *options) addFlags(cmd *cobra.Command) { o.addFlagsFor(cmd, "kubectl-create") }
+
+// addFlagsFor adds the common flags to cmd; manager is the default field
+// manager, kubectl's for the command (kubectl-run, kubectl-expose, ...).
+func (o *options) addFlagsFor(cmd *cobra.Command, manager string) {
 	fl := cmd.Flags()
 	cli.AddOutputFlags(fl, &o.output, "Print the object instead of a summary: name, json, yaml (or any object output of get). With --dry-run=client, the object is printed exactly as kubectl prints it.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	fl.BoolVar(&o.saveConfig, "save-config", false, "Record the object's configuration in the last-applied-configuration annotation, for a later client-side apply.")
-	fl.StringVar(&o.fieldManager, "field-manager", "kubectl-create", "The name of the manager recorded for the created fields.")
+	fl.StringVar(&o.fieldManager, "field-manager", manager, "The name of the manager recorded for the created fields.")
 	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in json and yaml output.")
 }
 

@@ -56,9 +56,7 @@ does. With -f, the object of the file is exposed as written. With
 	fl.StringVar(&e.name, "name", "", "The name for the newly created object.")
 	fl.StringVar(&e.sessionAffinity, "session-affinity", "", "If non-empty, set the session affinity for the service to this; legal values: 'None', 'ClientIP'.")
 	fl.StringVar(&e.clusterIP, "cluster-ip", "", "ClusterIP to be assigned to the service. Leave empty to auto-allocate, or set to 'None' to create a headless service.")
-	o.addFlags(cmd)
-	fm := fl.Lookup("field-manager")
-	fm.DefValue, o.fieldManager = "kubectl-expose", "kubectl-expose"
+	o.addFlagsFor(cmd, "kubectl-expose")
 	return cmd
 }
 

@@ -88,9 +88,7 @@ Attaching to the pod (--attach, -i, -t, --rm) is not supported yet.`,
 	fl.BoolVarP(&r.stdin, "stdin", "i", false, "Keep stdin open on the container and attach (not supported yet).")
 	fl.BoolVarP(&r.tty, "tty", "t", false, "Allocate a TTY (not supported yet).")
 	fl.BoolVar(&r.rm, "rm", false, "Delete the pod after it exits, when attached (not supported yet).")
-	o.addFlags(cmd)
-	fm := fl.Lookup("field-manager")
-	fm.DefValue, o.fieldManager = "kubectl-run", "kubectl-run"
+	o.addFlagsFor(cmd, "kubectl-run")
 	return cmd
 }
 

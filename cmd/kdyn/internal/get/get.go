@@ -11,7 +11,6 @@ import (
 	"github.com/tidwall/gjson"
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -207,36 +206,22 @@ func runGet(ctx context.Context, f *cli.Factory, o *getOptions, args []string) e
 // get -f reads them: each by its kind and name, in the manifest's namespace
 // (else the command's), in file order; KIND/NAME when several kinds.
 func manifestTargets(ctx context.Context, f *cli.Factory, o *getOptions) ([]getTarget, error) {
-	entries, err := cli.ReadEntries(f, &o.manifests, "get")
-	if err != nil {
-		return nil, err
-	}
-	mapper, err := f.RESTMapper()
+	named, err := cli.ManifestTargets(ctx, f, &o.manifests, "get")
 	if err != nil {
 		return nil, err
 	}
 	var targets []getTarget
 	kinds := map[schema.GroupVersionKind]bool{}
-	for _, e := range entries {
-		obj := e.Object()
-		if err := e.Err(); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Where(), err)
+	for _, t := range named {
+		if t.Name == "" {
+			return nil, fmt.Errorf("%s: the object has no metadata.name", t.Where)
 		}
-		gvk := obj.GroupVersionKind()
-		m, err := mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Where(), err)
-		}
-		if obj.GetName() == "" {
-			return nil, fmt.Errorf("%s: the object has no metadata.name", e.Where())
-		}
-		kinds[gvk] = true
-		match := restmapper.Match{GVR: m.Resource, GVK: m.GroupVersionKind, Namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace, Name: obj.GetName()}
-		if n := len(targets); n > 0 && targets[n-1].match.GVR == match.GVR && targets[n-1].ns == obj.GetNamespace() {
-			targets[n-1].names = append(targets[n-1].names, obj.GetName())
+		kinds[t.Match.GVK] = true
+		if n := len(targets); n > 0 && targets[n-1].match.GVR == t.Match.GVR && targets[n-1].ns == t.Namespace {
+			targets[n-1].names = append(targets[n-1].names, t.Name)
 			continue
 		}
-		targets = append(targets, getTarget{match: match, names: []string{obj.GetName()}, ns: obj.GetNamespace()})
+		targets = append(targets, getTarget{match: t.Match, names: []string{t.Name}, ns: t.Namespace})
 	}
 	for i := range targets {
 		targets[i].multi = len(kinds) > 1

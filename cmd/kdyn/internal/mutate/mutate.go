@@ -8,13 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
-	"github.com/kdyn/kdyn/restmapper"
 	kunstructured "github.com/kdyn/kdyn/unstructured"
 )
 
@@ -158,13 +156,10 @@ func local(f *cli.Factory, o *Options, p *cli.ResultPrinter, change Change) erro
 	return nil
 }
 
-// manifestTargets are the live objects the manifests of -f name.
+// manifestTargets are the live objects the manifests of -f name, in the
+// manifest's namespace, else the command's.
 func manifestTargets(ctx context.Context, f *cli.Factory, m *cli.ManifestFlags) ([]cli.Target, error) {
-	entries, err := cli.ReadEntries(f, m, "set")
-	if err != nil {
-		return nil, err
-	}
-	mapper, err := f.RESTMapper()
+	named, err := cli.ManifestTargets(ctx, f, m, "set")
 	if err != nil {
 		return nil, err
 	}
@@ -172,28 +167,14 @@ func manifestTargets(ctx context.Context, f *cli.Factory, m *cli.ManifestFlags) 
 	if err != nil {
 		return nil, err
 	}
-	var out []cli.Target
-	for _, e := range entries {
-		if err := e.Err(); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Where(), err)
+	targets := make([]cli.Target, len(named))
+	for i, n := range named {
+		targets[i] = n.Target
+		if n.Match.Namespaced && n.Namespace == "" {
+			targets[i].Namespace = ns
 		}
-		obj := e.Object()
-		gvk := obj.GroupVersionKind()
-		mapping, err := mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Where(), err)
-		}
-		t := cli.Target{Match: restmapper.Match{GVR: mapping.Resource, GVK: mapping.GroupVersionKind,
-			Namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace}, Name: obj.GetName()}
-		if t.Match.Namespaced {
-			t.Namespace = obj.GetNamespace()
-			if t.Namespace == "" {
-				t.Namespace = ns
-			}
-		}
-		out = append(out, t)
 	}
-	return out, nil
+	return targets, nil
 }
 
 // client is what one needs of a resource client.
