@@ -209,7 +209,7 @@ type fixture struct {
 	gadgets, sets   schema.GroupVersionResource
 }
 
-func newFixture(t *testing.T, env *testenv.Env, kdyn tool) *fixture {
+func newFixture(t *testing.T, env *testenv.Env, kdyn, kubectl tool) *fixture {
 	fx := &fixture{ns1: name("as"), ns2: name("as")}
 	fx.group = fx.ns1 + ".bench.kdyn.example"
 	fx.gadgets = schema.GroupVersionResource{Group: fx.group, Version: "v1", Resource: "gadgets"}
@@ -240,6 +240,19 @@ spec:
 		crd("gadgets", "Gadget", "Namespaced", ""),
 		crd("clustersets", "ClusterSet", "Cluster", `applyset.kubernetes.io/is-parent-type: "true"`),
 	}, "---\n")))
+	// A CRD's kinds reach discovery a moment after the create returns: wait
+	// until each tool can list both, so no apply below races discovery.
+	for _, tl := range []tool{kdyn, kubectl} {
+		for _, res := range []string{"gadgets." + fx.group, "clustersets." + fx.group} {
+			deadline := time.Now().Add(time.Minute)
+			for r := tl.run(t, "get", res, "-A"); r.code != 0; r = tl.run(t, "get", res, "-A") {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s cannot list %s a minute after its CRD was applied:\n%s", tl.name, res, r.stderr)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+	}
 	return fx
 }
 
@@ -289,7 +302,7 @@ func clean(t *testing.T, env *testenv.Env, objs ...[3]string) {
 func TestParentsAreKubectls(t *testing.T) {
 	env := testenv.Shared(t)
 	kdyn, kubectl := tools(t, env)
-	fx := newFixture(t, env, kdyn)
+	fx := newFixture(t, env, kdyn, kubectl)
 	for _, tc := range []struct {
 		name      string
 		ref       string // --applyset
@@ -396,7 +409,7 @@ func kubectlID(n, ns, kind, group string) string {
 func TestEachRefusesTheOthersSet(t *testing.T) {
 	env := testenv.Shared(t)
 	kdyn, kubectl := tools(t, env)
-	fx := newFixture(t, env, kdyn)
+	fx := newFixture(t, env, kdyn, kubectl)
 	first := write(t, fx.members([]string{"a", "b"}, nil))
 	second := write(t, fx.members([]string{"c"}, nil))
 	for _, tc := range []struct {
