@@ -49,9 +49,12 @@
 // # Manager
 //
 // A Manager runs a controller process. Caches (an informer.Factory, an
-// informer.ResourceSet) run in every replica from the start; controllers
-// (Add) start once every cache has synced — with leader election
-// (ManagerOptions.LeaderElection), only in the replica that leads, and they
+// informer.ResourceSet) run from the start — with leader election, once the
+// replica leads: a standby holds no objects and makes no list or watch
+// (LeaderElection.WarmStandby runs them in every replica, for a hand-over
+// without a sync); controllers (Add) start once every cache has synced —
+// with leader election (ManagerOptions.LeaderElection), only in the
+// replica that leads, and they
 // stop the moment it stops leading (Run then returns an error wrapping
 // leaderelection.ErrLeadershipLost: exit and let the Deployment restart the
 // replica). A Runnable whose NeedLeaderElection is false (a shard.Member)

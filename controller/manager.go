@@ -69,9 +69,12 @@ type ManagerOptions struct {
 	// serves plain HTTP to anyone who can reach the address.
 	SecureMetrics *SecureMetrics
 	// LeaderElection, when set, runs the controllers only while this
-	// replica leads (caches run in every replica, so a new leader starts
-	// warm). Losing leadership stops the controllers and makes Run return
-	// an error wrapping leaderelection.ErrLeadershipLost: exit and let the
+	// replica leads. A standby replica runs no caches: it stands for the
+	// Lease first and fills its caches once it leads, so only the leader
+	// holds the cluster's objects in memory (LeaderElection.WarmStandby
+	// fills them in every replica, for a faster hand-over). Losing
+	// leadership stops the controllers and makes Run return an error
+	// wrapping leaderelection.ErrLeadershipLost: exit and let the
 	// Deployment restart the replica, as client-go's controllers do.
 	LeaderElection *LeaderElection
 	// ShutdownTimeout bounds how long Run waits, once ctx is done, for
@@ -104,6 +107,13 @@ type LeaderElection struct {
 	// ReleaseOnCancel gives the Lease up when the term ends, once every
 	// controller has stopped, so that another replica takes over at once.
 	ReleaseOnCancel bool
+	// WarmStandby runs the caches in every replica from the start, so a
+	// replica that takes over has them synced already and starts its
+	// controllers at once; it costs every standby the memory and the
+	// API server the watches of a full cache. False (the default) starts
+	// the caches only once this replica leads: a standby costs little,
+	// and a new leader starts its controllers after one sync.
+	WarmStandby bool
 	// HealthGrace is the grace of the leader-election liveness check (see
 	// leaderelection.Elector.HealthCheck); zero means 20 s.
 	HealthGrace time.Duration
@@ -113,7 +123,8 @@ type LeaderElection struct {
 	Metrics leaderelection.Metrics
 }
 
-// Manager runs a controller process: its caches in every replica, its
+// Manager runs a controller process: its caches (in the replica that
+// leads, or in every replica with LeaderElection.WarmStandby), its
 // controllers in the one that leads once the caches have synced, and an
 // HTTP server for metrics and probes:
 //
@@ -192,7 +203,8 @@ func (m *Manager) electionConfig(lead func(context.Context)) leaderelection.Conf
 	}
 }
 
-// AddCache adds a cache: run in every replica from the start; controllers
+// AddCache adds a cache: run from the start (with leader election, once
+// this replica leads, unless LeaderElection.WarmStandby); controllers
 // start once every cache's WaitForSync has returned nil.
 func (m *Manager) AddCache(c Cache) {
 	m.mu.Lock()
@@ -253,9 +265,10 @@ func (m *Manager) IsLeader() bool {
 }
 
 // Run runs the manager until ctx is done or leadership is lost: it serves
-// the probes, runs the caches and the runnables that need no leader, waits
-// for the caches to sync, and then runs the controllers (while leading,
-// with leader election). On the way out it stops the controllers first —
+// the probes, runs the runnables that need no leader and the caches (with
+// leader election, once leading, unless WarmStandby), waits for the caches
+// to sync, and then runs the controllers (while leading, with leader
+// election). On the way out it stops the controllers first —
 // they finish the reconciles in flight — then the runnables that run in
 // every replica (an events.Recorder flushes what they recorded), then the
 // caches and the server. It returns once all of them have stopped; if
@@ -299,8 +312,14 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 	cacheCtx, stopCaches := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopCaches()
-	for i, c := range caches {
-		tasks.start(describe(c, "cache", i), func() error { return c.Run(cacheCtx) }, fail)
+	startCaches := func() {
+		for i, c := range caches {
+			tasks.start(describe(c, "cache", i), func() error { return c.Run(cacheCtx) }, fail)
+		}
+	}
+	le := m.opts.LeaderElection
+	if le == nil || le.WarmStandby {
+		startCaches()
 	}
 	// Runnables that need no leader run beside the caches, and stop after
 	// the controllers.
@@ -311,11 +330,17 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 	leading := func(lctx context.Context) error { return runAll(lctx, runnables, &tasks) }
 	controllers := tasks.start("the controllers", func() error {
-		return m.runSynced(ctx, caches, func(ctx context.Context) error {
-			if m.opts.LeaderElection == nil {
-				return leading(ctx)
-			}
-			return m.lead(ctx, leading)
+		switch {
+		case le == nil:
+			return m.runSynced(ctx, caches, leading)
+		case le.WarmStandby:
+			return m.runSynced(ctx, caches, func(ctx context.Context) error { return m.lead(ctx, leading) })
+		}
+		// A cold standby: the caches start with the term (and stop
+		// with Run, after the controllers, as warm ones do).
+		return m.lead(ctx, func(lctx context.Context) error {
+			startCaches()
+			return m.runSynced(lctx, caches, leading)
 		})
 	}, fail)
 
@@ -569,11 +594,11 @@ func (m *Manager) serve() (*http.Server, error) {
 // ready is the built-in readiness: caches synced and, with leader
 // election, leading.
 func (m *Manager) ready(*http.Request) error {
-	if !m.synced.Load() {
-		return errors.New("caches not synced")
-	}
 	if !m.IsLeader() {
 		return errors.New("not leading")
+	}
+	if !m.synced.Load() {
+		return errors.New("caches not synced")
 	}
 	return nil
 }

@@ -126,10 +126,19 @@ func TestManagerHealthCheckFails(t *testing.T) {
 
 // With leader election, of two managers on one Lease only the leader runs
 // its controllers and is ready; cancelling it hands over (it releases).
+// A cold standby (the default) runs no cache until it leads; a warm one
+// runs its caches from the start.
 func TestManagerLeaderElection(t *testing.T) {
+	for _, warm := range []bool{false, true} {
+		t.Run(fmt.Sprintf("warm=%v", warm), func(t *testing.T) { testLeaderElection(t, warm) })
+	}
+}
+
+func testLeaderElection(t *testing.T, warm bool) {
 	client := fake.NewClient()
 	type replica struct {
 		m       *Manager
+		cache   *fakeCache
 		running atomic.Bool
 		cancel  context.CancelFunc
 		done    chan error
@@ -138,7 +147,7 @@ func TestManagerLeaderElection(t *testing.T) {
 		r := &replica{done: make(chan error, 1)}
 		m, err := NewManager(ManagerOptions{BindAddress: "127.0.0.1:0", LeaderElection: &LeaderElection{
 			Client:    client,
-			Namespace: "kube-system", Name: "gc", Identity: id, ReleaseOnCancel: true,
+			Namespace: "kube-system", Name: "gc", Identity: id, ReleaseOnCancel: true, WarmStandby: warm,
 			LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 200 * time.Millisecond,
 		}})
 		if err != nil {
@@ -147,6 +156,7 @@ func TestManagerLeaderElection(t *testing.T) {
 		c := newFakeCache()
 		close(c.synced)
 		m.AddCache(c)
+		r.cache = c
 		m.Add(RunnableFunc(func(ctx context.Context) error {
 			r.running.Store(true)
 			<-ctx.Done()
@@ -170,13 +180,29 @@ func TestManagerLeaderElection(t *testing.T) {
 	if code, body := get(t, base, "/readyz"); code != http.StatusInternalServerError || !strings.Contains(body, "not leading") {
 		t.Fatalf("standby /readyz: %d %q", code, body)
 	}
+	if warm {
+		waitFor(t, "the warm standby's cache to run", standby.cache.running.Load)
+	} else if standby.cache.running.Load() {
+		t.Fatal("a cold standby runs its cache before it leads")
+	}
+	if !leader.cache.running.Load() {
+		t.Fatal("the leader's controllers run without its cache")
+	}
 	leader.cancel()
 	if err := <-leader.done; err != nil {
 		t.Fatalf("the leader's Run = %v", err)
 	}
 	waitFor(t, "the standby to take over", standby.running.Load)
+	if !standby.cache.running.Load() {
+		t.Fatal("the new leader's controllers run without its cache")
+	}
 	standby.cancel()
-	<-standby.done
+	if err := <-standby.done; err != nil {
+		t.Fatalf("the new leader's Run = %v", err)
+	}
+	if !leader.cache.stopped.Load() || !standby.cache.stopped.Load() {
+		t.Fatal("Run returned with a cache still running")
+	}
 }
 
 // A runnable that ignores its context does not keep Run from returning:

@@ -46,8 +46,10 @@
 // cluster-scoped objects. After the first list of every resource it prints
 // "synced <n> resources, <m> objects". Logs go to stderr.
 //
-// With --leader-elect or --shard-ring, several replicas run. Leader
-// election and ring membership use a client of their own, so their
+// With --leader-elect or --shard-ring, several replicas run. With
+// --leader-elect a standby caches nothing until it takes the Lease
+// (--warm-standby fills its caches while it waits, for a take-over without
+// a sync). Leader election and ring membership use a client of their own, so their
 // requests never wait behind the collector's. Right before a delete the
 // collector checks its fence: the Manager's IsLeader (with leader
 // election) and the shard's HoldsValue of the dependent's namespace
@@ -99,7 +101,8 @@
 //
 // Flags: --kubeconfig, --context, --namespace (dependents in one
 // namespace only), --delete, --resync (default 5m), --workers (default 2),
-// -v (debug logs); --leader-elect, --shard-ring and their Lease flags;
+// -v (debug logs); --leader-elect (with --warm-standby), --shard-ring and
+// their Lease flags;
 // --metrics-bind-address, with --metrics-secure (default true): TLS with a
 // self-signed certificate, and /metrics only for bearer tokens the API
 // server authorizes for get on the non-resource URL /metrics (it reviews

@@ -47,6 +47,7 @@ type options struct {
 	verbose    bool
 
 	leaderElect    bool
+	warmStandby    bool
 	leaseNamespace string
 	identity       string
 	metricsAddress string
@@ -70,6 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.workers, "workers", 2, "number of concurrent checks")
 	fs.BoolVar(&o.verbose, "v", false, "debug logs on stderr")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "run several replicas: only the one holding the Lease \"kdyn-example-gc\" acts")
+	fs.BoolVar(&o.warmStandby, "warm-standby", false, "with --leader-elect: fill the caches while standing by, so a take-over starts at once (default: a standby caches nothing until it leads)")
 	fs.StringVar(&o.leaseNamespace, "lease-namespace", "default", "namespace of the leader-election Lease, or of the shard ring's Leases")
 	fs.StringVar(&o.identity, "identity", "", "this replica's identity in the Lease(s) (default: the host name and a random suffix)")
 	fs.StringVar(&o.metricsAddress, "metrics-bind-address", "", "serve /metrics, /healthz and /readyz on this address (\":8080\"; \"127.0.0.1:0\" picks a port and logs it); empty: none")
@@ -232,7 +234,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if o.leaderElect {
 		mo.LeaderElection = &controller.LeaderElection{
 			Client:    lc,
-			Namespace: o.leaseNamespace, Name: "kdyn-example-gc", Identity: o.identity, ReleaseOnCancel: true,
+			Namespace: o.leaseNamespace, Name: "kdyn-example-gc", Identity: o.identity, ReleaseOnCancel: true, WarmStandby: o.warmStandby,
 			LeaseDuration: o.leaseDuration, RenewDeadline: o.renewDeadline, RetryPeriod: o.retryPeriod,
 			Metrics: m.LeaderElection(),
 		}

@@ -65,8 +65,13 @@ func TestGCReplicas(t *testing.T) {
 	// The leader's metrics match what it did; the standby's say it does
 	// not lead, and its readiness fails.
 	checkLeaderMetrics(t, env, metricsAddr(t, leader), len(orphans))
-	if v := scrape(t, env, metricsAddr(t, standby))[`leader_election_master_status{name="kdyn-example-gc"}`]; v != 0 {
+	standbyMetrics := scrape(t, env, metricsAddr(t, standby))
+	if v := standbyMetrics[`leader_election_master_status{name="kdyn-example-gc"}`]; v != 0 {
 		t.Errorf("the standby reports leader_election_master_status %v", v)
+	}
+	// A cold standby (the Manager's default) fills no cache until it leads.
+	if v := sum(standbyMetrics, "informer_list_starts_total") + sum(standbyMetrics, "informer_watch_starts_total"); v != 0 {
+		t.Errorf("the standby started %v lists and watches: a cold standby fills no cache", v)
 	}
 	if code := httpStatus(t, "https://"+metricsAddr(t, standby)+"/readyz"); code != http.StatusInternalServerError {
 		t.Errorf("the standby's /readyz answered %d", code)
