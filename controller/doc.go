@@ -29,7 +29,10 @@
 // kind known at compile time or found at run time — and handle the
 // initial list (AddInitial), updates (the old and the new object's keys),
 // deletes and tombstones; a shard move is not an event to act on. The
-// reconcile reads the object from the cache by its key.
+// reconcile reads the object from the cache by its key. WatchesSet watches
+// every resource of an informer.ResourceSet (kinds found at run time, as a
+// garbage collector needs), handing its mapping each whole event, so that
+// an index of the controller's own (an owner graph) follows the cache.
 //
 //	ctrl, _ := controller.New("widgets", reconcile, controller.Options[string]{Workers: 4})
 //	err := ctrl.Watch(

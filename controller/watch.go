@@ -132,3 +132,38 @@ func (c *Controller[K]) Watch(watches ...Watch[K]) error {
 	}
 	return nil
 }
+
+// SetSource is what WatchesSet takes events from: an
+// informer.ResourceSet, whose resources are found at run time.
+type SetSource interface {
+	AddHandler(h func(informer.Event)) error
+}
+
+// WatchesSet watches every resource of a set, mapping each event to the
+// keys keysOf returns (none: nothing is queued). The keys of an initial
+// list's event are queued with AddInitial (behind real changes), every
+// other event's with Add. keysOf gets the whole event — its type and
+// resource, the object (metadata only unless the set caches full
+// objects), the old object of an update, and on a delete whether it was
+// inferred (FinalStateUnknown), the resource left the set (ResourceGone)
+// or the object left this replica's shard (ShardMove) — so it can keep
+// an index of its own in step as it maps, as a garbage collector keeps its
+// owner graph. It is called from each resource's informer goroutine:
+// concurrently across resources, in order within one; it must not block
+// and must not modify the object, which the cache shares.
+func WatchesSet[K comparable](set SetSource, keysOf func(e informer.Event) []K) Watch[K] {
+	return Watch[K]{what: "a resource set", register: func(q enqueuer[K]) error {
+		if set == nil || keysOf == nil {
+			return errors.New("a nil set or mapping function")
+		}
+		return set.AddHandler(func(e informer.Event) {
+			for _, k := range keysOf(e) {
+				if e.InInitialList {
+					q.AddInitial(k)
+				} else {
+					q.Add(k)
+				}
+			}
+		})
+	}}
+}

@@ -177,3 +177,43 @@ func TestWatchRefusesZeroWatches(t *testing.T) {
 		t.Fatalf("nil mapping: %v", err)
 	}
 }
+
+// fakeSet hands WatchesSet's handler to the test, which sends events.
+type fakeSet struct{ h func(informer.Event) }
+
+func (s *fakeSet) AddHandler(h func(informer.Event)) error { s.h = h; return nil }
+
+// WatchesSet queues the keys of an initial list's events behind real
+// changes, and gives the mapping every event, deletes of every kind
+// included.
+func TestWatchesSetQueuesKeys(t *testing.T) {
+	set := &fakeSet{}
+	q := &queued{}
+	var seen []string
+	w := WatchesSet(set, func(e informer.Event) []string {
+		seen = append(seen, string(e.Type)+" "+e.Object.GetName())
+		if e.Type == "DELETED" && !e.ShardMove {
+			return []string{"owner-of-" + e.Object.GetName()}
+		}
+		return []string{e.Object.GetName()}
+	})
+	if err := w.register(q); err != nil {
+		t.Fatal(err)
+	}
+	meta := func(name string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
+	set.h(informer.Event{Type: "ADDED", GVR: configMaps, Object: meta("a"), InInitialList: true})
+	set.h(informer.Event{Type: "ADDED", GVR: configMaps, Object: meta("b")})
+	set.h(informer.Event{Type: "MODIFIED", GVR: configMaps, Object: meta("a"), Old: meta("a")})
+	set.h(informer.Event{Type: "DELETED", GVR: configMaps, Object: meta("b"), FinalStateUnknown: true, ResourceGone: true})
+	set.h(informer.Event{Type: "DELETED", GVR: configMaps, Object: meta("c"), ShardMove: true})
+	q.take(t, "a (initial)", "b", "a", "owner-of-b", "c")
+	q.none(t)
+	if want := []string{"ADDED a", "ADDED b", "MODIFIED a", "DELETED b", "DELETED c"}; !slices.Equal(seen, want) {
+		t.Fatalf("the mapping saw %q, want %q", seen, want)
+	}
+	if err := WatchesSet[string](nil, nil).register(q); err == nil {
+		t.Fatal("a nil set was accepted")
+	}
+}

@@ -110,6 +110,11 @@ type ResourceSet struct {
 	log    logr.Logger
 
 	trigger chan struct{}
+	// handlers are Options.Handler and those AddHandler added; running
+	// is set by Run, after which none may be added. handlersMu guards both.
+	handlersMu sync.Mutex
+	handlers   []func(Event)
+	running    bool
 	// crds is the set's cache of CustomResourceDefinitions (set by Run).
 	crds atomic.Pointer[Informer[*metav1.PartialObjectMetadata]]
 
@@ -147,13 +152,37 @@ func NewResourceSet(f *Factory, mapper *restmapper.Mapper, opts ResourceSetOptio
 		opts.RefreshInterval = DefaultRefreshInterval
 	}
 	log := opts.Logger
-	return &ResourceSet{f: f, mapper: mapper, opts: opts, log: log, trigger: make(chan struct{}, 1), members: map[schema.GroupVersionResource]*member{}}
+	s := &ResourceSet{f: f, mapper: mapper, opts: opts, log: log, trigger: make(chan struct{}, 1), members: map[schema.GroupVersionResource]*member{}}
+	if opts.Handler != nil {
+		s.handlers = append(s.handlers, opts.Handler)
+	}
+	return s
+}
+
+// AddHandler adds a handler that receives every event of every member, as
+// ResourceSetOptions.Handler does (after it, and after handlers added
+// before). Handlers are added before Run: AddHandler returns an error once
+// the set runs, since the handler would miss the initial lists.
+func (s *ResourceSet) AddHandler(h func(Event)) error {
+	if h == nil {
+		return errors.New("informer: ResourceSet.AddHandler: nil handler")
+	}
+	s.handlersMu.Lock()
+	defer s.handlersMu.Unlock()
+	if s.running {
+		return errors.New("informer: ResourceSet.AddHandler after Run: add handlers before the set runs, so they see the initial lists")
+	}
+	s.handlers = append(s.handlers, h)
+	return nil
 }
 
 // Run keeps the set in step with discovery until ctx is done, then
 // releases its informers and returns. The factory's Run must run too, for
 // at least as long: it runs the informers the set takes from it.
 func (s *ResourceSet) Run(ctx context.Context) error {
+	s.handlersMu.Lock()
+	s.running = true
+	s.handlersMu.Unlock()
 	crds := s.f.ForResourceMetadata(crdGVR, InformerOptions{AllNamespaces: true})
 	s.crds.Store(crds)
 	reg, err := crds.AddEventHandler(HandlerFuncs[*metav1.PartialObjectMetadata]{
@@ -411,9 +440,13 @@ func (s *ResourceSet) start(r *discovery.Resource) {
 func startMember[T Object](s *ResourceSet, k objectKind[T], r *discovery.Resource) (*member, error) {
 	gvr := r.GVR()
 	opts := s.informerOptions(r)
-	h := s.opts.Handler
-	if h == nil {
-		h = func(Event) {}
+	s.handlersMu.Lock()
+	handlers := s.handlers // fixed from Run on
+	s.handlersMu.Unlock()
+	h := func(e Event) {
+		for _, h := range handlers {
+			h(e)
+		}
 	}
 	key := s.f.key(gvr, opts, k.metadata)
 	inf := shared(s.f, k, gvr, opts, false)

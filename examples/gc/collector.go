@@ -59,7 +59,6 @@ type mapper interface {
 // controller.
 type adder interface {
 	Add(uid types.UID)
-	AddInitial(uid types.UID)
 }
 
 // collector turns the resource set's events into the owner graph and
@@ -122,18 +121,20 @@ func (c *collector) kindOf(gvr schema.GroupVersionResource) schema.GroupVersionK
 	return c.kinds[gvr]
 }
 
-// handle is the resource set's handler. It only updates the graph and
-// adds UIDs to the queue, so it never blocks.
-func (c *collector) handle(e informer.Event) {
+// keys maps a resource set's event to the dependents to check (the
+// controller's WatchesSet queues them): it keeps the owner graph in step
+// and returns the object itself when it has owners and they (or its
+// deletion) changed, and the dependents of an owner that appeared (they
+// may have been waiting for it to be observed) or left. It never blocks.
+func (c *collector) keys(e informer.Event) []types.UID {
 	uid := e.Object.GetUID()
 	switch e.Type {
 	case watch.Added, watch.Modified:
 		oldOwners, wasDeleting, added := c.graph.upsert(e.GVR, c.kindOf(e.GVR), e.Object)
+		var keys []types.UID
 		if added {
 			// Dependents that were waiting for this owner to be observed.
-			for _, d := range c.graph.dependentsOf(uid) {
-				c.queue.Add(d)
-			}
+			keys = c.graph.dependentsOf(uid)
 		}
 		owners := e.Object.GetOwnerReferences()
 		changed := !sameOwners(oldOwners, owners)
@@ -141,22 +142,18 @@ func (c *collector) handle(e informer.Event) {
 			c.forgetReported(uid)
 		}
 		if len(owners) > 0 && (added || changed || wasDeleting != (e.Object.GetDeletionTimestamp() != nil)) {
-			if e.InInitialList {
-				c.queue.AddInitial(uid) // behind real changes
-			} else {
-				c.queue.Add(uid)
-			}
+			keys = append(keys, uid)
 		}
+		return keys
 	case watch.Deleted:
 		gone, deps := c.graph.remove(e.GVR, uid)
 		if !gone {
-			return
+			return nil
 		}
 		c.forgetReported(uid)
-		for _, d := range deps {
-			c.queue.Add(d)
-		}
+		return deps
 	}
+	return nil
 }
 
 // owns reports whether this replica checks uid: always unsharded; sharded,

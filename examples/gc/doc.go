@@ -8,10 +8,11 @@
 //
 // A metadata-only informer.ResourceSet watches every resource that
 // supports list, watch and delete (restmapper's SupportsVerbs), following
-// CRDs as they come and go. Its one handler receives events tagged with
-// their resource and feeds an owner graph of the controller's own: UID →
-// object (kind, namespace, name, owner references, being-deleted) and
-// owner UID → dependent UIDs. One graph across all resources is used
+// CRDs as they come and go. The controller watches the whole set
+// (controller.WatchesSet): each event, tagged with its resource, feeds an
+// owner graph of the controller's own — UID → object (kind, namespace,
+// name, owner references, being-deleted) and owner UID → dependent UIDs —
+// and maps to the UIDs to check. One graph across all resources is used
 // rather than a per-informer OwnerUIDIndex because an owner and its
 // dependents live in different informers (a ConfigMap owned by a custom
 // resource), and the question "does this UID still exist, anywhere?" needs
@@ -19,8 +20,9 @@
 // releases when their CRD is deleted (the objects of a resource that left
 // the set are forgotten, and their dependents checked).
 //
-// The handler only updates the graph and adds UIDs to a rate-limited work
-// queue (package workqueue), keyed by the dependent's UID, so a burst of
+// The mapping only updates the graph and names UIDs, which the controller
+// queues in its rate-limited work queue (package workqueue; an initial
+// list's behind real changes), keyed by the dependent's UID, so a burst of
 // events for one object is checked once and a failed check is retried with
 // backoff (50 ms doubling to 30 s). An object is queued when it appears,
 // when its owner references or deletion state change, when one of its

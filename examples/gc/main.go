@@ -213,7 +213,6 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	f := informer.NewFactory(dc, informer.FactoryOptions{Logger: log, Metrics: m.Informer()})
 	set := informer.NewResourceSet(f, mp, informer.ResourceSetOptions{
 		Keep:     c.keep,
-		Handler:  c.handle,
 		Informer: informer.InformerOptions{Namespace: o.namespace, Shard: sh},
 		// Resources it may not list (or that do not answer) are reported,
 		// and the check goes on with the others.
@@ -227,6 +226,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		},
 		Logger: log,
 	})
+	if err := ctrl.Watch(controller.WatchesSet(set, c.keys)); err != nil {
+		return err
+	}
 	mo := controller.ManagerOptions{BindAddress: o.metricsAddress, MetricsHandler: metrics.Handler(reg), Logger: log}
 	if o.metricsSecure {
 		mo.SecureMetrics = &controller.SecureMetrics{Client: dc}

@@ -219,6 +219,11 @@ func TestResourceSetFollowsCRDs(t *testing.T) {
 		Keep:    restmapper.SupportsVerbs("list", "watch", "delete"),
 		Handler: func(e informer.Event) { events <- e },
 	})
+	// A second handler (as controller.WatchesSet adds) gets every event too.
+	more := make(chan informer.Event, 10000)
+	if err := set.AddHandler(func(e informer.Event) { more <- e }); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var run errgroup.Group
 	run.Go(func() error { return f.Run(ctx) })
@@ -226,6 +231,9 @@ func TestResourceSetFollowsCRDs(t *testing.T) {
 	t.Cleanup(func() { cancel(); _ = run.Wait() })
 	if err := set.WaitForSync(t.Context()); err != nil {
 		t.Fatal(err)
+	}
+	if err := set.AddHandler(func(informer.Event) {}); err == nil || !strings.Contains(err.Error(), "after Run") {
+		t.Fatalf("AddHandler once the set runs = %v, want an error", err)
 	}
 	if n := len(set.Resources()); n < 20 {
 		t.Fatalf("only %d resources in the set", n)
@@ -256,6 +264,7 @@ func TestResourceSetFollowsCRDs(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	waitEvent(t, events, func(e informer.Event) bool { return e.GVR == gvr && e.Object.GetName() == "t1" })
+	waitEvent(t, more, func(e informer.Event) bool { return e.GVR == gvr && e.Object.GetName() == "t1" })
 	// Deleting the CRD releases its informer, with no 404 loop.
 	if err := admin.Resource(crdGVR).Delete(t.Context(), "things."+group, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
