@@ -3,6 +3,7 @@ package informer
 import (
 	"fmt"
 	"sync/atomic"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -127,3 +128,11 @@ func (c *compactStorage) keys() []string {
 }
 
 func (c *compactStorage) size() int { return len(c.m) }
+
+func (c *compactStorage) bytes(key string) int64 {
+	e, ok := c.m[key]
+	if !ok {
+		return 0
+	}
+	return entryBytes(key, int64(unsafe.Sizeof(e))+allocBytes(int64(len(e.raw)))+allocBytes(int64(len(e.rv))))
+}

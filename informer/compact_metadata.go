@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -96,3 +97,13 @@ func (c *compactMetadataStorage) each(fn func(string, *metav1.PartialObjectMetad
 func (c *compactMetadataStorage) keys() []string { return slices.Collect(maps.Keys(c.m)) }
 
 func (c *compactMetadataStorage) size() int { return len(c.m) }
+
+// bytes leaves out the entry's TypeMeta, which the informer's entries
+// share.
+func (c *compactMetadataStorage) bytes(key string) int64 {
+	e, ok := c.m[key]
+	if !ok {
+		return 0
+	}
+	return entryBytes(key, int64(unsafe.Sizeof(e))+allocBytes(int64(len(e.raw)))+allocBytes(int64(len(e.rv))))
+}

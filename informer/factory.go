@@ -162,8 +162,9 @@ func (f *Factory) ForResource(gvr schema.GroupVersionResource, opts InformerOpti
 
 // ForResourceMetadata returns the shared metadata-only informer for gvr:
 // objects are *metav1.PartialObjectMetadata (with kdyn's own client, the
-// server sends only metadata). opts.Compact and opts.Transform do not
-// apply.
+// server sends only metadata). opts.Compact keeps each object's metadata
+// as its protobuf encoding (see InformerOptions.Compact); opts.Transform
+// does not apply.
 func (f *Factory) ForResourceMetadata(gvr schema.GroupVersionResource, opts InformerOptions) *Informer[*metav1.PartialObjectMetadata] {
 	return shared(f, metadataOnly, gvr, opts, true)
 }

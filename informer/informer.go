@@ -73,10 +73,11 @@ type Informer[T Object] struct {
 	opts  Options[T]
 	store *Store[T]
 	log   logr.Logger
-	// metrics is Options.Metrics, or a no-op; timed: Options.Metrics was
-	// set, so notifications carry the time they were made.
-	metrics Metrics
-	timed   bool
+	// metrics is Options.Metrics, or a no-op; measured: Options.Metrics
+	// was set, so notifications carry the time they were made and the
+	// cache's bytes are estimated.
+	metrics  Metrics
+	measured bool
 	// shardEcho: 0 not known yet, 1 the server shards, 2 it does not.
 	shardEcho atomic.Int32
 
@@ -120,7 +121,7 @@ func New[T Object](src Source[T], opts Options[T]) *Informer[T] {
 	if st == nil {
 		st = newMapStorage[T]()
 	}
-	inf := &Informer[T]{feed: feedOf(src), opts: opts, store: newStore[T](st), log: log, firstSync: true, metrics: opts.Metrics, timed: opts.Metrics != nil}
+	inf := &Informer[T]{feed: feedOf(src), opts: opts, store: newStore[T](st), log: log, firstSync: true, metrics: opts.Metrics, measured: opts.Metrics != nil}
 	if inf.metrics == nil {
 		inf.metrics = noMetrics{}
 	}
@@ -178,7 +179,7 @@ func (i *Informer[T]) AddEventHandler(h Handler[T]) (*Registration[T], error) {
 		return nil, errors.New("informer: nil handler")
 	}
 	r := newRegistration[T](h)
-	if i.timed {
+	if i.measured {
 		r.delivered = func(lag time.Duration) { i.metrics.Delivered(i.opts.Name, lag) }
 	}
 	i.mu.Lock()
@@ -234,7 +235,7 @@ func (i *Informer[T]) startHandler(r *Registration[T]) {
 }
 
 func (i *Informer[T]) notify(n notification[T]) {
-	if i.timed {
+	if i.measured {
 		n.at = time.Now().UnixNano()
 	}
 	for _, r := range i.handlers {
@@ -491,17 +492,25 @@ func (i *Informer[T]) upsert(obj T, text []byte, syncing bool) {
 		i.store.mu.Unlock()
 		return // unchanged (a relist of an object we have): keep the cached one
 	}
+	var bytes int64
+	if i.measured {
+		bytes = -i.store.data.bytes(key)
+	}
 	if err := i.store.putLocked(key, obj, text); err != nil {
 		i.store.mu.Unlock()
 		i.log.Info("could not cache an object", "key", key, "error", err)
 		return
 	}
+	if i.measured {
+		bytes += i.store.data.bytes(key)
+	}
 	i.store.mu.Unlock()
 	i.saveCopy(key, obj)
 	if existed {
+		i.metrics.Cached(i.opts.Name, 0, bytes)
 		i.notify(notification[T]{kind: notifyUpdate, old: old, obj: obj})
 	} else {
-		i.metrics.Cached(i.opts.Name, 1)
+		i.metrics.Cached(i.opts.Name, 1, bytes)
 		i.notify(notification[T]{kind: notifyAdd, obj: obj, initial: syncing && i.firstSync})
 	}
 }
@@ -517,7 +526,11 @@ func (i *Informer[T]) remove(obj T) {
 	i.checkMutation(key)
 	i.store.mu.Lock()
 	_, existed := i.store.data.get(key)
+	var bytes int64
 	if existed {
+		if i.measured {
+			bytes = i.store.data.bytes(key)
+		}
 		i.store.removeLocked(key)
 	}
 	i.store.mu.Unlock()
@@ -525,7 +538,7 @@ func (i *Informer[T]) remove(obj T) {
 		delete(i.copies, key)
 	}
 	if existed {
-		i.metrics.Cached(i.opts.Name, -1)
+		i.metrics.Cached(i.opts.Name, -1, -bytes)
 		i.notify(notification[T]{kind: notifyDelete, obj: obj})
 	}
 }
@@ -614,7 +627,7 @@ func (i *Informer[T]) reshard() {
 func (i *Informer[T]) dropLocked(del notification[T], byKey func(key string) bool, byObj func(obj T) bool) {
 	i.store.mu.Lock()
 	var dropped []T
-	removed := 0
+	removed, bytes := 0, int64(0)
 	for _, key := range i.store.data.keys() {
 		if byKey != nil && !byKey(key) {
 			continue
@@ -627,6 +640,9 @@ func (i *Informer[T]) dropLocked(del notification[T], byKey func(key string) boo
 			dropped = append(dropped, obj)
 		}
 		removed++
+		if i.measured {
+			bytes += i.store.data.bytes(key)
+		}
 		i.store.removeLocked(key)
 		if i.copies != nil {
 			delete(i.copies, key)
@@ -634,7 +650,7 @@ func (i *Informer[T]) dropLocked(del notification[T], byKey func(key string) boo
 	}
 	i.store.mu.Unlock()
 	if removed > 0 {
-		i.metrics.Cached(i.opts.Name, -removed)
+		i.metrics.Cached(i.opts.Name, -removed, -bytes)
 	}
 	for _, obj := range dropped {
 		del.obj = obj

@@ -22,9 +22,12 @@ type Metrics interface {
 	// Event is called for every watch event the informer reads, a
 	// streaming list's initial events included.
 	Event(name string, t watch.EventType)
-	// Cached is called as the number of cached objects changes, with the
-	// change (+1, -1, or minus the objects a relist found gone).
-	Cached(name string, delta int)
+	// Cached is called as the cache changes, with the change in objects
+	// (+1, -1, 0 for an update, or minus the objects a relist found gone)
+	// and in bytes: an estimate of the heap the cached objects hold —
+	// decoded, or encoded in a compact store — with their keys (the
+	// indexes, and what entries share, are not counted).
+	Cached(name string, objects int, bytes int64)
 	// Synced is called as a sync (a list or a streaming list) completes.
 	Synced(name string, at time.Time)
 	// ShardServed is called once for an informer with a Shard, as its
@@ -43,7 +46,7 @@ type noMetrics struct{}
 func (noMetrics) ListStarted(string, bool)        {}
 func (noMetrics) WatchStarted(string)             {}
 func (noMetrics) Event(string, watch.EventType)   {}
-func (noMetrics) Cached(string, int)              {}
+func (noMetrics) Cached(string, int, int64)       {}
 func (noMetrics) Synced(string, time.Time)        {}
 func (noMetrics) Delivered(string, time.Duration) {}
 func (noMetrics) ShardServed(string, bool)        {}

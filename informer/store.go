@@ -34,6 +34,9 @@ type storage[T Object] interface {
 	loader(key string) func() (T, bool)
 	keys() []string
 	size() int
+	// bytes estimates the heap key's entry holds (see entryBytes); 0 for
+	// a key it does not hold.
+	bytes(key string) int64
 }
 
 // Store is a thread-safe cache of objects keyed "namespace/name", with
@@ -352,3 +355,11 @@ func (m *mapStorage[T]) keys() []string {
 	return out
 }
 func (m *mapStorage[T]) size() int { return len(m.m) }
+
+func (m *mapStorage[T]) bytes(key string) int64 {
+	v, ok := m.m[key]
+	if !ok {
+		return 0
+	}
+	return entryBytes(key, 8+objectBytes(v)) // a pointer in the map
+}

@@ -37,6 +37,9 @@
 // Informer families client-go lacks, each {resource} ("deployments.v1.apps"):
 //
 //   - informer_objects: objects in the caches.
+//   - informer_cache_bytes: an estimate of the heap the cached objects hold
+//     (decoded, or encoded in a compact store) with their keys; indexes
+//     and what entries share are left out.
 //   - informer_list_starts_total, informer_watch_starts_total: lists (and
 //     streaming lists) and watches opened.
 //   - informer_relists_total: syncs forced by a 410 Gone.

@@ -39,6 +39,7 @@ type Set struct {
 	informerWatches          *prometheus.CounterVec
 	informerEvents           *prometheus.CounterVec
 	informerObjects          *prometheus.GaugeVec
+	informerBytes            *prometheus.GaugeVec
 	informerLastSync         *prometheus.GaugeVec
 	informerLag              *prometheus.HistogramVec
 	informerShardServed      *prometheus.GaugeVec
@@ -134,6 +135,10 @@ func Register(reg prometheus.Registerer) (*Set, error) {
 			Name: "informer_objects",
 			Help: "Objects in informers' caches, by resource.",
 		}, []string{"resource"}),
+		informerBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "informer_cache_bytes",
+			Help: "Estimated heap bytes the objects in informers' caches hold (decoded, or encoded in a compact store), by resource.",
+		}, []string{"resource"}),
 		informerLastSync: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "informer_last_sync_timestamp_seconds",
 			Help: "Unix time of the last completed list or streaming list, by resource.",
@@ -180,7 +185,7 @@ func Register(reg prometheus.Registerer) (*Set, error) {
 	families := []prometheus.Collector{
 		s.requests, s.retries, s.requestLatency, s.rateLimiterWait,
 		s.queueAdds, s.queueRetries, s.queueWaited, s.queueWorked, s.queues,
-		s.informerLists, s.informerRelists, s.informerWatches, s.informerEvents, s.informerObjects, s.informerLastSync, s.informerLag, s.informerShardServed,
+		s.informerLists, s.informerRelists, s.informerWatches, s.informerEvents, s.informerObjects, s.informerBytes, s.informerLastSync, s.informerLag, s.informerShardServed,
 		s.leaderStatus, s.eventsDropped,
 		s.controllerReconciles, s.controllerReconcileTime, s.controllerPanics, s.controllerActiveWorkers, s.controllerMaxWorkers,
 	}
@@ -329,8 +334,11 @@ func (m informerMetrics) Event(name string, t watch.EventType) {
 	m.s.informerEvents.WithLabelValues(name, string(t)).Inc()
 }
 
-func (m informerMetrics) Cached(name string, delta int) {
-	m.s.informerObjects.WithLabelValues(name).Add(float64(delta))
+func (m informerMetrics) Cached(name string, objects int, bytes int64) {
+	if objects != 0 {
+		m.s.informerObjects.WithLabelValues(name).Add(float64(objects))
+	}
+	m.s.informerBytes.WithLabelValues(name).Add(float64(bytes))
 }
 
 func (m informerMetrics) Synced(name string, at time.Time) {

@@ -107,19 +107,23 @@ func TestInformerFamilies(t *testing.T) {
 	}
 	h := m.Informer()
 	h.ListStarted("configmaps.v1", false)
-	h.Cached("configmaps.v1", 1)
-	h.Cached("configmaps.v1", 1)
+	h.Cached("configmaps.v1", 1, 500)
+	h.Cached("configmaps.v1", 1, 700)
+	h.Cached("configmaps.v1", 0, 100) // an update
 	h.Synced("configmaps.v1", time.Unix(1700000000, 0))
 	h.WatchStarted("configmaps.v1")
 	h.Event("configmaps.v1", watch.Added)
 	h.Event("configmaps.v1", watch.Error)
 	h.ListStarted("configmaps.v1", true)
-	h.Cached("configmaps.v1", -1)
+	h.Cached("configmaps.v1", -1, -500)
 	h.Delivered("configmaps.v1", 3*time.Millisecond)
 	err = testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP informer_objects Objects in informers' caches, by resource.
 # TYPE informer_objects gauge
 informer_objects{resource="configmaps.v1"} 1
+# HELP informer_cache_bytes Estimated heap bytes the objects in informers' caches hold (decoded, or encoded in a compact store), by resource.
+# TYPE informer_cache_bytes gauge
+informer_cache_bytes{resource="configmaps.v1"} 800
 # HELP informer_list_starts_total Lists and streaming lists started by informers, by resource.
 # TYPE informer_list_starts_total counter
 informer_list_starts_total{resource="configmaps.v1"} 2
@@ -133,7 +137,7 @@ informer_watch_events_total{resource="configmaps.v1",type="ERROR"} 1
 # HELP informer_last_sync_timestamp_seconds Unix time of the last completed list or streaming list, by resource.
 # TYPE informer_last_sync_timestamp_seconds gauge
 informer_last_sync_timestamp_seconds{resource="configmaps.v1"} 1.7e+09
-`), "informer_objects", "informer_list_starts_total", "informer_relists_total", "informer_watch_events_total", "informer_last_sync_timestamp_seconds")
+`), "informer_objects", "informer_cache_bytes", "informer_list_starts_total", "informer_relists_total", "informer_watch_events_total", "informer_last_sync_timestamp_seconds")
 	if err != nil {
 		t.Error(err)
 	}

@@ -58,7 +58,7 @@ type syncsByName struct {
 func (m *syncsByName) ListStarted(string, bool)      {}
 func (m *syncsByName) WatchStarted(string)           {}
 func (m *syncsByName) Event(string, watch.EventType) {}
-func (m *syncsByName) Cached(string, int)            {}
+func (m *syncsByName) Cached(string, int, int64)     {}
 func (m *syncsByName) Synced(name string, _ time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -79,7 +79,7 @@ type syncMetrics struct {
 func (m *syncMetrics) ListStarted(string, bool)      {}
 func (m *syncMetrics) WatchStarted(string)           {}
 func (m *syncMetrics) Event(string, watch.EventType) {}
-func (m *syncMetrics) Cached(string, int)            {}
+func (m *syncMetrics) Cached(string, int, int64)     {}
 func (m *syncMetrics) Synced(string, time.Time) {
 	m.syncs.Add(1)
 	if m.shard != nil {

@@ -318,6 +318,7 @@ func checkLeaderMetrics(t *testing.T, env *testenv.Env, addr string, orphans int
 		{"controller_runtime_reconcile_total gc success", sum(m, "controller_runtime_reconcile_total", `controller="gc"`, `result="success"`), func(v float64) bool { return v >= float64(orphans) }},
 		{"controller_runtime_max_concurrent_reconciles gc", m[`controller_runtime_max_concurrent_reconciles{controller="gc"}`], func(v float64) bool { return v == 2 }},
 		{"informer_objects configmaps.v1", m[`informer_objects{resource="configmaps.v1"}`], func(v float64) bool { return v > 0 }},
+		{"informer_cache_bytes configmaps.v1 (at least 100 bytes an object)", m[`informer_cache_bytes{resource="configmaps.v1"}`] / m[`informer_objects{resource="configmaps.v1"}`], func(v float64) bool { return v >= 100 }},
 		{"informer_list_starts_total", sum(m, "informer_list_starts_total"), func(v float64) bool { return v > 0 }},
 		{"informer_watch_events_total configmaps DELETED", sum(m, "informer_watch_events_total", `resource="configmaps.v1"`, `type="DELETED"`), func(v float64) bool { return v >= float64(orphans) }},
 		{"informer_last_sync_timestamp_seconds configmaps", m[`informer_last_sync_timestamp_seconds{resource="configmaps.v1"}`], func(v float64) bool { return v > float64(time.Now().Add(-time.Hour).Unix()) }},
