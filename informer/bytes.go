@@ -196,17 +196,14 @@ func reflectBytes(v reflect.Value) int64 {
 		return alloc(int64(e.Type().Size())) + reflectBytes(e)
 	case reflect.String:
 		return allocBytes(int64(v.Len()))
-	case reflect.Slice:
-		if v.IsNil() {
-			return 0
-		}
-		n := alloc(int64(v.Cap()) * int64(v.Type().Elem().Size()))
-		for i := range v.Len() {
-			n += reflectBytes(v.Index(i))
-		}
-		return n
-	case reflect.Array:
+	case reflect.Slice, reflect.Array:
 		var n int64
+		if v.Kind() == reflect.Slice {
+			if v.IsNil() {
+				return 0
+			}
+			n = alloc(int64(v.Cap()) * int64(v.Type().Elem().Size()))
+		}
 		for i := range v.Len() {
 			n += reflectBytes(v.Index(i))
 		}

@@ -38,7 +38,7 @@ func (m *recordingMetrics) Cached(name string, objects int, bytes int64) {
 		m.add("cached %s %+d", name, objects)
 	}
 }
-func (m *recordingMetrics) Synced(name string, at time.Time)     { m.add("synced %s", name) }
+func (m *recordingMetrics) Synced(name string, at time.Time) { m.add("synced %s", name) }
 func (m *recordingMetrics) ShardServed(name string, serverSide bool) {
 	m.add("shard %s server=%v", name, serverSide)
 }

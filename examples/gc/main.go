@@ -212,7 +212,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 
 	f := informer.NewFactory(dc, informer.FactoryOptions{Logger: log, Metrics: m.Informer()})
 	set := informer.NewResourceSet(f, mp, informer.ResourceSetOptions{
-		Keep:     c.keep,
+		Keep: c.keep,
 		// Compact: the collector reads its own graph, never the caches,
 		// so they keep each object's metadata encoded (a third of the heap).
 		Informer: informer.InformerOptions{Namespace: o.namespace, Shard: sh, Compact: true},
