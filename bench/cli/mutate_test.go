@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -270,5 +271,50 @@ func TestLastAppliedMatchesKubectl(t *testing.T) {
 			return append(out, "-n", ns)
 		}
 		p.check(t, same{args: subst("kubectl"), kdynArgs: subst("kdyn"), norm: norm})
+	}
+}
+
+// --record writes the command line into kubernetes.io/change-cause as
+// kubectl does (label, annotate, patch, create and apply; the
+// deprecation warning on stderr too).
+func TestRecordMatchesKubectl(t *testing.T) {
+	env := testenv.Shared(t)
+	p := newPair(t, env, testenv.Admin)
+	ns := vbNamespace(t, vbClient(t, env))
+	dir := t.TempDir()
+	for _, tool := range []string{"kubectl", "kdyn"} {
+		for _, n := range []string{"cm", "applied"} {
+			path := filepath.Join(dir, n+"-"+tool+".yaml")
+			if err := os.WriteFile(path, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "+n+"-"+tool+"\ndata:\n  a: \"1\"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The change cause names the program and every flag given: kdyn's
+	// own --cache-dir and its name aside, the two must agree.
+	norm := func(b []byte) []byte {
+		b = regexp.MustCompile(` --cache-dir=\S+`).ReplaceAll(b, nil)
+		for _, tool := range []string{"kubectl", "kdyn"} {
+			b = bytes.ReplaceAll(b, []byte("-"+tool), []byte("-TOOL"))
+		}
+		return bytes.ReplaceAll(b, []byte("kdyn "), []byte("kubectl "))
+	}
+	for _, s := range [][]string{
+		{"create", "-f", "DIR/cm-TOOL.yaml", "--record"},
+		{"label", "configmap", "cm-TOOL", "a=b", "--record=true"},
+		{"annotate", "configmap", "cm-TOOL", "note=x", "--record"},
+		{"label", "configmap", "cm-TOOL", "c=d", "--record=false"},
+		{"patch", "configmap", "cm-TOOL", "-p", `{"data":{"b":"2"}}`, "--record"},
+		{"apply", "-f", "DIR/applied-TOOL.yaml", "--record"},
+		{"get", "configmaps", "cm-TOOL", "applied-TOOL", "-o", `jsonpath={range .items[*]}{.metadata.annotations.kubernetes\.io/change-cause}{"\n"}{end}`},
+	} {
+		subst := func(tool string) []string {
+			out := make([]string, len(s))
+			for i, a := range s {
+				out[i] = strings.ReplaceAll(strings.ReplaceAll(a, "TOOL", tool), "DIR", dir)
+			}
+			return append(out, "-n", ns)
+		}
+		p.check(t, same{args: subst("kubectl"), kdynArgs: subst("kdyn"), norm: norm, stderr: true})
 	}
 }

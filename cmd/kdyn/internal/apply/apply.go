@@ -27,6 +27,7 @@ type applyOptions struct {
 	fieldManager   string
 	forceConflicts bool
 	dryRun         *cli.DryRunFlag
+	record         *cli.RecordFlag
 	validate       *cli.ValidateFlag
 	output         string
 	failFast       bool
@@ -164,6 +165,7 @@ exits 1 (7 with --exit-codes).`,
 	fl.BoolVar(&o.forceConflicts, "force-conflicts", false, "With server-side apply, take over fields that other managers own.")
 	fl.StringVar(&o.subresource, "subresource", "", "With --server-side, apply to this subresource of the objects (status or scale).")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
+	o.record = cli.AddRecordFlag(cmd)
 	o.validate = cli.AddValidateFlag(cmd)
 	cli.AddOutputFlags(fl, &o.output, "Print the applied objects instead of a summary: name, json, yaml (or any object output of get).")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "Stop at the first document that fails, instead of applying the others.")
@@ -209,6 +211,7 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 	if err != nil {
 		return err
 	}
+	o.record.AnnotateEntries(entries)
 	if entries, err = cli.FilterManifests(entries, o.selector); err != nil {
 		return err
 	}

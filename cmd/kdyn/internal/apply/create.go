@@ -16,6 +16,7 @@ type createOptions struct {
 	manifests    cli.ManifestFlags
 	fieldManager string
 	dryRun       *cli.DryRunFlag
+	record       *cli.RecordFlag
 	validate     *cli.ValidateFlag
 	output       string
 	saveConfig   bool
@@ -57,6 +58,7 @@ created (unless --fail-fast).`,
 	fl := cmd.Flags()
 	fl.StringVar(&o.fieldManager, "field-manager", "kubectl-create", "The name of the manager recorded for the created fields.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
+	o.record = cli.AddRecordFlag(cmd)
 	o.validate = cli.AddValidateFlag(cmd)
 	cli.AddOutputFlags(fl, &o.output, "Print the created objects instead of a summary: name, json, yaml (or any object output of get).")
 	fl.BoolVar(&o.saveConfig, "save-config", false, "Record the configuration in the last-applied-configuration annotation, for a later client-side apply.")
@@ -89,6 +91,7 @@ func runCreate(ctx context.Context, f *cli.Factory, o *createOptions) error {
 	if err != nil {
 		return err
 	}
+	o.record.AnnotateEntries(entries)
 	if entries, err = cli.FilterManifests(entries, o.selector); err != nil {
 		return err
 	}

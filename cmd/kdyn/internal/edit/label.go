@@ -48,6 +48,7 @@ type metaOptions struct {
 	output          string
 	fieldManager    string
 	dryRun          *cli.DryRunFlag
+	record          *cli.RecordFlag
 	// showManagedFields keeps managedFields in json and yaml output.
 	showManagedFields bool
 }
@@ -138,6 +139,7 @@ func newMetaCommand(f *cli.Factory, mf metaField) *cobra.Command {
 	cli.AddOutputFlags(fl, &o.output, fmt.Sprintf("Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME %s\").", mf.done))
 	fl.StringVar(&o.fieldManager, "field-manager", "kubectl-"+mf.command, "Name of the manager recorded in managedFields for this change.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
+	o.record = cli.AddRecordFlag(cmd)
 	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in json and yaml output.")
 	return cmd
 }
@@ -296,11 +298,19 @@ func labelMessage(before, after map[string]string) string {
 }
 
 // metaPatch is the JSON merge patch of one metadata map, with an optional
-// resourceVersion precondition.
-func metaPatch(field string, changes map[string]any, resourceVersion string) ([]byte, error) {
+// resourceVersion precondition and change cause (--record).
+func metaPatch(field string, changes map[string]any, resourceVersion, cause string) ([]byte, error) {
 	md := map[string]any{}
 	if len(changes) > 0 {
 		md[field] = changes
+	}
+	if cause != "" {
+		ann, _ := md["annotations"].(map[string]any)
+		if ann == nil {
+			ann = map[string]any{}
+			md["annotations"] = ann
+		}
+		ann[cli.ChangeCauseAnnotation] = cause
 	}
 	if resourceVersion != "" {
 		md["resourceVersion"] = resourceVersion
@@ -392,10 +402,13 @@ func metaOne(ctx context.Context, f *cli.Factory, o *metaOptions, p *cli.ResultP
 	if mf == labelsField {
 		msg = labelMessage(current, ch.result)
 	}
+	cause := o.record.Cause()
 	if dry == cli.DryRunClient {
 		// As kubectl: the object as read, with the new map (set even when
 		// empty) and the --resource-version given.
-		return p.Print(t.Match.GVK.GroupKind(), t.Name, msg, withMetaMap(obj, mf, ch.result, o.resourceVersion))
+		out := withMetaMap(obj, mf, ch.result, o.resourceVersion)
+		o.record.Annotate(out)
+		return p.Print(t.Match.GVK.GroupKind(), t.Name, msg, out)
 	}
 	if mf == labelsField {
 		for _, k := range ch.missing {
@@ -403,8 +416,8 @@ func metaOne(ctx context.Context, f *cli.Factory, o *metaOptions, p *cli.ResultP
 		}
 	}
 	result := obj
-	if len(ch.patch) > 0 || o.resourceVersion != "" {
-		body, err := metaPatch(mf.field, ch.patch, o.resourceVersion)
+	if len(ch.patch) > 0 || o.resourceVersion != "" || cause != "" {
+		body, err := metaPatch(mf.field, ch.patch, o.resourceVersion, cause)
 		if err != nil {
 			return err
 		}

@@ -147,17 +147,21 @@ func TestComputeMetaChange(t *testing.T) {
 
 func TestMetaPatch(t *testing.T) {
 	for _, tc := range []struct {
+		field   string
 		changes map[string]any
 		rv      string
+		cause   string
 		want    string
 	}{
-		{map[string]any{"a": "1", "b": nil}, "", `{"metadata":{"labels":{"a":"1","b":null}}}`},
-		{map[string]any{}, "42", `{"metadata":{"resourceVersion":"42"}}`},
-		{map[string]any{"a": "1"}, "42", `{"metadata":{"labels":{"a":"1"},"resourceVersion":"42"}}`},
+		{"labels", map[string]any{"a": "1", "b": nil}, "", "", `{"metadata":{"labels":{"a":"1","b":null}}}`},
+		{"labels", map[string]any{}, "42", "", `{"metadata":{"resourceVersion":"42"}}`},
+		{"labels", map[string]any{"a": "1"}, "42", "", `{"metadata":{"labels":{"a":"1"},"resourceVersion":"42"}}`},
+		{"labels", map[string]any{"a": "1"}, "", "kubectl label pods p a=1 --record=true", `{"metadata":{"annotations":{"kubernetes.io/change-cause":"kubectl label pods p a=1 --record=true"},"labels":{"a":"1"}}}`},
+		{"annotations", map[string]any{"a": "1"}, "", "kubectl annotate pods p a=1 --record=true", `{"metadata":{"annotations":{"a":"1","kubernetes.io/change-cause":"kubectl annotate pods p a=1 --record=true"}}}`},
 	} {
-		got, err := metaPatch("labels", tc.changes, tc.rv)
+		got, err := metaPatch(tc.field, tc.changes, tc.rv, tc.cause)
 		if err != nil || string(got) != tc.want {
-			t.Errorf("metaPatch(%v, %q) = %s, %v; want %s", tc.changes, tc.rv, got, err, tc.want)
+			t.Errorf("metaPatch(%s, %v, %q, %q) = %s, %v; want %s", tc.field, tc.changes, tc.rv, tc.cause, got, err, tc.want)
 		}
 	}
 }

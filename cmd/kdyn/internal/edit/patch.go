@@ -32,6 +32,7 @@ type patchOptions struct {
 	output       string
 	fieldManager string
 	dryRun       *cli.DryRunFlag
+	record       *cli.RecordFlag
 	validate     *cli.ValidateFlag
 	// showManagedFields keeps managedFields in json and yaml output.
 	showManagedFields bool
@@ -103,6 +104,7 @@ change the object (its resourceVersion stayed the same).`,
 	cli.AddOutputFlags(fl, &o.output, "Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME patched\").")
 	fl.StringVar(&o.fieldManager, "field-manager", "kubectl-patch", "Name of the manager recorded in managedFields for this change.")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
+	o.record = cli.AddRecordFlag(cmd)
 	o.validate = cli.AddValidateFlag(cmd)
 	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in json and yaml output.")
 	return cmd
@@ -304,6 +306,17 @@ func (pc *patcher) patchOne(ctx context.Context, t cli.Target) error {
 	op := "patched"
 	if !patchChanged(before, after, pc.dry == cli.DryRunServer) {
 		op = "patched (no change)"
+	}
+	if cause := pc.o.record.Cause(); cause != "" && after.GetAnnotations()[cli.ChangeCauseAnnotation] != cause {
+		// As kubectl: the change cause in a merge patch of its own, after
+		// the change (and, unlike kubectl, a dry run's stays a dry run).
+		body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{cli.ChangeCauseAnnotation: cause}}})
+		if err != nil {
+			return err
+		}
+		if after, err = rc.Patch(ctx, t.Name, types.MergePatchType, body, opts); err != nil {
+			return fmt.Errorf("%s/%s was patched, but recording the change cause (--record) failed: %w", t.Match.GVK.Kind, t.Name, err)
+		}
 	}
 	return pc.p.Print(t.Match.GVK.GroupKind(), t.Name, op, after)
 }

@@ -158,11 +158,22 @@ every-resource listing, neat manifests and a built-in diff.`,
 	addCommands(root, f)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cli.UsageError{Msg: err.Error()} })
 	markArgErrors(root)
+	flagWarningsTo(root, streams.ErrOut)
 	return root, flags
 }
 
 // markArgErrors makes the argument checks of c and its subcommands return
 // usage errors (exit code 2 with --exit-codes), as flag errors are.
+// flagWarningsTo sends the flag parser's warnings (a deprecated flag's)
+// to w, standard error, as kubectl's go: cobra would print them on the
+// command's output, which is standard output here.
+func flagWarningsTo(c *cobra.Command, w io.Writer) {
+	c.Flags().SetOutput(w)
+	for _, sub := range c.Commands() {
+		flagWarningsTo(sub, w)
+	}
+}
+
 func markArgErrors(c *cobra.Command) {
 	if check := c.Args; check != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
