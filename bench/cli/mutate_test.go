@@ -275,8 +275,8 @@ func TestLastAppliedMatchesKubectl(t *testing.T) {
 }
 
 // --record writes the command line into kubernetes.io/change-cause as
-// kubectl does (label, annotate, patch, create and apply; the
-// deprecation warning on stderr too).
+// kubectl does (label, annotate, patch, create, apply, scale, set and run;
+// the deprecation warning on stderr too).
 func TestRecordMatchesKubectl(t *testing.T) {
 	env := testenv.Shared(t)
 	p := newPair(t, env, testenv.Admin)
@@ -307,6 +307,11 @@ func TestRecordMatchesKubectl(t *testing.T) {
 		{"patch", "configmap", "cm-TOOL", "-p", `{"data":{"b":"2"}}`, "--record"},
 		{"apply", "-f", "DIR/applied-TOOL.yaml", "--record"},
 		{"get", "configmaps", "cm-TOOL", "applied-TOOL", "-o", `jsonpath={range .items[*]}{.metadata.annotations.kubernetes\.io/change-cause}{"\n"}{end}`},
+		{"create", "deployment", "dep-TOOL", "--image=nginx"},
+		{"scale", "deployment", "dep-TOOL", "--replicas=0", "--record"},
+		{"set", "image", "deployment/dep-TOOL", "nginx=nginx:1.27", "--record"},
+		{"run", "pod-TOOL", "--image=nginx", "--record"},
+		{"get", "deployment/dep-TOOL", "pod/pod-TOOL", "-o", `jsonpath={range .items[*]}{.metadata.annotations.kubernetes\.io/change-cause}{"\n"}{end}`},
 	} {
 		subst := func(tool string) []string {
 			out := make([]string, len(s))

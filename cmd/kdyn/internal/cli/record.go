@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -8,7 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kdyn/kdyn/dynamic"
 )
 
 // ChangeCauseAnnotation is the annotation --record writes: the command
@@ -70,7 +76,7 @@ func (r *RecordFlag) Cause() string {
 
 // Annotate sets the change cause on obj (nothing without --record).
 func (r *RecordFlag) Annotate(obj *unstructured.Unstructured) {
-	setChangeCause(obj, r.Cause())
+	SetChangeCause(obj, r.Cause())
 }
 
 // AnnotateEntries sets the change cause on the object of every manifest
@@ -78,11 +84,13 @@ func (r *RecordFlag) Annotate(obj *unstructured.Unstructured) {
 func (r *RecordFlag) AnnotateEntries(entries []*ManifestEntry) {
 	cause := r.Cause()
 	for _, e := range entries {
-		setChangeCause(e.obj, cause)
+		SetChangeCause(e.obj, cause)
 	}
 }
 
-func setChangeCause(obj *unstructured.Unstructured, cause string) {
+// SetChangeCause writes cause in obj's ChangeCauseAnnotation (nothing for
+// an empty cause).
+func SetChangeCause(obj *unstructured.Unstructured, cause string) {
 	if cause == "" || obj == nil {
 		return
 	}
@@ -100,3 +108,18 @@ type textValue struct{ typ, s string }
 func (v *textValue) String() string     { return v.s }
 func (v *textValue) Set(s string) error { v.s = s; return nil }
 func (v *textValue) Type() string       { return v.typ }
+
+// Patch writes the change cause to the object name of rc with a merge
+// patch of its own, as kubectl does after a patch or a scale; it returns
+// nil and sends nothing without --record.
+func (r *RecordFlag) Patch(ctx context.Context, rc dynamic.ResourceInterface, name string, opts metav1.PatchOptions) (*unstructured.Unstructured, error) {
+	cause := r.Cause()
+	if cause == "" {
+		return nil, nil
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{ChangeCauseAnnotation: cause}}})
+	if err != nil {
+		return nil, err
+	}
+	return rc.Patch(ctx, name, types.MergePatchType, body, opts)
+}

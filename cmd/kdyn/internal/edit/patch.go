@@ -307,16 +307,12 @@ func (pc *patcher) patchOne(ctx context.Context, t cli.Target) error {
 	if !patchChanged(before, after, pc.dry == cli.DryRunServer) {
 		op = "patched (no change)"
 	}
-	if cause := pc.o.record.Cause(); cause != "" && after.GetAnnotations()[cli.ChangeCauseAnnotation] != cause {
-		// As kubectl: the change cause in a merge patch of its own, after
-		// the change (and, unlike kubectl, a dry run's stays a dry run).
-		body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{cli.ChangeCauseAnnotation: cause}}})
-		if err != nil {
-			return err
-		}
-		if after, err = rc.Patch(ctx, t.Name, types.MergePatchType, body, opts); err != nil {
-			return fmt.Errorf("%s/%s was patched, but recording the change cause (--record) failed: %w", t.Match.GVK.Kind, t.Name, err)
-		}
+	// As kubectl: the change cause in a merge patch of its own, after the
+	// change (and, unlike kubectl's, a dry run's stays a dry run).
+	if recorded, err := pc.o.record.Patch(ctx, rc, t.Name, opts); err != nil {
+		return fmt.Errorf("%s/%s was patched, but recording the change cause (--record) failed: %w", t.Match.GVK.Kind, t.Name, err)
+	} else if recorded != nil {
+		after = recorded
 	}
 	return pc.p.Print(t.Match.GVK.GroupKind(), t.Name, op, after)
 }

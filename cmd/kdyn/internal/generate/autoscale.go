@@ -110,6 +110,7 @@ is byte for byte kubectl's.`,
 	fl.StringVar(&memory, "memory", "", `Target memory: a percentage ("60%") for average utilization, a quantity ("200Mi"; a bare number is MiB) for an average value.`)
 	fl.StringVar(&name, "name", "", "The name of the autoscaler (default: the object's).")
 	o.addFlagsFor(cmd, "kubectl-autoscale")
+	o.record = cli.AddRecordFlag(cmd)
 	return cmd
 }
 

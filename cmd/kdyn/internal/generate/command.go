@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +44,7 @@ func Commands(f *cli.Factory) []*cobra.Command {
 type options struct {
 	output            string
 	dryRun            *cli.DryRunFlag
+	record            *cli.RecordFlag // run, expose and autoscale have --record; nil elsewhere
 	saveConfig        bool
 	fieldManager      string
 	showManagedFields bool
@@ -126,6 +128,14 @@ func (o *options) runNamed(ctx context.Context, f *cli.Factory, name string, g g
 	obj, err := g.build(name, setNS)
 	if err != nil {
 		return err
+	}
+	if cause := o.record.Cause(); cause != "" {
+		ann := maps.Clone(obj.annotations)
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[cli.ChangeCauseAnnotation] = cause
+		obj.annotations = ann
 	}
 	if o.saveConfig {
 		if err := obj.saveConfig(); err != nil {

@@ -57,6 +57,7 @@ does. With -f, the object of the file is exposed as written. With
 	fl.StringVar(&e.sessionAffinity, "session-affinity", "", "If non-empty, set the session affinity for the service to this; legal values: 'None', 'ClientIP'.")
 	fl.StringVar(&e.clusterIP, "cluster-ip", "", "ClusterIP to be assigned to the service. Leave empty to auto-allocate, or set to 'None' to create a headless service.")
 	o.addFlagsFor(cmd, "kubectl-expose")
+	o.record = cli.AddRecordFlag(cmd)
 	return cmd
 }
 

@@ -89,6 +89,7 @@ Attaching to the pod (--attach, -i, -t, --rm) is not supported yet.`,
 	fl.BoolVarP(&r.tty, "tty", "t", false, "Allocate a TTY (not supported yet).")
 	fl.BoolVar(&r.rm, "rm", false, "Delete the pod after it exits, when attached (not supported yet).")
 	o.addFlagsFor(cmd, "kubectl-run")
+	o.record = cli.AddRecordFlag(cmd)
 	return cmd
 }
 

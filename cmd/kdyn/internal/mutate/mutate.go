@@ -31,6 +31,25 @@ type Options struct {
 	// and nothing is sent.
 	Manifests cli.ManifestFlags
 	Local     bool
+	// Record, on the commands that have --record, writes the change
+	// cause on each object the change changes.
+	Record *cli.RecordFlag
+}
+
+// recorded is change, also writing the change cause (--record) on an
+// object it changes.
+func (o *Options) recorded(change Change) Change {
+	cause := o.Record.Cause()
+	if cause == "" {
+		return change
+	}
+	return func(obj *unstructured.Unstructured) (Result, error) {
+		res, err := change(obj)
+		if err == nil && res.Changed {
+			cli.SetChangeCause(obj, cause)
+		}
+		return res, err
+	}
 }
 
 // AddManifestFlags adds -f, -R, -k and --local, as kubectl's set commands
@@ -80,6 +99,7 @@ func Run(ctx context.Context, f *cli.Factory, o *Options, args []string, change 
 	if err != nil {
 		return err
 	}
+	change = o.recorded(change)
 	var targets []cli.Target
 	switch {
 	case o.Local:

@@ -173,6 +173,7 @@ already those is left alone and not printed.`,
 		},
 	}
 	o.AddFlags(cmd, "kubectl-set", true)
+	o.Record = cli.AddRecordFlag(cmd)
 	o.AddManifestFlags(cmd)
 	return cmd
 }
@@ -265,6 +266,7 @@ those of the same name; the others stay.`,
 		},
 	}
 	o.AddFlags(cmd, "kubectl-set", true)
+	o.Record = cli.AddRecordFlag(cmd)
 	o.AddManifestFlags(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&limits, "limits", "", "Resource limits, NAME=QUANTITY,... (cpu=200m,memory=512Mi).")
@@ -305,6 +307,7 @@ func newSetServiceAccountCommand(f *cli.Factory) *cobra.Command {
 		},
 	}
 	o.AddFlags(cmd, "kubectl-set", true)
+	o.Record = cli.AddRecordFlag(cmd)
 	o.AddManifestFlags(cmd)
 	return cmd
 }
@@ -789,6 +792,7 @@ labels given (KEY=VALUE,...), as kubectl set selector does.`,
 		},
 	}
 	o.AddFlags(cmd, "kubectl-set", true)
+	o.Record = cli.AddRecordFlag(cmd)
 	o.AddManifestFlags(cmd)
 	cmd.Flags().StringVar(&resourceVersion, "resource-version", "", "Update only if this is the object's current resourceVersion (one object).")
 	return cmd

@@ -33,6 +33,7 @@ type options struct {
 	sel               cli.Selection
 	output            string
 	dryRun            *cli.DryRunFlag
+	record            *cli.RecordFlag
 	showManagedFields bool
 }
 
@@ -87,6 +88,7 @@ and the others are still scaled (exit code 1).`,
 	o.manifests.AddFlags(cmd, "naming the objects to scale")
 	cli.AddOutputFlags(fl, &o.output, "Output format: name, json, yaml, jsonl, jsonpath=..., gjson=..., custom-columns=... (default: \"KIND/NAME scaled\").")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
+	o.record = cli.AddRecordFlag(cmd)
 	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in json and yaml output.")
 	return cmd
 }
@@ -201,6 +203,11 @@ func (s *scaler) scaleOne(ctx context.Context, rc dynamic.ResourceInterface, nam
 		var err error
 		if replicas, err = s.write(ctx, rc, name); err != nil {
 			return nil, err
+		}
+		if s.dry == cli.DryRunNone {
+			if _, err := s.o.record.Patch(ctx, rc, name, metav1.PatchOptions{}); err != nil {
+				return nil, fmt.Errorf("%s was scaled, but recording the change cause (--record) failed: %w", name, err)
+			}
 		}
 	}
 	if obj != nil {
