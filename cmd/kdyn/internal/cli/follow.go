@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,6 +19,13 @@ import (
 // a first list that fails ends it with the error, as a command should.
 func Follow(ctx context.Context, rc dynamic.ResourceInterface, opts metav1.ListOptions, fns informer.FollowFuncs[*unstructured.Unstructured]) error {
 	return informer.Follow(ctx, ResourceSource(rc), informer.FollowOptions{ListOptions: opts, FailFast: true}, fns)
+}
+
+// ResumingMessage is the line the watching commands (get --watch, events
+// --watch) print on stderr for a failure that Follow retries: "watch of
+// WHAT interrupted, resuming: MESSAGE".
+func ResumingMessage(what string, err error) string {
+	return fmt.Sprintf("watch of %s interrupted, resuming: %s", what, strings.TrimPrefix(ErrorMessage(err), "error: "))
 }
 
 // ResourceSource is the informer.Source of rc's plain List and Watch.

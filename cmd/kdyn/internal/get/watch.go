@@ -176,7 +176,7 @@ func follow[T informer.Object](ctx context.Context, tw *targetWatch, src informe
 func (s *watchSession) warn(t getTarget, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fmt.Fprintf(s.f.Streams.ErrOut, "watch of %s interrupted, resuming: %s\n", t.match.GVR.GroupResource(), strings.TrimPrefix(cli.ErrorMessage(err), "error: "))
+	fmt.Fprintln(s.f.Streams.ErrOut, cli.ResumingMessage(t.match.GVR.GroupResource().String(), err))
 }
 
 func (tw *targetWatch) listOptions() metav1.ListOptions {
