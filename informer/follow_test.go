@@ -174,7 +174,9 @@ func TestFollowRelistsOnGone(t *testing.T) {
 		watch func(*scriptedSource)
 	}{
 		{"410 when the watch opens", func(s *scriptedSource) { s.addWatch(apierrors.NewResourceExpired("too old resource version: 10 (25)")) }},
-		{"410 Gone when the watch opens", func(s *scriptedSource) { s.addWatch(apierrors.NewGone("gone")) }},
+		{"410 Gone when the watch opens", func(s *scriptedSource) {
+			s.addWatch(&apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonGone, Message: "gone"}})
+		}},
 		{"410 as an ERROR event", func(s *scriptedSource) { s.addWatch(nil).Error(gone()) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
