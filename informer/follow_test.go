@@ -108,6 +108,16 @@ func followResult(t *testing.T, res <-chan error) error {
 	}
 }
 
+// expectCanceled cancels Follow's context and checks that Follow returns
+// its error.
+func expectCanceled(t *testing.T, res <-chan error, cancel context.CancelFunc) {
+	t.Helper()
+	cancel()
+	if err := followResult(t, res); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Follow = %v, want context.Canceled", err)
+	}
+}
+
 // stepBackoffIn waits until a timer of lo..hi is armed (Follow's backoff:
 // its other timers are the 150 s idle deadlines) and fires it.
 func stepBackoffIn(t *testing.T, clk *fakeClock, lo, hi time.Duration) {
@@ -269,10 +279,7 @@ func TestFollowBackoffIsCapped(t *testing.T) {
 	}
 	src.waitCall(t, "list")
 	src.waitCall(t, "watch")
-	cancel()
-	if err := followResult(t, res); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Follow = %v, want context.Canceled", err)
-	}
+	expectCanceled(t, res, cancel)
 }
 
 func TestFollowEndsOnTerminalErrors(t *testing.T) {
@@ -336,10 +343,7 @@ func TestFollowFailFast(t *testing.T) {
 		stepBackoffIn(t, clk, 800*time.Millisecond, time.Second)
 		src.waitCall(t, "list")
 		src.waitCall(t, "watch")
-		cancel()
-		if err := followResult(t, res); !errors.Is(err, context.Canceled) {
-			t.Fatalf("Follow = %v, want context.Canceled", err)
-		}
+		expectCanceled(t, res, cancel)
 	})
 }
 
@@ -365,10 +369,7 @@ func TestFollowContextCancel(t *testing.T) {
 			case "listing":
 				src.waitCall(t, "list(blocked)")
 			}
-			cancel()
-			if err := followResult(t, res); !errors.Is(err, context.Canceled) {
-				t.Fatalf("Follow = %v, want context.Canceled", err)
-			}
+			expectCanceled(t, res, cancel)
 		})
 	}
 }
