@@ -1,11 +1,8 @@
 package cli_test
 
 import (
-	"context"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -29,19 +26,7 @@ func TestGetWatchTable(t *testing.T) {
 	}
 	kdyn(t, env, "create", "-f", mfWrite(t, "a.yaml", labeled("a"))).must(t)
 
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, kdynBin, kdynArgs(env, testenv.Admin, "get", "configmaps", "-n", ns, "-l", "watched=yes", "-w", "--output-watch-events")...)
-	var out, errOut evOutput
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cancel()
-		_ = cmd.Wait()
-	}()
+	out, errOut := startKdyn(t, env, "get", "configmaps", "-n", ns, "-l", "watched=yes", "-w", "--output-watch-events")
 	out.wait(t, "ADDED")
 
 	if _, err := cms.Patch(t.Context(), "a", types.MergePatchType, []byte(`{"data":{"k2":"2"}}`), metav1.PatchOptions{}); err != nil {
