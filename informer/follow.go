@@ -84,19 +84,21 @@ type FollowFuncs[T Object] struct {
 // machine and recovery rules (see the package documentation), with these
 // differences: every list is a consistent read (never the watch cache's
 // resourceVersion "0", which may be stale), and there is no streaming
-// list.
+// list. To follow the whole objects of a dynamic.ResourceInterface, pass
+// NewResourceSource(ri, SourceOptions{}) as src.
 //
 // A watch the server ends (its timeout, a dropped connection, a stream
 // silent past 150 s) is resumed from the last resourceVersion seen, from
 // an event or a bookmark, so no change is missed or delivered twice. A
 // 410 Gone or Expired — when the watch is opened or as an ERROR event —
-// makes Follow list again and hand that list to fns.Listed. Other failures
-// are retried after a backoff (see FollowOptions); 400, 401, 403 and 404
-// answers end Follow with the server's error, an *apierrors.StatusError.
+// makes Follow list again and hand that list to fns.Page and fns.Listed.
+// Other failures are retried after a backoff (see FollowOptions); 400,
+// 401, 403 and 404 answers end Follow with the server's error, an
+// *apierrors.StatusError.
 //
 // Follow returns nil when a func says done, the func's error when one
-// fails, and ctx's error when ctx ends first. It returns once every
-// goroutine it started has exited.
+// fails, and ctx's error when ctx ends first; by then the watch it had
+// open is stopped. The funcs are not called after it returns.
 func Follow[T Object](ctx context.Context, src Source[T], opts FollowOptions, fns FollowFuncs[T]) error {
 	if src == nil {
 		return errors.New("informer: Follow with a nil Source")
