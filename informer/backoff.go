@@ -16,13 +16,25 @@ const (
 
 type backoff struct {
 	clock   clock
+	initial time.Duration
+	max     time.Duration
 	next    time.Duration
 	lastErr time.Time
 	jitter  func() float64
 }
 
-func newBackoff(c clock) *backoff {
-	return &backoff{clock: c, next: backoffInitial, jitter: rand.Float64}
+// newBackoff returns the sequence first, doubling up to limit, each with
+// up to 25% jitter added; zero durations take the defaults (0.8 s, 30 s),
+// and a limit below first is first.
+func newBackoff(c clock, first, limit time.Duration) *backoff {
+	if first <= 0 {
+		first = backoffInitial
+	}
+	if limit <= 0 {
+		limit = backoffMax
+	}
+	limit = max(limit, first)
+	return &backoff{clock: c, initial: first, max: limit, next: first, jitter: rand.Float64}
 }
 
 // delay returns the wait before the next attempt and advances the
@@ -30,16 +42,16 @@ func newBackoff(c clock) *backoff {
 func (b *backoff) delay() time.Duration {
 	now := b.clock.Now()
 	if !b.lastErr.IsZero() && now.Sub(b.lastErr) > backoffReset {
-		b.next = backoffInitial
+		b.next = b.initial
 	}
 	b.lastErr = now
 	d := b.next
-	b.next = min(b.next*2, backoffMax)
+	b.next = min(b.next*2, b.max)
 	return d + time.Duration(float64(d)*backoffJitter*b.jitter())
 }
 
 // reset starts the sequence over (after a success).
 func (b *backoff) reset() {
-	b.next = backoffInitial
+	b.next = b.initial
 	b.lastErr = time.Time{}
 }

@@ -21,6 +21,11 @@
 //     matches a filter, following CRDs as they come and go (a custom
 //     resource goes when its CRD does, not when discovery briefly lacks
 //     it, as it does while a restarted server comes back).
+//   - Follow is a reflector without a cache: it lists and watches one
+//     resource from a Source and hands each list and each change to
+//     FollowFuncs, with the same recovery rules, until a func says done —
+//     for code that waits for a condition or prints changes as they come,
+//     as kdyn's wait, rollout status, get --watch and events --watch do.
 //   - Package workqueue (top level: it needs nothing of informer) is the
 //     rate-limited work queue of the controller that consumes the events.
 //

@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // Options configure an Informer. The zero value is useful: a full list
@@ -28,7 +29,8 @@ type Options[T Object] struct {
 	// ResyncPeriod, when positive, redelivers every cached object to every
 	// handler as OnUpdate(obj, obj) at that interval.
 	ResyncPeriod time.Duration
-	// PageSize of the initial list and relists. Zero means 500.
+	// PageSize of the initial list and relists. Zero means 500; a
+	// negative value lists in one request.
 	PageSize int64
 	// DisableStreaming turns off streaming lists (sendInitialEvents).
 	DisableStreaming bool
@@ -459,7 +461,7 @@ func (i *Informer[T]) transform(obj T) (T, bool) {
 	return out, true
 }
 
-func (i *Informer[T]) upsert(obj T, text []byte, syncing bool) {
+func (i *Informer[T]) upsert(_ watch.EventType, obj T, text []byte, syncing bool) {
 	if i.opts.Shard != nil && !i.opts.Shard.Contains(obj) {
 		// Not in the shard: the server ignored the selector, or the
 		// event was on its way as the ranges changed.
@@ -542,6 +544,9 @@ func (i *Informer[T]) remove(obj T) {
 		i.notify(notification[T]{kind: notifyDelete, obj: obj})
 	}
 }
+
+// endPage: the informer has nothing to do between pages.
+func (i *Informer[T]) endPage(bool) {}
 
 func (i *Informer[T]) endSync(rv string) {
 	i.mu.Lock()

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kdyn/kdyn/discovery"
 	"github.com/kdyn/kdyn/dynamic"
@@ -231,7 +232,7 @@ func TestRelistCountsKnownObjectsWithoutAllocating(t *testing.T) {
 	for i := range n {
 		obj := cm(fmt.Sprintf("object-%d", i), "1")
 		keys[i] = Key(obj)
-		inf.upsert(obj, nil, true)
+		inf.upsert(watch.Added, obj, nil, true)
 	}
 	inf.endSync("10")
 

@@ -30,9 +30,10 @@ const (
 	maxWatchTimeout             = 10 * time.Minute
 )
 
-// sink receives what the reflector learns, in order. A sync (a list, or
-// the initial events of a streaming list) is bracketed by beginSync and
-// endSync; objects not seen between them are gone.
+// sink receives what the reflector learns, in order, in the reflector's
+// goroutine. A sync (a list, or the initial events of a streaming list) is
+// bracketed by beginSync and endSync; objects not seen between them are
+// gone. The informer is one sink; Follow's callbacks are another.
 type sink[T Object] interface {
 	beginSync()
 	// known reports whether the cache holds key at resourceVersion rv and,
@@ -42,9 +43,14 @@ type sink[T Object] interface {
 	// cached reports how many objects the cache holds.
 	cached() int
 	// upsert caches obj; text, when not nil, is its JSON as the server
-	// sent it (from a feed), which a compact store keeps as is.
-	upsert(obj T, text []byte, syncing bool)
+	// sent it (from a feed), which a compact store keeps as is. typ is
+	// the watch event's type, Added or Modified; a list's items come as
+	// Added.
+	upsert(typ watch.EventType, obj T, text []byte, syncing bool)
 	remove(obj T)
+	// endPage follows the items of each list page (last: the list's last
+	// page, which endSync follows).
+	endPage(last bool)
 	endSync(resourceVersion string)
 	abortSync()
 }
@@ -52,7 +58,8 @@ type sink[T Object] interface {
 // The reflector's states, each with the data it needs. The recovery rules
 // are the transitions of reflector.next, all in one place:
 //
-//	start      → streaming if allowed, else listing
+//	start      → streaming if allowed, else listing; watching from a
+//	             resourceVersion the caller has (Follow's), if given
 //	listing    → watching from the list's resourceVersion on success;
 //	             backing off (then listing) on error; a 410 on a continue
 //	             page restarts the list from scratch, consistent
@@ -140,6 +147,14 @@ type reflectorOptions struct {
 	restart <-chan struct{}
 	// onShardEcho is told once whether the server applied the selector.
 	onShardEcho func(serverSide bool)
+	// consistent makes every list a consistent read: not only those after
+	// a 410 (Follow's callers want no stale first list).
+	consistent bool
+	// startRV, when set, is where the reflector starts: watching from it,
+	// without a first list.
+	startRV string
+	// backoffInitial and backoffMax bound the backoff (0: defaults).
+	backoffInitial, backoffMax time.Duration
 }
 
 // reflector keeps a sink equal to the server: list (or stream) then watch,
@@ -179,7 +194,7 @@ func newReflector[T Object](f feed[T], s sink[T], opts reflectorOptions) *reflec
 			return minWatchTimeout + time.Duration(rand.Int64N(int64(maxWatchTimeout-minWatchTimeout)))
 		}
 	}
-	return &reflector[T]{feed: f, sink: s, opts: opts, backoff: newBackoff(opts.clock), watchHealthyFor: backoffReset}
+	return &reflector[T]{feed: f, sink: s, opts: opts, backoff: newBackoff(opts.clock, opts.backoffInitial, opts.backoffMax), watchHealthyFor: backoffReset}
 }
 
 // run steps the state machine until ctx is done. A restart (the shard's
@@ -189,6 +204,9 @@ func (r *reflector[T]) run(ctx context.Context) {
 	ep := newEpoch(ctx)
 	defer ep.end()
 	s := r.sync(false)
+	if r.opts.startRV != "" {
+		s = watching{rv: r.opts.startRV}
+	}
 	for {
 		if r.opts.shard != nil && len(r.opts.shard.cur.Load().ranges) == 0 {
 			// A shard of no range: an empty cache, synced, and no request
@@ -520,9 +538,9 @@ func (r *reflector[T]) fetchPages(ctx context.Context, opts metav1.ListOptions) 
 func (r *reflector[T]) list(ctx context.Context, consistent bool) (rv, echo string, err error) {
 	for restarts := 0; ; restarts++ {
 		opts := r.withShard(r.opts.listOptions)
-		opts.Limit = r.opts.pageSize
+		opts.Limit = max(r.opts.pageSize, 0) // negative: one request
 		opts.ResourceVersion = ""
-		if !consistent && restarts == 0 {
+		if !consistent && !r.opts.consistent && restarts == 0 {
 			// As client-go does: served by the watch cache at any
 			// resourceVersion ("0"), which answers at once (the server may
 			// send it whole despite the limit); the watch that follows
@@ -546,10 +564,16 @@ func (r *reflector[T]) list(ctx context.Context, consistent bool) (rv, echo stri
 
 func (r *reflector[T]) listOnce(ctx context.Context, opts metav1.ListOptions) (rv, echo string, restart bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	pages := r.fetchPages(ctx, opts)
+	defer func() {
+		// Stop fetching, and wait until the fetching goroutine has exited.
+		cancel()
+		for range pages {
+		}
+	}()
 	r.sink.beginSync()
 	listRV := ""
-	for p := range r.fetchPages(ctx, opts) {
+	for p := range pages {
 		if p.err != nil {
 			r.sink.abortSync()
 			if apierrors.IsResourceExpired(p.err) && p.cont != "" {
@@ -562,7 +586,7 @@ func (r *reflector[T]) listOnce(ctx context.Context, opts metav1.ListOptions) (r
 			if p.texts != nil {
 				text, p.texts[i] = p.texts[i], nil
 			}
-			r.sink.upsert(obj, text, true)
+			r.sink.upsert(watch.Added, obj, text, true)
 			var zero T
 			p.items[i] = zero
 		}
@@ -572,6 +596,7 @@ func (r *reflector[T]) listOnce(ctx context.Context, opts metav1.ListOptions) (r
 		if listRV == "" {
 			listRV, echo = p.page.ResourceVersion, p.page.ShardSelector
 		}
+		r.sink.endPage(p.page.Continue == "")
 		if p.page.Continue == "" {
 			r.sink.endSync(listRV)
 			return listRV, echo, false, nil
@@ -675,7 +700,7 @@ func (r *reflector[T]) apply(ev watch.Event, syncing bool) (rv string, end bool,
 	}
 	switch ev.Type {
 	case watch.Added, watch.Modified:
-		r.sink.upsert(obj, text, syncing)
+		r.sink.upsert(ev.Type, obj, text, syncing)
 	case watch.Deleted:
 		r.sink.remove(obj)
 	case watch.Bookmark:

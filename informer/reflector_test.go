@@ -193,7 +193,7 @@ func waitBackoffTimer(t *testing.T, clk *fakeClock) time.Duration {
 
 func TestBackoffResetsAfterHealthyPeriod(t *testing.T) {
 	clk := newFakeClock()
-	b := newBackoff(clk)
+	b := newBackoff(clk, 0, 0)
 	b.jitter = func() float64 { return 0 }
 	for _, want := range []time.Duration{800 * time.Millisecond, 1600 * time.Millisecond, 3200 * time.Millisecond} {
 		if d := b.delay(); d != want {

@@ -3,9 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -153,36 +151,6 @@ func TestEvents(t *testing.T) {
 	}
 }
 
-// evOutput is a process's stdout as it comes.
-type evOutput struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (o *evOutput) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.Write(p)
-}
-
-func (o *evOutput) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.String()
-}
-
-// waitOutput waits until the output holds want.
-func (o *evOutput) wait(t *testing.T, want string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(o.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("kdyn events -w did not print %q; it printed:\n%s", want, o.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestEventsWatch: -w prints the list, then the events recorded after it,
 // of the types asked for.
 func TestEventsWatch(t *testing.T) {
@@ -194,19 +162,7 @@ func TestEventsWatch(t *testing.T) {
 		rec.Eventf(cm, nil, events.Warning, "Before", "Check", "before the watch")
 	})
 
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, kdynBin, kdynArgs(env, testenv.Admin, "events", "-n", ns, "-w", "--types=Warning")...)
-	var out, errOut evOutput
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cancel()
-		_ = cmd.Wait()
-	}()
+	out, errOut := startKdyn(t, env, "events", "-n", ns, "-w", "--types=Warning")
 	out.wait(t, "Before")
 
 	evRecord(t, c, func(rec *events.Recorder) {

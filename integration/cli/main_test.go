@@ -4,6 +4,7 @@ package cli_test
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -107,4 +109,54 @@ func (r result) must(t *testing.T) result {
 		t.Fatalf("kdyn exited %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	return r
+}
+
+// startKdyn runs kdyn as the admin user in the background until the test
+// ends (a command that watches); its output can be read as it comes.
+func startKdyn(t *testing.T, env *testenv.Env, args ...string) (stdout, stderr *liveOutput) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	cmd := exec.CommandContext(ctx, kdynBin, kdynArgs(env, testenv.Admin, args...)...)
+	stdout, stderr = &liveOutput{}, &liveOutput{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+	})
+	return stdout, stderr
+}
+
+// liveOutput is a process's output as it comes.
+type liveOutput struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (o *liveOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+func (o *liveOutput) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
+}
+
+// wait waits until the output holds want.
+func (o *liveOutput) wait(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(o.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("kdyn did not print %q; it printed:\n%s", want, o.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/readiness"
 )
 
@@ -123,7 +124,7 @@ func WaitReady(ctx context.Context, client dynamic.Interface, targets []ReadyTar
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := Follow(wctx, client.Resource(k.gvr).Namespace(k.ns), opts, FollowFuncs{
+			err := Follow(wctx, client.Resource(k.gvr).Namespace(k.ns), opts, informer.FollowFuncs[*unstructured.Unstructured]{
 				Listed: func(items []*unstructured.Unstructured) (bool, error) {
 					seen := map[string]bool{}
 					for _, obj := range items {

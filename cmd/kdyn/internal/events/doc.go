@@ -12,4 +12,10 @@
 // managedFields left out unless --show-managed-fields. A list costs one
 // request per page of --chunk-size (500); --for resolves its type through
 // the discovery cache.
+//
+// With -w, informer.Follow watches from the list's resourceVersion: a
+// watch the server ends is resumed, a 410 is answered by a new list (of
+// which only what was not printed is printed), other failures are named
+// on stderr and retried with a backoff, and 400, 401, 403 and 404 end the
+// command. Watch frames are read raw too, for the same field order.
 package events

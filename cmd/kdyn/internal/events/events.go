@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/rest"
 )
 
@@ -137,8 +138,7 @@ func run(ctx context.Context, f *cli.Factory, o *options) error {
 	sort.Sort(byLastSeen(evs))
 	p := newPrinter(f.Streams.Out, format, o)
 	if o.watch {
-		w := &watcher{rc: rc, ns: listNS, selector: selector, chunkSize: o.chunkSize, o: o, p: p, rv: rv, printed: map[string]string{}}
-		return w.run(ctx, evs)
+		return watchEvents(ctx, eventSource{rc: rc, ns: listNS, selector: selector}, o, p, f.Streams.ErrOut, evs, rv)
 	}
 	if len(evs) == 0 {
 		if o.allNamespaces {
@@ -185,19 +185,31 @@ func forSelector(ctx context.Context, f *cli.Factory, arg string) (string, error
 func list(ctx context.Context, rc *rest.Client, ns string, opts metav1.ListOptions) ([]*event, string, error) {
 	var out []*event
 	for {
-		raw, err := cli.ListRaw(ctx, rc, coreEvents, ns, opts)
+		evs, page, err := listPage(ctx, rc, ns, opts)
 		if err != nil {
 			return nil, "", err
 		}
-		res := gjson.GetManyBytes(raw, "items", "metadata.resourceVersion", "metadata.continue")
-		for _, it := range res[0].Array() {
-			out = append(out, parseEvent([]byte(it.Raw)))
+		out = append(out, evs...)
+		if page.Continue == "" || opts.Limit <= 0 {
+			return out, page.ResourceVersion, nil
 		}
-		if res[2].String() == "" || opts.Limit <= 0 {
-			return out, res[1].String(), nil
-		}
-		opts.Continue = res[2].String()
+		opts.Continue = page.Continue
 	}
+}
+
+// listPage reads one page of Events.
+func listPage(ctx context.Context, rc *rest.Client, ns string, opts metav1.ListOptions) ([]*event, informer.ListPage, error) {
+	raw, err := cli.ListRaw(ctx, rc, coreEvents, ns, opts)
+	if err != nil {
+		return nil, informer.ListPage{}, err
+	}
+	res := gjson.GetManyBytes(raw, "items", "metadata.resourceVersion", "metadata.continue")
+	items := res[0].Array()
+	evs := make([]*event, len(items))
+	for i, it := range items {
+		evs[i] = parseEvent([]byte(it.Raw))
+	}
+	return evs, informer.ListPage{ResourceVersion: res[1].String(), Continue: res[2].String()}, nil
 }
 
 // filter keeps the events of --types (any case, as kubectl).

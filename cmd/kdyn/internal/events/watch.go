@@ -3,133 +3,155 @@ package events
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"sort"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
-	"github.com/kdyn/kdyn/internal/ctxsleep"
+	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/rest"
 )
 
-// watcher prints the Events of a list, then those added or modified after
-// it. Unlike kubectl's, whose watch starts from nothing and prints what it
-// gets in the server's order, it prints the list sorted, watches from the
-// list's resourceVersion so that nothing is missed, and does not end when
-// the server closes the stream.
-type watcher struct {
-	rc        *rest.Client
-	ns        string
-	selector  string
-	chunkSize int64
-	o         *options
-	p         *printer
-	rv        string
+// watchEvents prints the Events of a list (evs, sorted), then those added
+// or modified after it, with informer.Follow from the list's
+// resourceVersion rv. Unlike kubectl's, whose watch starts from nothing
+// and prints what it gets in the server's order, nothing is missed, and
+// the watch does not end when the server closes the stream; after a 410
+// Follow lists again, and what that list has that was not printed is
+// printed, sorted. Other failures are named on errOut and retried with a
+// backoff; 400, 401, 403 and 404 end it. It ends without an error when ctx
+// does.
+func watchEvents(ctx context.Context, src eventSource, o *options, p *printer, errOut io.Writer, evs []*event, rv string) error {
 	// printed maps the uid of every Event printed to the resourceVersion
-	// printed, so that a relist after a 410 prints only what is new.
-	printed map[string]string
-}
-
-// errGone is a watch ended by a 410: its resourceVersion is too old.
-var errGone = errors.New("events: watch expired")
-
-// minWatch is how long a watch must last not to be followed by a pause
-// (a server or proxy that ends every watch at once). A variable for tests.
-var minWatch = time.Second
-
-func (w *watcher) run(ctx context.Context, evs []*event) error {
-	if err := w.print(evs); err != nil {
+	// printed, so that a relist prints only what is new.
+	printed := map[string]string{}
+	print := func(evs []*event) error {
+		var fresh []*event
+		for _, e := range evs {
+			if printed[e.uid] == e.resourceVersion || !o.wants(e) {
+				continue
+			}
+			printed[e.uid] = e.resourceVersion
+			fresh = append(fresh, e)
+		}
+		return p.printEach(fresh)
+	}
+	if err := print(evs); err != nil {
 		return err
 	}
-	for ctx.Err() == nil {
-		started := time.Now()
-		err := w.watchOnce(ctx)
-		switch {
-		case ctx.Err() != nil:
+	pageSize := o.chunkSize
+	if pageSize <= 0 {
+		pageSize = -1 // one request
+	}
+	err := informer.Follow(ctx, src, informer.FollowOptions{
+		ListOptions:     metav1.ListOptions{FieldSelector: src.selector},
+		PageSize:        pageSize,
+		ResourceVersion: rv,
+		OnError: func(err error) error {
+			fmt.Fprintln(errOut, cli.ResumingMessage("events", err))
 			return nil
-		case errors.Is(err, errGone):
-			if err := w.relist(ctx); err != nil {
-				return err
+		},
+	}, informer.FollowFuncs[*followed]{
+		Listed: func(items []*followed) (bool, error) {
+			evs := make([]*event, len(items))
+			for i, f := range items {
+				evs[i] = f.event
 			}
-			continue
-		case err != nil:
-			return err
-		}
-		if time.Since(started) < minWatch {
-			_ = ctxsleep.Sleep(ctx, minWatch)
-		}
+			sort.Sort(byLastSeen(evs))
+			return false, print(evs)
+		},
+		Event: func(typ watch.EventType, f *followed) (bool, error) {
+			if typ == watch.Deleted {
+				return false, nil // Events expire after an hour: not news
+			}
+			return false, print([]*event{f.event})
+		},
+	})
+	if ctx.Err() != nil {
+		return nil
 	}
-	return nil
+	return err
 }
 
-// print prints the events not printed yet at their resourceVersion.
-func (w *watcher) print(evs []*event) error {
-	var fresh []*event
+// followed is an Event as informer.Follow follows it: the metadata Follow
+// reads, and the Event.
+type followed struct {
+	metav1.PartialObjectMetadata
+	event *event
+}
+
+func newFollowed(e *event) *followed {
+	f := &followed{event: e}
+	f.UID, f.ResourceVersion, f.Namespace = types.UID(e.uid), e.resourceVersion, e.namespace
+	return f
+}
+
+// eventSource is the informer.Source of core/v1 Events of one namespace
+// ("" for all) that selector selects. Lists and watch frames are read raw,
+// so that each Event keeps the server's text (and field order).
+type eventSource struct {
+	rc       *rest.Client
+	ns       string
+	selector string
+}
+
+var _ informer.Source[*followed] = eventSource{}
+
+func (s eventSource) List(ctx context.Context, opts metav1.ListOptions, each func(*followed) error) (informer.ListPage, error) {
+	evs, page, err := listPage(ctx, s.rc, s.ns, opts)
+	if err != nil {
+		return informer.ListPage{}, err
+	}
 	for _, e := range evs {
-		if w.printed[e.uid] == e.resourceVersion || !w.o.wants(e) {
-			continue
+		if err := each(newFollowed(e)); err != nil {
+			return informer.ListPage{}, err
 		}
-		w.printed[e.uid] = e.resourceVersion
-		fresh = append(fresh, e)
 	}
-	return w.p.printEach(fresh)
+	return page, nil
 }
 
-// relist lists again after a 410 and prints what the watch missed.
-func (w *watcher) relist(ctx context.Context) error {
-	evs, rv, err := list(ctx, w.rc, w.ns, metav1.ListOptions{FieldSelector: w.selector, Limit: w.chunkSize})
+func (s eventSource) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	opts.Watch = true
+	body, err := cli.ResourceRequest(s.rc.Get(), coreEvents, s.ns).VersionedParams(&opts).Stream(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	sort.Sort(byLastSeen(evs))
-	w.rv = rv
-	return w.print(evs)
+	// A frame that does not decode ends the stream with an ERROR (500), as
+	// kdyn's own watches do.
+	return watch.NewStreamWatcher(&frames{body: body, dec: json.NewDecoder(body)},
+		apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
 }
 
-// watchOnce watches from w.rv until the stream ends, printing ADDED and
-// MODIFIED Events as they come and keeping w.rv at the last one seen.
-// Frames are read raw, so that the Events keep the server's field order.
-func (w *watcher) watchOnce(ctx context.Context) error {
-	opts := metav1.ListOptions{Watch: true, ResourceVersion: w.rv, FieldSelector: w.selector, AllowWatchBookmarks: true}
-	body, err := cli.ResourceRequest(w.rc.Get(), coreEvents, w.ns).VersionedParams(&opts).Stream(ctx)
-	if err != nil {
-		if apierrors.IsGone(err) || apierrors.IsResourceExpired(err) {
-			return errGone
-		}
-		return err
-	}
-	defer body.Close()
-	dec := json.NewDecoder(body)
-	for {
-		var frame struct {
-			Type   string          `json:"type"`
-			Object json.RawMessage `json:"object"`
-		}
-		if err := dec.Decode(&frame); err != nil {
-			return nil // the stream ended (or broke): resume from w.rv
-		}
-		switch frame.Type {
-		case "ADDED", "MODIFIED":
-			e := parseEvent(frame.Object)
-			w.rv = e.resourceVersion
-			if err := w.print([]*event{e}); err != nil {
-				return err
-			}
-		case "DELETED", "BOOKMARK":
-			// Events expire after an hour: not news.
-			w.rv = parseEvent(frame.Object).resourceVersion
-		case "ERROR":
-			var st metav1.Status
-			if err := json.Unmarshal(frame.Object, &st); err != nil {
-				return err
-			}
-			if st.Code == 410 || st.Reason == metav1.StatusReasonExpired || st.Reason == metav1.StatusReasonGone {
-				return errGone
-			}
-			return &apierrors.StatusError{ErrStatus: st}
-		}
-	}
+// frames decodes a watch of Events frame by frame: objects are *followed,
+// or *metav1.Status for ERROR events.
+type frames struct {
+	body io.ReadCloser
+	dec  *json.Decoder
 }
+
+func (d *frames) Decode() (watch.EventType, runtime.Object, error) {
+	var frame struct {
+		Type   watch.EventType `json:"type"`
+		Object json.RawMessage `json:"object"`
+	}
+	if err := d.dec.Decode(&frame); err != nil {
+		return "", nil, err
+	}
+	if frame.Type == watch.Error {
+		var st metav1.Status
+		if err := json.Unmarshal(frame.Object, &st); err != nil {
+			return "", nil, err
+		}
+		return frame.Type, &st, nil
+	}
+	return frame.Type, newFollowed(parseEvent(frame.Object)), nil
+}
+
+func (d *frames) Close() { _ = d.body.Close() }

@@ -32,8 +32,6 @@ func newEvent(name, rv, typ, reason string, series int) string {
 // only what it had not printed, and no end when the server ends a watch.
 func TestWatch(t *testing.T) {
 	defer SetNow(time.Date(2026, 12, 4, 14, 38, 35, 0, time.UTC))()
-	defer func(d time.Duration) { minWatch = d }(minWatch)
-	minWatch = time.Millisecond
 	list, err := os.ReadFile(filepath.Join("testdata", "list.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -15,12 +15,14 @@
 //
 // # Watching
 //
-// -w lists, then watches every type from the list's resourceVersion.
-// Unlike kubectl's, a watch does not end when the server closes the
-// stream: it resumes from the last resourceVersion seen, and after a 410
-// it lists again and prints only what changed (each object version once;
-// objects deleted meanwhile as DELETED). It ends when the command is
-// interrupted, or at once on 403.
+// -w lists, then watches every type from the list's resourceVersion, with
+// informer.Follow. Unlike kubectl's, a watch does not end when the server
+// closes the stream: it resumes from the last resourceVersion seen, and
+// after a 410 it lists again and prints only what changed (each object
+// version once; objects deleted meanwhile as DELETED). Other failures are
+// named on stderr and retried with a backoff. It ends when the command is
+// interrupted, at once when the first list fails, and on 400, 401, 403 or
+// 404 (one type's failure ends the watch of every type).
 //
 // # Errors
 //

@@ -2,33 +2,30 @@ package get
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"text/tabwriter"
-	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/utils/ptr"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/printers"
-	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/informer"
 	kunstructured "github.com/kdyn/kdyn/unstructured"
 )
 
-// watchSession prints the changes of several types at once. Unlike
-// kubectl's, a watch does not end when the server closes the stream: it
-// resumes from the last resourceVersion seen, and after a 410 (expired
-// resourceVersion) it relists and prints only what changed — each object
-// version is printed once, and objects deleted meanwhile are printed as
-// DELETED.
+// watchSession prints the changes of several types at once, each followed
+// by informer.Follow. Unlike kubectl's, a watch does not end when the
+// server closes the stream: it resumes from the last resourceVersion seen,
+// and after a 410 (expired resourceVersion) it relists and prints only
+// what changed — each object version is printed once, and objects deleted
+// meanwhile are printed as DELETED. Failures after the first list are
+// reported on stderr and retried with a backoff; 400, 401, 403 and 404
+// end the command.
 type watchSession struct {
 	f   *cli.Factory
 	o   *getOptions
@@ -76,21 +73,13 @@ func runWatch(ctx context.Context, f *cli.Factory, o *getOptions, out cli.Output
 	} else {
 		s.tw = printers.NewTabWriter(f.Streams.Out)
 	}
-	errs := make(chan error, len(targets))
-	var wg sync.WaitGroup
+	// One target's failure ends them all.
+	g, gctx := errgroup.WithContext(ctx)
 	for _, t := range targets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs <- s.watchTarget(ctx, t)
-		}()
+		g.Go(func() error { return s.watchTarget(gctx, t) })
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil && ctx.Err() == nil {
-			return err
-		}
+	if err := g.Wait(); err != nil && ctx.Err() == nil {
+		return err
 	}
 	return nil
 }
@@ -112,11 +101,12 @@ func (e *eachJSON) Print(it *printers.Item) error {
 }
 func (e *eachJSON) Finish() error { return nil }
 
-// tracked is the last version printed of one object.
+// tracked is one object as get --watch prints it, and the last version
+// printed of it.
 type tracked struct {
-	rv  string
-	obj *unstructured.Unstructured // object output
-	row *metav1.TableRow           // table output
+	key, name, rv string
+	obj           *unstructured.Unstructured // object output
+	row           *metav1.TableRow           // table output
 }
 
 type targetWatch struct {
@@ -124,7 +114,9 @@ type targetWatch struct {
 	t       getTarget
 	ns      string
 	printed map[string]*tracked
-	table   *metav1.Table // column definitions, for table output
+	seen    map[string]bool // the keys of the list in progress
+	lists   int             // lists complete
+	table   *metav1.Table   // column definitions, for table output
 }
 
 func (s *watchSession) watchTarget(ctx context.Context, t getTarget) error {
@@ -132,73 +124,59 @@ func (s *watchSession) watchTarget(ctx context.Context, t getTarget) error {
 	if !t.match.Namespaced {
 		tw.ns = ""
 	}
-	rv, err := tw.relist(ctx, !s.o.watchOnly)
+	client, err := s.f.DynamicClient()
 	if err != nil {
 		return err
 	}
-	backoff := time.Second
-	needRelist := false
-	for ctx.Err() == nil {
-		if needRelist {
-			// After a 410 the only way back is a full relist: retry it until
-			// it works, so that what changed (and what was deleted) while the
-			// stream was gone is printed, rather than watching from "now".
-			next, err := tw.relist(ctx, true)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				s.warn(t, err)
-				if !s.sleep(ctx, &backoff) {
-					return nil
-				}
-				continue
-			}
-			rv, needRelist = next, false
-		}
-		next, gone, err := tw.watchOnce(ctx, rv)
-		if next != "" {
-			// Keep the last resourceVersion seen, whatever ended the stream:
-			// resuming from an older one makes the server send (and us print)
-			// versions again.
-			rv = next
-		}
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case gone:
-			needRelist = true
-			continue
-		case err != nil:
-			if apierrors.IsForbidden(err) {
-				return err
-			}
-			s.warn(t, err)
-			if !s.sleep(ctx, &backoff) {
-				return nil
-			}
-			continue
-		}
-		backoff = time.Second
+	if !s.out.IsTable() {
+		return follow(ctx, tw, cli.ResourceSource(client.Resource(t.match.GVR).Namespace(tw.ns)), func(u *unstructured.Unstructured) []tracked {
+			return []tracked{{key: informer.Key(u), name: u.GetName(), rv: u.GetResourceVersion(), obj: u}}
+		})
 	}
-	return nil
+	rc, err := s.f.RESTClient()
+	if err != nil {
+		return err
+	}
+	src := &tableSource{tables: client.Tables().Resource(t.match.GVR).Namespace(tw.ns), rc: rc, gvr: t.match.GVR, ns: tw.ns}
+	return follow(ctx, tw, src, tw.rows)
 }
 
-func (s *watchSession) sleep(ctx context.Context, backoff *time.Duration) bool {
-	d := *backoff + time.Duration(rand.Int64N(int64(*backoff/2)+1))
-	*backoff = min(*backoff*2, 30*time.Second)
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
+// follow prints what informer.Follow sees of one target: the first list
+// (recorded only, with --watch-only), then each change. A list after a
+// 410 prints what differs from what was printed: new or changed objects,
+// and DELETED for objects that are gone. items turns what the source hands
+// over into printable items.
+func follow[T informer.Object](ctx context.Context, tw *targetWatch, src informer.Source[T], items func(T) []tracked) error {
+	pageSize := tw.s.o.chunkSize
+	if pageSize <= 0 {
+		pageSize = -1 // one request
 	}
+	return informer.Follow(ctx, src, informer.FollowOptions{
+		ListOptions: tw.listOptions(),
+		PageSize:    pageSize,
+		FailFast:    true,
+		OnError: func(err error) error {
+			tw.s.warn(tw.t, err)
+			return nil
+		},
+	}, informer.FollowFuncs[T]{
+		Page: func(page []T, first, last bool) (bool, error) {
+			var its []tracked
+			for _, obj := range page {
+				its = append(its, items(obj)...)
+			}
+			return false, tw.listed(its, first, last)
+		},
+		Event: func(typ watch.EventType, obj T) (bool, error) {
+			return false, tw.event(typ, items(obj))
+		},
+	})
 }
 
 func (s *watchSession) warn(t getTarget, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fmt.Fprintf(s.f.Streams.ErrOut, "watch of %s interrupted, resuming: %s\n", t.match.GVR.GroupResource(), strings.TrimPrefix(cli.ErrorMessage(err), "error: "))
+	fmt.Fprintln(s.f.Streams.ErrOut, cli.ResumingMessage(t.match.GVR.GroupResource().String(), err))
 }
 
 func (tw *targetWatch) listOptions() metav1.ListOptions {
@@ -225,221 +203,83 @@ func (tw *targetWatch) wanted(name string) bool {
 	return false
 }
 
-// relist lists the type (paged) and prints what differs from what was
-// printed: new or changed objects, and DELETED for objects that are gone.
-// With print false (--watch-only) it only records the state. It returns
-// the list's resourceVersion to watch from.
-func (tw *targetWatch) relist(ctx context.Context, print bool) (string, error) {
-	client, err := tw.s.f.DynamicClient()
-	if err != nil {
-		return "", err
+// listed prints one page of a list: what differs from what was printed
+// (nothing of the first list with --watch-only, which only records it),
+// and after the last page DELETED for the objects the list did not have.
+// A page is printed at once, so that its rows form one aligned table.
+func (tw *targetWatch) listed(items []tracked, first, last bool) error {
+	if first {
+		tw.seen = map[string]bool{}
 	}
-	opts := tw.listOptions()
-	opts.Limit = tw.s.o.chunkSize
-	seen := map[string]bool{}
-	listRV := ""
-	first := len(tw.printed) == 0
-	for {
-		var items []tracked
-		var keys []string
-		var cont string
-		if tw.s.out.IsTable() {
-			tbl, err := client.Tables().Resource(tw.t.match.GVR).Namespace(tw.ns).List(ctx, opts, dynamic.TableOptions{})
-			if err != nil {
-				return "", err
-			}
-			if tw.table == nil {
-				tw.table = &metav1.Table{ColumnDefinitions: tbl.ColumnDefinitions}
-			}
-			if listRV == "" {
-				listRV = tbl.ResourceVersion
-			}
-			cont = tbl.Continue
-			for i := range tbl.Rows {
-				row := &tbl.Rows[i]
-				md, ok := rowMetadata(row)
-				if !ok || !tw.wanted(md.GetName()) {
-					continue
-				}
-				keys = append(keys, md.GetNamespace()+"/"+md.GetName())
-				items = append(items, tracked{rv: md.GetResourceVersion(), row: row})
-			}
+	print := tw.lists > 0 || !tw.s.o.watchOnly
+	var batch []watchEvent
+	for _, it := range items {
+		if !tw.wanted(it.name) {
+			continue
+		}
+		tw.seen[it.key] = true
+		prev := tw.printed[it.key]
+		if prev != nil && prev.rv == it.rv {
+			continue
+		}
+		ev := watch.Modified
+		if prev == nil {
+			ev = watch.Added
+		}
+		tw.printed[it.key] = &it
+		if print {
+			batch = append(batch, watchEvent{typ: ev, it: &it})
+		}
+	}
+	if err := tw.emit(batch...); err != nil || !last {
+		return err
+	}
+	tw.lists++
+	batch = nil
+	for key, prev := range tw.printed {
+		if !tw.seen[key] {
+			delete(tw.printed, key)
+			batch = append(batch, watchEvent{typ: watch.Deleted, it: prev})
+		}
+	}
+	return tw.emit(batch...)
+}
+
+// event prints the items of one watch event, but not an object version
+// printed already.
+func (tw *targetWatch) event(typ watch.EventType, items []tracked) error {
+	for _, it := range items {
+		if !tw.wanted(it.name) {
+			continue
+		}
+		if typ == watch.Deleted {
+			delete(tw.printed, it.key)
 		} else {
-			l, err := client.Resource(tw.t.match.GVR).Namespace(tw.ns).List(ctx, opts)
-			if err != nil {
-				return "", err
-			}
-			if listRV == "" {
-				listRV = l.GetResourceVersion()
-			}
-			cont = l.GetContinue()
-			for i := range l.Items {
-				obj := &l.Items[i]
-				if !tw.wanted(obj.GetName()) {
-					continue
-				}
-				keys = append(keys, obj.GetNamespace()+"/"+obj.GetName())
-				items = append(items, tracked{rv: obj.GetResourceVersion(), obj: obj})
-			}
-		}
-		// A page is printed at once, so that its rows form one aligned table.
-		var batch []watchEvent
-		for i, key := range keys {
-			seen[key] = true
-			prev := tw.printed[key]
-			if prev != nil && prev.rv == items[i].rv {
+			if prev := tw.printed[it.key]; prev != nil && prev.rv == it.rv {
 				continue
 			}
-			ev := watch.Modified
-			if prev == nil {
-				ev = watch.Added
-			}
-			it := items[i]
-			tw.printed[key] = &it
-			if print {
-				batch = append(batch, watchEvent{typ: ev, it: &it})
-			}
+			tw.printed[it.key] = &it
 		}
-		if err := tw.emit(batch...); err != nil {
-			return "", err
-		}
-		if cont == "" || tw.s.o.chunkSize <= 0 {
-			break
-		}
-		opts.Continue = cont
-	}
-	if !first {
-		var batch []watchEvent
-		for key, prev := range tw.printed {
-			if !seen[key] {
-				delete(tw.printed, key)
-				batch = append(batch, watchEvent{typ: watch.Deleted, it: prev})
-			}
-		}
-		if err := tw.emit(batch...); err != nil {
-			return "", err
+		if err := tw.emit(watchEvent{typ: typ, it: &it}); err != nil {
+			return err
 		}
 	}
-	return listRV, nil
+	return nil
 }
 
-// watchOnce watches from rv until the stream ends. It returns the last
-// resourceVersion seen, and gone=true when the server said rv is too old.
-func (tw *targetWatch) watchOnce(ctx context.Context, rv string) (last string, gone bool, err error) {
-	rc, err := tw.s.f.RESTClient()
-	if err != nil {
-		return "", false, err
+// rows are the printable items of table output, and keep the Table's
+// column definitions for the header.
+func (tw *targetWatch) rows(r *tableRows) []tracked {
+	if len(r.columns) > 0 && (tw.table == nil || len(tw.table.ColumnDefinitions) == 0) {
+		tw.table = &metav1.Table{ColumnDefinitions: r.columns}
 	}
-	opts := tw.listOptions()
-	opts.ResourceVersion = rv
-	opts.AllowWatchBookmarks = true
-	opts.Watch = true
-	opts.TimeoutSeconds = ptr.To(int64(300 + rand.IntN(300)))
-	req := cli.ResourceRequest(rc.Get(), tw.t.match.GVR, tw.ns).VersionedParams(&opts)
-	if tw.s.out.IsTable() {
-		req = req.Accept(dynamic.AcceptTable)
-	}
-	w, err := req.Watch(ctx)
-	if err != nil {
-		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-			return "", true, nil
-		}
-		return "", false, err
-	}
-	defer w.Stop()
-	last = rv
-	for ev := range w.ResultChan() {
-		switch ev.Type {
-		case watch.Error:
-			st, _ := ev.Object.(*metav1.Status)
-			if st != nil && (st.Code == 410 || st.Reason == metav1.StatusReasonExpired || st.Reason == metav1.StatusReasonGone) {
-				return last, true, nil
-			}
-			if st != nil {
-				return last, false, &apierrors.StatusError{ErrStatus: *st}
-			}
-			return last, false, fmt.Errorf("watch error")
-		case watch.Bookmark:
-			if u, ok := ev.Object.(*unstructured.Unstructured); ok {
-				if v := u.GetResourceVersion(); v != "" {
-					last = v
-				}
-			}
-			continue
-		}
-		u, ok := ev.Object.(*unstructured.Unstructured)
-		if !ok {
-			continue
-		}
-		items, err := tw.eventItems(u)
-		if err != nil {
-			return last, false, err
-		}
-		for _, it := range items {
-			var md metav1.Object
-			if it.obj != nil {
-				md = it.obj
-			} else if m, ok := rowMetadata(it.row); ok {
-				md = m
-			} else {
-				continue
-			}
-			if md.GetResourceVersion() != "" {
-				last = md.GetResourceVersion()
-			}
-			if !tw.wanted(md.GetName()) {
-				continue
-			}
-			key := md.GetNamespace() + "/" + md.GetName()
-			prev := tw.printed[key]
-			if ev.Type == watch.Deleted {
-				delete(tw.printed, key)
-			} else {
-				if prev != nil && prev.rv == it.rv {
-					continue
-				}
-				cp := it
-				tw.printed[key] = &cp
-			}
-			if err := tw.emit(watchEvent{typ: ev.Type, it: &it}); err != nil {
-				return last, false, err
-			}
+	out := make([]tracked, 0, len(r.rows))
+	for _, row := range r.rows {
+		if md, ok := printers.RowObject(row); ok {
+			out = append(out, tracked{key: informer.Key(md), name: md.GetName(), rv: md.GetResourceVersion(), row: row})
 		}
 	}
-	return last, false, nil
-}
-
-// eventItems turns an event object into printable items: the object, or
-// the rows of a Table for table output.
-func (tw *targetWatch) eventItems(u *unstructured.Unstructured) ([]tracked, error) {
-	if !tw.s.out.IsTable() {
-		return []tracked{{rv: u.GetResourceVersion(), obj: u}}, nil
-	}
-	b, err := json.Marshal(u.Object)
-	if err != nil {
-		return nil, err
-	}
-	var tbl metav1.Table
-	if err := utiljson.Unmarshal(b, &tbl); err != nil {
-		return nil, err
-	}
-	if tw.table == nil || len(tw.table.ColumnDefinitions) == 0 {
-		tw.table = &metav1.Table{ColumnDefinitions: tbl.ColumnDefinitions}
-	}
-	var out []tracked
-	for i := range tbl.Rows {
-		row := &tbl.Rows[i]
-		md, ok := rowMetadata(row)
-		if !ok {
-			continue
-		}
-		out = append(out, tracked{rv: md.GetResourceVersion(), row: row})
-	}
-	return out, nil
-}
-
-func rowMetadata(row *metav1.TableRow) (*unstructured.Unstructured, bool) {
-	return printers.RowObject(row)
+	return out
 }
 
 // watchEvent is one change to print.

@@ -2,8 +2,8 @@
 // Deployments, StatefulSets and DaemonSets (apps/v1), on the dynamic
 // client, with kubectl's output.
 //
-//   - status follows the object with cli.Follow (a list by name, then a
-//     watch: nothing is polled) and prints kubectl's progress line for
+//   - status follows the object with cli.Follow (informer.Follow: a list
+//     by name, then a watch: nothing is polled) and prints kubectl's progress line for
 //     each change ("Waiting for deployment "web" rollout to finish: 1 of 3
 //     updated replicas are available..."). It ends when kubectl's rules
 //     say the rollout is done and the readiness package agrees (Current):

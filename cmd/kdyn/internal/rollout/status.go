@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/readiness"
 )
 
@@ -84,7 +85,7 @@ func runStatus(ctx context.Context, f *cli.Factory, o *statusOptions, args []str
 			fmt.Fprint(f.Streams.Out, msg)
 			return done || !o.watch, nil
 		}
-		err := cli.Follow(wctx, t.Resource(client), opts, cli.FollowFuncs{
+		err := cli.Follow(wctx, t.Resource(client), opts, informer.FollowFuncs[*unstructured.Unstructured]{
 			Listed: func(items []*unstructured.Unstructured) (bool, error) {
 				for _, obj := range items {
 					if obj.GetName() == t.Name {

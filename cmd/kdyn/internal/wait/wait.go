@@ -18,6 +18,7 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/printers"
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/readiness"
 	"github.com/kdyn/kdyn/restmapper"
 )
@@ -512,7 +513,7 @@ func (w *waiter) runGroup(ctx context.Context, g waitGroup) ([]unmetTarget, erro
 		opts.FieldSelector = "metadata.name=" + g.names[0]
 	}
 	first := true
-	err := cli.Follow(ctx, rc, opts, cli.FollowFuncs{
+	err := cli.Follow(ctx, rc, opts, informer.FollowFuncs[*unstructured.Unstructured]{
 		Listed: func(items []*unstructured.Unstructured) (bool, error) {
 			gw.listed(items)
 			if first {
