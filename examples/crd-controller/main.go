@@ -20,6 +20,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
 
 	ctrl "github.com/kdyn/kdyn/controller"
 	"github.com/kdyn/kdyn/dynamic"
@@ -247,25 +249,27 @@ func installCRD(ctx context.Context, client dynamic.Interface) error {
 			return fmt.Errorf("apply the CRD %s: %w", obj.GetName(), err)
 		}
 	}
+	// Follow the CRD (one list, then a watch) until readiness says it is
+	// Established: its resource is served.
 	ctx, cancel := context.WithTimeout(ctx, establishTimeout)
 	defer cancel()
-	t := time.NewTicker(200 * time.Millisecond)
-	defer t.Stop()
-	for {
-		crd, err := client.Resource(crdGVR).Get(ctx, crdName, metav1.GetOptions{})
-		if err == nil {
-			var res readiness.Result
-			if res, err = readiness.Compute(crd); err == nil && res.Ready() { // Established
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			if err == nil {
-				err = ctx.Err()
-			}
-			return fmt.Errorf("the CRD %s was not established within %v: %w", crdName, establishTimeout, err)
-		case <-t.C:
-		}
+	established := func(crd *unstructured.Unstructured) (bool, error) {
+		res, err := readiness.Compute(crd) // an error: not established yet
+		return err == nil && res.Ready(), nil
 	}
+	src := informer.NewResourceSource(client.Resource(crdGVR), informer.SourceOptions{})
+	err = informer.Follow(ctx, src, informer.FollowOptions{ListOptions: metav1.ListOptions{FieldSelector: "metadata.name=" + crdName}},
+		informer.FollowFuncs[*unstructured.Unstructured]{
+			Listed: func(crds []*unstructured.Unstructured) (bool, error) {
+				if len(crds) == 0 {
+					return false, nil
+				}
+				return established(crds[0])
+			},
+			Event: func(_ watch.EventType, crd *unstructured.Unstructured) (bool, error) { return established(crd) },
+		})
+	if err != nil {
+		return fmt.Errorf("the CRD %s was not established within %v: %w", crdName, establishTimeout, err)
+	}
+	return nil
 }
