@@ -176,13 +176,79 @@ endpoints:
 - {addresses: [10.0.0.5]}
 `
 
+const describeDaemonSet = `apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, labels: {app: agent}, annotations: {team: infra}}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      nodeSelector: {disk: ssd}
+      containers: [{name: agent, image: busybox, resources: {limits: {cpu: 100m}}}]
+`
+
+const describeStatefulSet = `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, labels: {app: db}}
+spec:
+  serviceName: db
+  replicas: 0
+  podManagementPolicy: Parallel
+  selector: {matchLabels: {app: db}}
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {partition: 1}}
+  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete, whenScaled: Retain}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: db, image: postgres, volumeMounts: [{name: data, mountPath: /data}]}]}
+  volumeClaimTemplates:
+  - metadata: {name: data, labels: {tier: db}}
+    spec: {accessModes: [ReadWriteOnce], storageClassName: fast, resources: {requests: {storage: 1536Mi}}}
+`
+
+const describeClaim = `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, labels: {app: db}}
+spec: {accessModes: [ReadWriteOnce], volumeMode: Filesystem, resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: user-b}
+spec: {containers: [{name: c, image: busybox}], volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: user-a}
+spec: {containers: [{name: c, image: busybox}], volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]}
+`
+
+const describeQuota = `apiVersion: v1
+kind: ResourceQuota
+metadata: {name: compute}
+spec: {hard: {pods: "10", requests.cpu: "2", limits.memory: 4Gi}, scopes: [NotTerminating, NotBestEffort]}
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: best-effort}
+spec: {hard: {pods: "5"}, scopes: [BestEffort]}
+---
+apiVersion: v1
+kind: LimitRange
+metadata: {name: limits}
+spec:
+  limits:
+  - {type: Container, max: {cpu: "2"}, min: {cpu: 100m}, default: {cpu: 500m}, defaultRequest: {cpu: 200m}, maxLimitRequestRatio: {cpu: "4"}}
+  - {type: PersistentVolumeClaim, max: {storage: 10Gi}}
+`
+
 // ageColumn matches the describe Events' Age column and the creation
 // times, which differ between two runs a second apart.
 var describeAges = regexp.MustCompile(`(?m)(Creation Timestamp:\s+|Start Time:\s+).*$|\d+s\b|<invalid>`)
 
-// TestDescribeMatchesKubectl: describe of a pod (kubectl's pod
-// describer) and of a custom resource (the generic describer), with and
-// without events, prints what kubectl prints.
+// TestDescribeMatchesKubectl: describe of a pod, the workloads, a service,
+// a claim and a namespace (kubectl's describers of each) and of a custom
+// resource (the generic describer), with and without events, prints what
+// kubectl prints.
 func TestDescribeMatchesKubectl(t *testing.T) {
 	env := testenv.Shared(t)
 	p := newPair(t, env, testenv.Admin)
@@ -213,9 +279,14 @@ func TestDescribeMatchesKubectl(t *testing.T) {
 	}
 	// Workloads and a service with an EndpointSlice, for kubectl's
 	// dedicated describers.
-	for _, m := range []string{describeDeployment, describeReplicaSet, describeRC, describeService, describeSlice} {
+	for _, m := range []string{describeDeployment, describeReplicaSet, describeRC, describeService, describeSlice,
+		describeDaemonSet, describeStatefulSet, describeClaim, describeQuota} {
 		p.kubectl(t, m, "apply", "-n", ns, "-f", "-")
 	}
+	// A quota's status as the quota controller would write it.
+	p.kubectl(t, "", "patch", "resourcequota", "compute", "-n", ns, "--subresource=status", "--type=merge", "-p",
+		`{"status":{"hard":{"pods":"10","requests.cpu":"2","limits.memory":"4Gi"},"used":{"pods":"3","requests.cpu":"500m"}}}`)
+	emptyNS := vbNamespace(t, vbClient(t, env))
 	norm := func(b []byte) []byte { return describeAges.ReplaceAll(b, []byte("AGE")) }
 	for _, args := range [][]string{
 		{"describe", "pod", "rich", "-n", ns},
@@ -228,6 +299,11 @@ func TestDescribeMatchesKubectl(t *testing.T) {
 		{"describe", "rc", "legacy", "-n", ns},
 		{"describe", "service", "web", "-n", ns},
 		{"describe", "services", "-n", ns, "--show-events=false"},
+		{"describe", "daemonset", "agent", "-n", ns},
+		{"describe", "statefulset", "db", "-n", ns},
+		{"describe", "pvc", "data", "-n", ns},
+		{"describe", "namespace", ns},
+		{"describe", "namespace", emptyNS},
 	} {
 		p.check(t, same{args: args, norm: norm})
 	}

@@ -222,6 +222,7 @@ func (d *describer) describe(ctx context.Context, t target) error {
 	w := newWriter()
 	doc := gjson.ParseBytes(raw)
 	list := newLister(d.f, d.o.chunkSize)
+	showEvents := d.o.showEvents
 	switch gk := t.match.GVK.GroupKind(); gk {
 	case schema.GroupKind{Kind: "Pod"}:
 		describePod(w, obj, doc)
@@ -233,10 +234,22 @@ func (d *describer) describe(ctx context.Context, t target) error {
 		describeDeployment(ctx, w, list, obj, doc)
 	case schema.GroupKind{Kind: "Service"}:
 		describeService(ctx, w, list, obj, doc)
+	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
+		describeDaemonSet(ctx, w, list, obj, doc)
+	case schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
+		describeStatefulSet(ctx, w, list, obj, doc)
+	case schema.GroupKind{Kind: "PersistentVolumeClaim"}:
+		describePVC(ctx, w, list, obj, doc)
+	case schema.GroupKind{Kind: "Namespace"}:
+		// As kubectl's: quotas and limit ranges, and no events.
+		if err := describeNamespace(ctx, w, list, obj, doc); err != nil {
+			return err
+		}
+		showEvents = false
 	default:
 		describeGeneric(w, obj)
 	}
-	if d.o.showEvents {
+	if showEvents {
 		rc, err := d.f.RESTClient()
 		if err != nil {
 			return err
