@@ -149,21 +149,21 @@ func describeNamespace(ctx context.Context, w *writer, list lister, obj *unstruc
 				rfc1123z(c.Get("lastTransitionTime").String()), c.Get("reason").String(), c.Get("message").String())
 		}
 	}
-	quotas, err := list(ctx, resourceQuotasGVR, obj.GetName(), "")
-	if err != nil && !apierrors.IsNotFound(err) {
-		return err
-	}
-	if err == nil {
+	// Each section after a blank line; a server that does not serve the
+	// resource shows no section.
+	for _, sec := range []struct {
+		gvr   schema.GroupVersionResource
+		write func(*writer, []gjson.Result)
+	}{{resourceQuotasGVR, resourceQuotas}, {limitRangesGVR, limitRanges}} {
+		items, err := list(ctx, sec.gvr, obj.GetName(), "")
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
 		w.write(0, "\n")
-		resourceQuotas(w, quotas)
-	}
-	limits, err := list(ctx, limitRangesGVR, obj.GetName(), "")
-	if err != nil && !apierrors.IsNotFound(err) {
-		return err
-	}
-	if err == nil {
-		w.write(0, "\n")
-		limitRanges(w, limits)
+		sec.write(w, items)
 	}
 	return nil
 }
