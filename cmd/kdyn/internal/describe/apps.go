@@ -34,10 +34,7 @@ func podStatusLine(ctx context.Context, w *writer, list lister, obj *unstructure
 // describeDaemonSet is kubectl's DaemonSet description, with the phases of
 // the pods it owns.
 func describeDaemonSet(ctx context.Context, w *writer, list lister, obj *unstructured.Unstructured, ds gjson.Result) {
-	sel, err := selectorString(ds.Get("spec.selector"))
-	if err != nil {
-		sel = "<error>"
-	}
+	sel := selectorOrError(ds.Get("spec.selector"))
 	w.write(0, "Name:\t%s\n", obj.GetName())
 	w.write(0, "Namespace:\t%s\n", obj.GetNamespace())
 	w.write(0, "Selector:\t%s\n", sel)
@@ -57,10 +54,7 @@ func describeDaemonSet(ctx context.Context, w *writer, list lister, obj *unstruc
 // describeStatefulSet is kubectl's StatefulSet description, with the
 // phases of the pods it owns and its volume claim templates.
 func describeStatefulSet(ctx context.Context, w *writer, list lister, obj *unstructured.Unstructured, ss gjson.Result) {
-	sel, err := selectorString(ss.Get("spec.selector"))
-	if err != nil {
-		sel = "<error>"
-	}
+	sel := selectorOrError(ss.Get("spec.selector"))
 	spec := ss.Get("spec")
 	w.write(0, "Name:\t%s\n", obj.GetName())
 	w.write(0, "Namespace:\t%s\n", obj.GetNamespace())

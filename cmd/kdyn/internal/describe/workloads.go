@@ -95,6 +95,16 @@ func selectorString(sel gjson.Result) (string, error) {
 	return s.String(), nil
 }
 
+// selectorOrError is selectorString, or "<error>" (as kubectl prints a
+// selector that does not parse).
+func selectorOrError(sel gjson.Result) string {
+	s, err := selectorString(sel)
+	if err != nil {
+		return "<error>"
+	}
+	return s
+}
+
 // jsonUnmarshal decodes raw JSON (empty is nothing).
 func jsonUnmarshal(raw string, v any) error {
 	if raw == "" {
@@ -119,10 +129,7 @@ func workloadConditions(w *writer, conds []gjson.Result) {
 func describeReplicaSet(ctx context.Context, w *writer, list lister, obj *unstructured.Unstructured, rs gjson.Result) {
 	w.write(0, "Name:\t%s\n", obj.GetName())
 	w.write(0, "Namespace:\t%s\n", obj.GetNamespace())
-	sel, err := selectorString(rs.Get("spec.selector"))
-	if err != nil {
-		sel = "<error>"
-	}
+	sel := selectorOrError(rs.Get("spec.selector"))
 	w.write(0, "Selector:\t%s\n", sel)
 	w.labels("Labels", obj.GetLabels())
 	w.annotations("Annotations", obj.GetAnnotations())
@@ -163,10 +170,7 @@ func describeReplicationController(ctx context.Context, w *writer, list lister, 
 // describeDeployment is kubectl's Deployment description, with its old
 // and new ReplicaSets.
 func describeDeployment(ctx context.Context, w *writer, list lister, obj *unstructured.Unstructured, d gjson.Result) {
-	sel, err := selectorString(d.Get("spec.selector"))
-	if err != nil {
-		sel = "<error>"
-	}
+	sel := selectorOrError(d.Get("spec.selector"))
 	w.write(0, "Name:\t%s\n", obj.GetName())
 	w.write(0, "Namespace:\t%s\n", obj.GetNamespace())
 	w.write(0, "CreationTimestamp:\t%s\n", obj.GetCreationTimestamp().Time.Format(time.RFC1123Z))
