@@ -241,6 +241,41 @@ spec:
   - {type: PersistentVolumeClaim, max: {storage: 10Gi}}
 `
 
+const describeNode = `apiVersion: v1
+kind: Node
+metadata:
+  name: NODE
+  labels: {node-role.kubernetes.io/worker: "", kubernetes.io/role: edge, disk: ssd}
+spec:
+  podCIDR: 10.244.1.0/24
+  podCIDRs: [10.244.1.0/24]
+  providerID: kind://docker/worker
+  taints: [{key: dedicated, value: db, effect: NoSchedule}, {key: gpu, effect: NoExecute}]
+`
+
+const describeNodeStatus = `{"status":{
+ "capacity":{"cpu":"4","memory":"8Gi","pods":"110","ephemeral-storage":"100Gi","hugepages-2Mi":"0","example.com/gpu":"2"},
+ "allocatable":{"cpu":"3800m","memory":"7Gi","pods":"110","ephemeral-storage":"90Gi","hugepages-2Mi":"0","example.com/gpu":"2"},
+ "conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"kubelet is posting ready status","lastHeartbeatTime":"2026-01-02T03:04:05Z","lastTransitionTime":"2026-01-01T00:00:00Z"}],
+ "addresses":[{"type":"InternalIP","address":"172.18.0.3"},{"type":"Hostname","address":"worker"}],
+ "nodeInfo":{"machineID":"m1","systemUUID":"u1","bootID":"b1","kernelVersion":"6.1.0","osImage":"Debian","containerRuntimeVersion":"containerd://2.0","kubeletVersion":"v1.37.2","kubeProxyVersion":"","operatingSystem":"linux","architecture":"amd64"}}}`
+
+const describeNodePods = `apiVersion: v1
+kind: Pod
+metadata: {name: on-node}
+spec:
+  nodeName: NODE
+  initContainers: [{name: init, image: busybox, resources: {requests: {cpu: "1"}}}]
+  containers:
+  - {name: a, image: nginx, resources: {requests: {cpu: 250m, memory: 64Mi}, limits: {cpu: 500m, memory: 128Mi, example.com/gpu: "1"}}}
+  - {name: b, image: nginx, resources: {requests: {cpu: 100m}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: also-on-node}
+spec: {nodeName: NODE, containers: [{name: c, image: busybox}]}
+`
+
 // ageColumn matches the describe Events' Age column and the creation
 // times, which differ between two runs a second apart.
 var describeAges = regexp.MustCompile(`(?m)(Creation Timestamp:\s+|Start Time:\s+).*$|\d+s\b|<invalid>`)
@@ -287,6 +322,16 @@ func TestDescribeMatchesKubectl(t *testing.T) {
 	p.kubectl(t, "", "patch", "resourcequota", "compute", "-n", ns, "--subresource=status", "--type=merge", "-p",
 		`{"status":{"hard":{"pods":"10","requests.cpu":"2","limits.memory":"4Gi"},"used":{"pods":"3","requests.cpu":"500m"}}}`)
 	emptyNS := vbNamespace(t, vbClient(t, env))
+	// A node (a name of this run's own) with a status as a kubelet would
+	// report it, pods bound to it, and, for a second node, its Lease.
+	node, leased := ns+"-node", ns+"-leased"
+	for _, n := range []string{node, leased} {
+		p.kubectl(t, strings.ReplaceAll(describeNode, "NODE", n), "apply", "-f", "-")
+		p.kubectl(t, "", "patch", "node", n, "--subresource=status", "--type=merge", "-p", describeNodeStatus)
+	}
+	p.kubectl(t, strings.ReplaceAll(describeNodePods, "NODE", node), "apply", "-n", ns, "-f", "-")
+	p.kubectl(t, `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"`+leased+`"},"spec":{"holderIdentity":"`+leased+`","renewTime":"2026-01-02T03:04:05.000000Z"}}`,
+		"apply", "-n", "kube-node-lease", "-f", "-")
 	norm := func(b []byte) []byte { return describeAges.ReplaceAll(b, []byte("AGE")) }
 	for _, args := range [][]string{
 		{"describe", "pod", "rich", "-n", ns},
@@ -304,6 +349,8 @@ func TestDescribeMatchesKubectl(t *testing.T) {
 		{"describe", "pvc", "data", "-n", ns},
 		{"describe", "namespace", ns},
 		{"describe", "namespace", emptyNS},
+		{"describe", "node", node},
+		{"describe", "node", leased, "--show-events=false"},
 	} {
 		p.check(t, same{args: args, norm: norm})
 	}

@@ -149,7 +149,7 @@ func describeNamespace(ctx context.Context, w *writer, list lister, obj *unstruc
 		gvr   schema.GroupVersionResource
 		write func(*writer, []gjson.Result)
 	}{{resourceQuotasGVR, resourceQuotas}, {limitRangesGVR, limitRanges}} {
-		items, err := list(ctx, sec.gvr, obj.GetName(), "")
+		items, err := list(ctx, sec.gvr, obj.GetName(), "", "")
 		if apierrors.IsNotFound(err) {
 			continue
 		}
@@ -292,7 +292,7 @@ func describePVC(ctx context.Context, w *writer, list lister, obj *unstructured.
 		w.write(1, "Name:\t%v\n", ds.Get("name").String())
 	}
 	var users []string
-	if pods, err := list(ctx, podsGVR, obj.GetNamespace(), ""); err == nil {
+	if pods, err := list(ctx, podsGVR, obj.GetNamespace(), "", ""); err == nil {
 		users = claimUsers(pods, obj)
 	}
 	w.write(0, "Used By:\t")

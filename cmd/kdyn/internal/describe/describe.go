@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/restmapper"
@@ -204,6 +205,23 @@ type describer struct {
 	suffix  string
 }
 
+// get reads one object, for a describer that shows a related one.
+func (d *describer) get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (gjson.Result, error) {
+	client, err := d.f.DynamicClient()
+	if err != nil {
+		return gjson.Result{}, err
+	}
+	obj, err := client.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return gjson.Result{}, err
+	}
+	raw, err := obj.MarshalJSON()
+	if err != nil {
+		return gjson.Result{}, err
+	}
+	return gjson.ParseBytes(raw), nil
+}
+
 func (d *describer) describe(ctx context.Context, t target) error {
 	obj := t.obj
 	if obj == nil {
@@ -240,6 +258,10 @@ func (d *describer) describe(ctx context.Context, t target) error {
 		describeStatefulSet(ctx, w, list, obj, doc)
 	case schema.GroupKind{Kind: "PersistentVolumeClaim"}:
 		describePVC(ctx, w, list, obj, doc)
+	case schema.GroupKind{Kind: "Node"}:
+		if err := describeNode(ctx, w, list, d.get, obj, doc); err != nil {
+			return err
+		}
 	case schema.GroupKind{Kind: "Namespace"}:
 		// As kubectl's: quotas and limit ranges, and no events.
 		if err := describeNamespace(ctx, w, list, obj, doc); err != nil {
@@ -257,6 +279,14 @@ func (d *describer) describe(ctx context.Context, t target) error {
 		// Events are best effort, as in kubectl: a user who may not list
 		// them still gets the description.
 		if events, err := listEvents(ctx, rc, obj, d.o.chunkSize); err == nil {
+			if t.match.GVK.GroupKind() == (schema.GroupKind{Kind: "Node"}) {
+				// As kubectl: a kubelet's events name its node by name
+				// where the uid goes, a controller's by uid.
+				byName := obj.DeepCopy()
+				byName.SetUID(types.UID(obj.GetName()))
+				more, _ := listEvents(ctx, rc, byName, d.o.chunkSize)
+				events = append(events, more...)
+			}
 			writeEvents(w, events)
 		}
 	}

@@ -26,16 +26,17 @@ var (
 	endpointSlicesGVR = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
 )
 
-// lister lists objects of a resource in a namespace, page by page.
-type lister func(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string) ([]gjson.Result, error)
+// lister lists the objects of a resource in a namespace ("" for all) that
+// a label and a field selector select, page by page.
+type lister func(ctx context.Context, gvr schema.GroupVersionResource, ns, selector, fieldSelector string) ([]gjson.Result, error)
 
 func newLister(f *cli.Factory, chunk int64) lister {
-	return func(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string) ([]gjson.Result, error) {
+	return func(ctx context.Context, gvr schema.GroupVersionResource, ns, selector, fieldSelector string) ([]gjson.Result, error) {
 		rc, err := f.RESTClient()
 		if err != nil {
 			return nil, err
 		}
-		opts := metav1.ListOptions{LabelSelector: selector, Limit: chunk}
+		opts := metav1.ListOptions{LabelSelector: selector, FieldSelector: fieldSelector, Limit: chunk}
 		var out []gjson.Result
 		for {
 			raw, err := cli.ListRaw(ctx, rc, gvr, ns, opts)
@@ -53,7 +54,7 @@ func newLister(f *cli.Factory, chunk int64) lister {
 
 // podPhases counts the pods a controller (by uid) owns, by phase.
 func podPhases(ctx context.Context, list lister, ns, selector, uid string) (running, waiting, succeeded, failed int, err error) {
-	pods, err := list(ctx, podsGVR, ns, selector)
+	pods, err := list(ctx, podsGVR, ns, selector, "")
 	if err != nil {
 		return
 	}
@@ -187,7 +188,7 @@ func describeDeployment(ctx context.Context, w *writer, list lister, obj *unstru
 	}
 	podTemplate(w, d.Get("spec.template"))
 	workloadConditions(w, st.Get("conditions").Array())
-	rss, err := list(ctx, replicaSetsGVR, obj.GetNamespace(), sel)
+	rss, err := list(ctx, replicaSetsGVR, obj.GetNamespace(), sel, "")
 	if err != nil {
 		return
 	}
@@ -287,7 +288,7 @@ func describeService(ctx context.Context, w *writer, list lister, obj *unstructu
 		}
 		w.write(0, "LoadBalancer Ingress:\t%s\n", strings.Join(parts, ", "))
 	}
-	slices, _ := list(ctx, endpointSlicesGVR, obj.GetNamespace(), "kubernetes.io/service-name="+obj.GetName())
+	slices, _ := list(ctx, endpointSlicesGVR, obj.GetNamespace(), "kubernetes.io/service-name="+obj.GetName(), "")
 	for _, sp := range spec.Get("ports").Array() {
 		name := sp.Get("name").String()
 		if name == "" {
