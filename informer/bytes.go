@@ -130,7 +130,7 @@ func jsonValueBytes(v any) int64 {
 // objectMetaBytes is an ObjectMeta's estimate besides the struct itself.
 func objectMetaBytes(m *metav1.ObjectMeta) int64 {
 	var n int64
-	for _, s := range []string{m.Name, m.GenerateName, m.Namespace, m.SelfLink, string(m.UID), m.ResourceVersion} {
+	for _, s := range []string{m.Name, m.GenerateName, m.Namespace, string(m.UID), m.ResourceVersion} {
 		n += allocBytes(int64(len(s)))
 	}
 	if m.DeletionTimestamp != nil {

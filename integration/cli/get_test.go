@@ -96,6 +96,11 @@ func TestGetFromManifestsWatch(t *testing.T) {
 	if r.stdout != "configmap/a\n" {
 		t.Errorf("get -f -w: %q", r.stdout)
 	}
+	// With -v, the end of the watch says why, as kubectl's does.
+	r = kdyn(t, env, "get", "configmap", "a", "-n", ns, "-w", "--request-timeout=1", "-v", "5").must(t)
+	if !strings.Contains(r.stderr, "request timeout") || !strings.Contains(r.stderr, "context deadline exceeded") {
+		t.Errorf("get -w --request-timeout=1 -v 5 does not say why the watch ended: %q", r.stderr)
+	}
 	two := mfWrite(t, "two.yaml", a+"---\n"+mfConfigMap("b", ns, nil))
 	r = kdyn(t, env, "get", "-f", two, "-w")
 	if r.code != 1 || !strings.Contains(r.stderr, "watch is only supported on individual resources and resource collections - 2 resources were found") {

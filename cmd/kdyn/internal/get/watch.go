@@ -2,6 +2,7 @@ package get
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -80,6 +81,10 @@ func runWatch(ctx context.Context, f *cli.Factory, o *getOptions, out cli.Output
 	}
 	if err := g.Wait(); err != nil && ctx.Err() == nil {
 		return err
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// As kubectl, which logs the watch's end at -v 5: why it ended.
+		f.Logger().V(1).Info("watch ended: the request timeout passed", "timeout", timeout.String(), "error", ctx.Err().Error())
 	}
 	return nil
 }
