@@ -39,7 +39,7 @@ func (q *Queue[T]) addAfterLocked(item T, d time.Duration) {
 	if q.shuttingDown {
 		return
 	}
-	now := q.clock.Now()
+	now := time.Now()
 	if d <= 0 {
 		q.addLocked(item, now, false)
 		return
@@ -82,17 +82,17 @@ func (q *Queue[T]) delayLoop() {
 			q.mu.Unlock()
 			return
 		}
-		now := q.clock.Now()
+		now := time.Now()
 		for len(q.delayed) > 0 && !q.delayed[0].readyAt.After(now) {
 			e := heap.Pop(&q.delayed).(*delayedItem[T])
 			delete(q.delayedIndex, e.item)
 			q.addLocked(e.item, now, false)
 		}
-		var t timer
+		var t *time.Timer
 		var fired <-chan time.Time
 		if len(q.delayed) > 0 {
-			t = q.clock.TimerAt(q.delayed[0].readyAt)
-			fired = t.C()
+			t = time.NewTimer(time.Until(q.delayed[0].readyAt))
+			fired = t.C
 		}
 		q.mu.Unlock()
 

@@ -2,6 +2,7 @@ package workqueue
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,51 +16,66 @@ func delayedLen[T comparable](q *Queue[T]) int {
 	return len(q.delayed)
 }
 
+// wantDueAfter checks that the queue stays empty until d has passed, the
+// delay goroutine having run and found nothing due, and that item is queued
+// exactly then; it takes item.
+func wantDueAfter[T comparable](t *testing.T, q *Queue[T], item T, d time.Duration) {
+	t.Helper()
+	step(d - time.Nanosecond)
+	if got := q.Len(); got != 0 {
+		t.Fatalf("Len 1ns before the deadline = %d, want 0", got)
+	}
+	step(time.Nanosecond)
+	if got := mustGet(t, q); got != item {
+		t.Fatalf("Get at the deadline = %v, want %v", got, item)
+	}
+}
+
 func TestAddAfterWaitsForTheDeadline(t *testing.T) {
-	q, c := newTestQueue(t, Options[string]{})
-	q.AddAfter("a", 10*time.Millisecond)
-	if got := q.Len(); got != 0 {
-		t.Fatalf("Len right after AddAfter = %d, want 0", got)
-	}
-	c.Step(9 * time.Millisecond)
-	// Not due on the clock, so no goroutine scheduling can have added it.
-	if got := q.Len(); got != 0 {
-		t.Fatalf("Len 1ms before the deadline = %d, want 0", got)
-	}
-	c.Step(time.Millisecond)
-	if got := mustGet(t, q); got != "a" {
-		t.Fatalf("Get = %q, want a", got)
-	}
-	if got := delayedLen(q); got != 0 {
-		t.Errorf("delay heap holds %d items, want 0", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue(t, Options[string]{})
+		q.AddAfter("a", 10*time.Millisecond)
+		if got := q.Len(); got != 0 {
+			t.Fatalf("Len right after AddAfter = %d, want 0", got)
+		}
+		wantDueAfter(t, q, "a", 10*time.Millisecond)
+		if got := delayedLen(q); got != 0 {
+			t.Errorf("delay heap holds %d items, want 0", got)
+		}
+	})
 }
 
 func TestAddAfterOrdersByDeadline(t *testing.T) {
-	q, c := newTestQueue(t, Options[string]{})
-	q.AddAfter("c", 30*time.Millisecond)
-	q.AddAfter("a", 10*time.Millisecond)
-	q.AddAfter("b", 20*time.Millisecond)
-	q.AddAfter("b2", 20*time.Millisecond) // same deadline as b: after b
-	c.Step(30 * time.Millisecond)
-	waitFor(t, "four items to be due", func() bool { return q.Len() == 4 })
-	if diff := cmp.Diff([]string{"a", "b", "b2", "c"}, getAll(t, q)); diff != "" {
-		t.Errorf("order (-want +got):\n%s", diff)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue(t, Options[string]{})
+		q.AddAfter("c", 30*time.Millisecond)
+		q.AddAfter("a", 10*time.Millisecond)
+		q.AddAfter("b", 20*time.Millisecond)
+		q.AddAfter("b2", 20*time.Millisecond) // same deadline as b: after b
+		step(30 * time.Millisecond)
+		if got := q.Len(); got != 4 {
+			t.Fatalf("Len = %d, want the four items due", got)
+		}
+		if diff := cmp.Diff([]string{"a", "b", "b2", "c"}, getAll(t, q)); diff != "" {
+			t.Errorf("order (-want +got):\n%s", diff)
+		}
+	})
 }
 
 func TestAddAfterStepByStep(t *testing.T) {
-	q, c := newTestQueue(t, Options[string]{})
-	q.AddAfter("late", time.Hour)
-	q.AddAfter("soon", 10*time.Millisecond) // earlier than the armed timer
-	c.Step(10 * time.Millisecond)
-	if got := mustGet(t, q); got != "soon" {
-		t.Fatalf("Get = %q, want soon", got)
-	}
-	c.Step(time.Hour)
-	if got := mustGet(t, q); got != "late" {
-		t.Fatalf("Get = %q, want late", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue(t, Options[string]{})
+		q.AddAfter("late", time.Hour)
+		q.AddAfter("soon", 10*time.Millisecond) // earlier than the armed timer
+		step(10 * time.Millisecond)
+		if got := mustGet(t, q); got != "soon" {
+			t.Fatalf("Get = %q, want soon", got)
+		}
+		step(time.Hour)
+		if got := mustGet(t, q); got != "late" {
+			t.Fatalf("Get = %q, want late", got)
+		}
+	})
 }
 
 func TestAddAfterDeduplicatesKeepingTheEarliestDeadline(t *testing.T) {
@@ -71,44 +87,50 @@ func TestAddAfterDeduplicatesKeepingTheEarliestDeadline(t *testing.T) {
 		{"earlier duplicate wins", 50 * time.Millisecond, 10 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			q, c := newTestQueue(t, Options[string]{})
-			q.AddAfter("x", tc.first)
-			q.AddAfter("x", tc.again)
-			if got := delayedLen(q); got != 1 {
-				t.Fatalf("delay heap holds %d items, want 1", got)
-			}
-			c.Step(10 * time.Millisecond)
-			if got := mustGet(t, q); got != "x" {
-				t.Fatalf("Get = %q, want x", got)
-			}
-			q.Done("x")
-			if got := delayedLen(q); got != 0 {
-				t.Fatalf("delay heap holds %d items after x was due, want 0", got)
-			}
-			c.Step(time.Hour)
-			if got := q.Len(); got != 0 {
-				t.Errorf("Len = %d, want 0: x was added once", got)
-			}
-			if got := q.Stats().Adds; got != 1 {
-				t.Errorf("Adds = %d, want 1", got)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				q := newTestQueue(t, Options[string]{})
+				q.AddAfter("x", tc.first)
+				q.AddAfter("x", tc.again)
+				if got := delayedLen(q); got != 1 {
+					t.Fatalf("delay heap holds %d items, want 1", got)
+				}
+				step(10 * time.Millisecond)
+				if got := mustGet(t, q); got != "x" {
+					t.Fatalf("Get = %q, want x", got)
+				}
+				q.Done("x")
+				if got := delayedLen(q); got != 0 {
+					t.Fatalf("delay heap holds %d items after x was due, want 0", got)
+				}
+				step(time.Hour)
+				if got := q.Len(); got != 0 {
+					t.Errorf("Len = %d, want 0: x was added once", got)
+				}
+				if got := q.Stats().Adds; got != 1 {
+					t.Errorf("Adds = %d, want 1", got)
+				}
+			})
 		})
 	}
 }
 
 func TestAddAfterOfAQueuedItemIsMergedWhenDue(t *testing.T) {
-	q, c := newTestQueue(t, Options[string]{})
-	q.Add("x")
-	q.AddAfter("x", 10*time.Millisecond)
-	c.Step(10 * time.Millisecond)
-	waitFor(t, "the delayed x to be due", func() bool { return delayedLen(q) == 0 })
-	if got := q.Len(); got != 1 {
-		t.Errorf("Len = %d, want 1: x was still queued when the delayed x came due", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue(t, Options[string]{})
+		q.Add("x")
+		q.AddAfter("x", 10*time.Millisecond)
+		step(10 * time.Millisecond)
+		if got := delayedLen(q); got != 0 {
+			t.Fatalf("delay heap holds %d items, want 0: the delayed x is due", got)
+		}
+		if got := q.Len(); got != 1 {
+			t.Errorf("Len = %d, want 1: x was still queued when the delayed x came due", got)
+		}
+	})
 }
 
 func TestAddAfterWithoutDelayIsAdd(t *testing.T) {
-	q, _ := newTestQueue(t, Options[string]{})
+	q := newTestQueue(t, Options[string]{})
 	q.AddAfter("a", 0)
 	q.AddAfter("b", -time.Second)
 	if got := q.Len(); got != 2 {
@@ -125,7 +147,7 @@ func TestAddAfterWithoutDelayIsAdd(t *testing.T) {
 func TestShutDownStopsTheDelayGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	for _, shutdown := range []func(*Queue[string]){(*Queue[string]).ShutDown, (*Queue[string]).ShutDownWithDrain} {
-		q := newQueue(Options[string]{}, newFakeClock())
+		q := New(Options[string]{})
 		q.AddAfter("a", time.Hour)
 		shutdown(q) // returns after the goroutine exited
 		if got := delayedLen(q); got != 0 {
@@ -135,35 +157,25 @@ func TestShutDownStopsTheDelayGoroutine(t *testing.T) {
 }
 
 func TestAddRateLimitedUsesTheLimiter(t *testing.T) {
-	q, c := newTestQueue(t, Options[string]{}) // default limiter on the fake clock
-	q.AddRateLimited("a")
-	if got := q.NumRequeues("a"); got != 1 {
-		t.Errorf("NumRequeues = %d, want 1", got)
-	}
-	c.Step(4 * time.Millisecond)
-	if got := q.Len(); got != 0 {
-		t.Fatalf("Len after 4ms = %d, want 0 (first retry waits 5ms)", got)
-	}
-	c.Step(time.Millisecond)
-	if got := mustGet(t, q); got != "a" {
-		t.Fatalf("Get = %q, want a", got)
-	}
-	q.Done("a")
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue(t, Options[string]{}) // the default limiter
+		q.AddRateLimited("a")
+		if got := q.NumRequeues("a"); got != 1 {
+			t.Errorf("NumRequeues = %d, want 1", got)
+		}
+		wantDueAfter(t, q, "a", 5*time.Millisecond) // first failure: 5ms
+		q.Done("a")
 
-	q.AddRateLimited("a") // second failure: 10ms
-	c.Step(9 * time.Millisecond)
-	if got := q.Len(); got != 0 {
-		t.Fatalf("Len 9ms after the second failure = %d, want 0", got)
-	}
-	c.Step(time.Millisecond)
-	mustGet(t, q)
-	q.Done("a")
+		q.AddRateLimited("a")
+		wantDueAfter(t, q, "a", 10*time.Millisecond) // second failure: 10ms
+		q.Done("a")
 
-	q.Forget("a")
-	if got := q.NumRequeues("a"); got != 0 {
-		t.Errorf("NumRequeues after Forget = %d, want 0", got)
-	}
-	if got := q.Stats().Retries; got != 2 {
-		t.Errorf("Retries = %d, want 2", got)
-	}
+		q.Forget("a")
+		if got := q.NumRequeues("a"); got != 0 {
+			t.Errorf("NumRequeues after Forget = %d, want 0", got)
+		}
+		if got := q.Stats().Retries; got != 2 {
+			t.Errorf("Retries = %d, want 2", got)
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -34,25 +35,27 @@ func (m *recordingMetrics) Worked(name string, d time.Duration) { m.add("worked 
 // Options.Metrics sees every add, retry, wait and piece of work as it
 // happens, can read the queue's figures, and is told once of the stop.
 func TestMetricsObserveTheQueue(t *testing.T) {
-	const ms = time.Millisecond
-	m := &recordingMetrics{}
-	q, c := newTestQueue(t, Options[string]{Name: "things", Metrics: m, RateLimiter: NewItemExponentialRateLimiter[string](0, 0)})
-	q.Add("a")
-	q.Add("a") // merged: not an add
-	c.Step(10 * ms)
-	mustGet(t, q)
-	if s := m.stats(); s.Processing != 1 || s.Name != "things" {
-		t.Fatalf("stats through the exporter: %+v", s)
-	}
-	c.Step(5 * ms)
-	q.AddRateLimited("a") // while processing: queued again at Done
-	q.Done("a")
-	q.ShutDown()
-	q.ShutDown()
-	want := []string{"started things", "added things", "waited things 10ms", "retried things", "added things", "worked things 5ms", "stopped things"}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !slices.Equal(m.got, want) {
-		t.Fatalf("reported\n%q\nwant\n%q", m.got, want)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		const ms = time.Millisecond
+		m := &recordingMetrics{}
+		q := newTestQueue(t, Options[string]{Name: "things", Metrics: m, RateLimiter: NewItemExponentialRateLimiter[string](0, 0)})
+		q.Add("a")
+		q.Add("a") // merged: not an add
+		step(10 * ms)
+		mustGet(t, q)
+		if s := m.stats(); s.Processing != 1 || s.Name != "things" {
+			t.Fatalf("stats through the exporter: %+v", s)
+		}
+		step(5 * ms)
+		q.AddRateLimited("a") // while processing: queued again at Done
+		q.Done("a")
+		q.ShutDown()
+		q.ShutDown()
+		want := []string{"started things", "added things", "waited things 10ms", "retried things", "added things", "worked things 5ms", "stopped things"}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if !slices.Equal(m.got, want) {
+			t.Fatalf("reported\n%q\nwant\n%q", m.got, want)
+		}
+	})
 }

@@ -9,7 +9,7 @@ import (
 
 // Items of Add go before those of AddLowPriority; within each, in order.
 func TestLowPriorityWaitsBehindAdds(t *testing.T) {
-	q, _ := newTestQueue(t, Options[string]{})
+	q := newTestQueue(t, Options[string]{})
 	q.AddLowPriority("init-1")
 	q.AddLowPriority("init-2")
 	q.Add("change-1")
@@ -27,7 +27,7 @@ func TestLowPriorityWaitsBehindAdds(t *testing.T) {
 // An Add of an item waiting with low priority moves it to the end of the
 // items of Add, once: it is handed out once.
 func TestAddPromotesALowPriorityItem(t *testing.T) {
-	q, _ := newTestQueue(t, Options[string]{})
+	q := newTestQueue(t, Options[string]{})
 	q.AddLowPriority("a")
 	q.AddLowPriority("b")
 	q.Add("x")
@@ -47,7 +47,7 @@ func TestAddPromotesALowPriorityItem(t *testing.T) {
 // Low priority never starves: under a stream of adds, one in every
 // LowPriorityShare items handed out is a low-priority one.
 func TestLowPriorityProgressesUnderLoad(t *testing.T) {
-	q, _ := newTestQueue(t, Options[string]{})
+	q := newTestQueue(t, Options[string]{})
 	for i := range 20 {
 		q.AddLowPriority(fmt.Sprintf("init-%02d", i))
 	}
@@ -76,7 +76,7 @@ func TestLowPriorityProgressesUnderLoad(t *testing.T) {
 // A low-priority item added again while in processing is queued at Done
 // with low priority; an Add meanwhile makes it high.
 func TestReAddDuringProcessingKeepsThePriority(t *testing.T) {
-	q, _ := newTestQueue(t, Options[string]{})
+	q := newTestQueue(t, Options[string]{})
 	q.Add("a")
 	q.Add("b")
 	for _, item := range []string{"a", "b"} {

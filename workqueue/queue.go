@@ -26,7 +26,6 @@ type Options[T comparable] struct {
 type Queue[T comparable] struct {
 	name    string
 	limiter RateLimiter[T]
-	clock   clock
 	metrics Metrics
 
 	// mu guards every field below it.
@@ -84,15 +83,9 @@ type Queue[T comparable] struct {
 // [Queue.AddAfter] or [Queue.AddRateLimited] with a positive delay; that one
 // goroutine exits on [Queue.ShutDown] or [Queue.ShutDownWithDrain].
 func New[T comparable](opts Options[T]) *Queue[T] {
-	return newQueue(opts, realClock{})
-}
-
-// newQueue is New with the clock seam. A nil RateLimiter gets the default
-// limiter on the same clock, so its token bucket follows a fake clock too.
-func newQueue[T comparable](opts Options[T], c clock) *Queue[T] {
 	limiter := opts.RateLimiter
 	if limiter == nil {
-		limiter = defaultRateLimiter[T](c)
+		limiter = DefaultRateLimiter[T]()
 	}
 	m := opts.Metrics
 	if m == nil {
@@ -102,7 +95,6 @@ func newQueue[T comparable](opts Options[T], c clock) *Queue[T] {
 		metrics:      m,
 		name:         opts.Name,
 		limiter:      limiter,
-		clock:        c,
 		dirty:        map[T]dirtyEntry{},
 		processing:   map[T]time.Time{},
 		delayedIndex: map[T]*delayedItem[T]{},
@@ -123,7 +115,7 @@ func newQueue[T comparable](opts Options[T], c clock) *Queue[T] {
 func (q *Queue[T]) Add(item T) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.addLocked(item, q.clock.Now(), false)
+	q.addLocked(item, time.Now(), false)
 }
 
 // AddLowPriority is Add behind the items of Add: while both wait, Get hands
@@ -136,7 +128,7 @@ func (q *Queue[T]) Add(item T) {
 func (q *Queue[T]) AddLowPriority(item T) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.addLocked(item, q.clock.Now(), true)
+	q.addLocked(item, time.Now(), true)
 }
 
 // LowPriorityShare is the guaranteed share of AddLowPriority items: while
@@ -255,7 +247,7 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 		q.waiting--
 	}
 	item = q.popLocked()
-	now := q.clock.Now()
+	now := time.Now()
 	waited := now.Sub(q.dirty[item].added)
 	q.stats.queueLatency.observe(waited)
 	q.metrics.Waited(q.name, waited)
@@ -275,7 +267,7 @@ func (q *Queue[T]) Done(item T) {
 		return
 	}
 	delete(q.processing, item)
-	worked := q.clock.Now().Sub(started)
+	worked := time.Since(started)
 	q.stats.workDuration.observe(worked)
 	q.metrics.Worked(q.name, worked)
 	if e, ok := q.dirty[item]; ok {

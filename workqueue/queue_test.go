@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -22,7 +23,7 @@ func getAll[T comparable](t *testing.T, q *Queue[T]) []T {
 }
 
 func TestAddDeduplicates(t *testing.T) {
-	q, _ := newTestQueue(t, Options[string]{})
+	q := newTestQueue(t, Options[string]{})
 	for _, item := range []string{"a", "b", "a", "c", "b", "a"} {
 		q.Add(item)
 	}
@@ -38,7 +39,7 @@ func TestAddDeduplicates(t *testing.T) {
 }
 
 func TestReAddDuringProcessing(t *testing.T) {
-	q, _ := newTestQueue(t, Options[string]{})
+	q := newTestQueue(t, Options[string]{})
 	q.Add("a")
 	item := mustGet(t, q)
 
@@ -63,7 +64,7 @@ func TestReAddDuringProcessing(t *testing.T) {
 }
 
 func TestReAddDuringProcessingKeepsOtherItemsFirst(t *testing.T) {
-	q, _ := newTestQueue(t, Options[string]{})
+	q := newTestQueue(t, Options[string]{})
 	q.Add("a")
 	mustGet(t, q)
 	q.Add("a") // re-added in processing: enters the queue at Done
@@ -75,7 +76,7 @@ func TestReAddDuringProcessingKeepsOtherItemsFirst(t *testing.T) {
 }
 
 func TestDoneOfUnknownItemDoesNothing(t *testing.T) {
-	q, _ := newTestQueue(t, Options[string]{})
+	q := newTestQueue(t, Options[string]{})
 	q.Add("a")
 	q.Done("a") // queued, not in processing
 	q.Done("z") // never seen
@@ -173,7 +174,7 @@ func TestNeverTwoWorkersOnOneItem(t *testing.T) {
 
 func TestShutDown(t *testing.T) {
 	t.Run("Get returns shutdown at once and queued items are discarded", func(t *testing.T) {
-		q, _ := newTestQueue(t, Options[string]{})
+		q := newTestQueue(t, Options[string]{})
 		q.Add("a")
 		q.Add("b")
 		q.ShutDown()
@@ -189,47 +190,51 @@ func TestShutDown(t *testing.T) {
 	})
 
 	t.Run("a blocked Get wakes up", func(t *testing.T) {
-		q, _ := newTestQueue(t, Options[string]{})
-		done := make(chan bool)
-		go func() {
-			_, shutdown := q.Get()
-			done <- shutdown
-		}()
-		waitForBlockedGets(t, q, 1)
-		q.ShutDown()
-		if !<-done {
-			t.Error("blocked Get returned shutdown=false")
-		}
+		synctest.Test(t, func(t *testing.T) {
+			q := newTestQueue(t, Options[string]{})
+			done := make(chan bool)
+			go func() {
+				_, shutdown := q.Get()
+				done <- shutdown
+			}()
+			waitForBlockedGets(t, q, 1)
+			q.ShutDown()
+			if !<-done {
+				t.Error("blocked Get returned shutdown=false")
+			}
+		})
 	})
 
 	t.Run("adds after shutdown are dropped", func(t *testing.T) {
-		q, c := newTestQueue(t, Options[string]{})
-		q.ShutDown()
-		q.Add("a")
-		q.AddAfter("b", 0)
-		q.AddAfter("c", time.Second)
-		q.AddRateLimited("d")
-		c.Step(time.Hour)
-		if got := q.Len(); got != 0 {
-			t.Errorf("Len = %d, want 0", got)
-		}
-		if got := q.NumRequeues("d"); got != 0 {
-			t.Errorf("NumRequeues(d) = %d, want 0: a dropped retry is not a failure", got)
-		}
-		m := q.Stats()
-		if m.Adds != 0 || m.Retries != 0 {
-			t.Errorf("Adds = %d, Retries = %d, want 0, 0", m.Adds, m.Retries)
-		}
-		q.mu.Lock()
-		started := q.delayStarted
-		q.mu.Unlock()
-		if started {
-			t.Error("AddAfter after shutdown started the delay goroutine")
-		}
+		synctest.Test(t, func(t *testing.T) {
+			q := newTestQueue(t, Options[string]{})
+			q.ShutDown()
+			q.Add("a")
+			q.AddAfter("b", 0)
+			q.AddAfter("c", time.Second)
+			q.AddRateLimited("d")
+			step(time.Hour)
+			if got := q.Len(); got != 0 {
+				t.Errorf("Len = %d, want 0", got)
+			}
+			if got := q.NumRequeues("d"); got != 0 {
+				t.Errorf("NumRequeues(d) = %d, want 0: a dropped retry is not a failure", got)
+			}
+			m := q.Stats()
+			if m.Adds != 0 || m.Retries != 0 {
+				t.Errorf("Adds = %d, Retries = %d, want 0, 0", m.Adds, m.Retries)
+			}
+			q.mu.Lock()
+			started := q.delayStarted
+			q.mu.Unlock()
+			if started {
+				t.Error("AddAfter after shutdown started the delay goroutine")
+			}
+		})
 	})
 
 	t.Run("items in processing can still be done, and are not queued again", func(t *testing.T) {
-		q, _ := newTestQueue(t, Options[string]{})
+		q := newTestQueue(t, Options[string]{})
 		q.Add("a")
 		mustGet(t, q)
 		q.Add("a") // would be queued again at Done
@@ -243,102 +248,116 @@ func TestShutDown(t *testing.T) {
 	})
 
 	t.Run("twice", func(t *testing.T) {
-		q, _ := newTestQueue(t, Options[string]{})
+		q := newTestQueue(t, Options[string]{})
 		q.ShutDown()
 		q.ShutDown()
 		q.ShutDownWithDrain()
 	})
 }
 
+// startDrain calls ShutDownWithDrain in a goroutine of the bubble and waits
+// until it blocks; the channel is closed once it returns.
+func startDrain[T comparable](t *testing.T, q *Queue[T]) <-chan struct{} {
+	t.Helper()
+	drained := make(chan struct{})
+	go func() {
+		q.ShutDownWithDrain()
+		close(drained)
+	}()
+	synctest.Wait()
+	if !q.ShuttingDown() {
+		t.Fatal("ShuttingDown = false while ShutDownWithDrain waits")
+	}
+	return drained
+}
+
+// closed reports whether ch is closed, without waiting.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 func TestShutDownWithDrain(t *testing.T) {
 	t.Run("waits for items in processing and hands out the queued ones", func(t *testing.T) {
-		q, _ := newTestQueue(t, Options[string]{})
-		q.Add("a")
-		q.Add("b")
-		inFlight := mustGet(t, q)
+		synctest.Test(t, func(t *testing.T) {
+			q := newTestQueue(t, Options[string]{})
+			q.Add("a")
+			q.Add("b")
+			inFlight := mustGet(t, q)
 
-		var returned atomic.Bool
-		drained := make(chan struct{})
-		go func() {
-			q.ShutDownWithDrain()
-			returned.Store(true)
-			close(drained)
-		}()
-		waitFor(t, "shutdown to begin", q.ShuttingDown)
+			drained := startDrain(t, q)
 
-		q.Add("c") // dropped
-		if got := mustGet(t, q); got != "b" {
-			t.Fatalf("Get during drain = %q, want b", got)
-		}
-		q.Done("b")
-		if returned.Load() {
-			t.Fatal("ShutDownWithDrain returned while a was in processing")
-		}
-		q.Done(inFlight)
-		select {
-		case <-drained:
-		case <-time.After(liveness):
-			t.Fatal("ShutDownWithDrain did not return after the last Done")
-		}
-		if item, shutdown := q.Get(); !shutdown {
-			t.Errorf("Get after drain = %q, false; want shutdown", item)
-		}
+			q.Add("c") // dropped
+			if got := mustGet(t, q); got != "b" {
+				t.Fatalf("Get during drain = %q, want b", got)
+			}
+			q.Done("b")
+			synctest.Wait()
+			if closed(drained) {
+				t.Fatal("ShutDownWithDrain returned while a was in processing")
+			}
+			q.Done(inFlight)
+			synctest.Wait()
+			if !closed(drained) {
+				t.Fatal("ShutDownWithDrain did not return after the last Done")
+			}
+			if item, shutdown := q.Get(); !shutdown {
+				t.Errorf("Get after drain = %q, false; want shutdown", item)
+			}
+		})
 	})
 
 	t.Run("an item re-added during processing is processed before shutdown", func(t *testing.T) {
-		q, _ := newTestQueue(t, Options[string]{})
-		q.Add("a")
-		mustGet(t, q)
-		q.Add("a")
+		synctest.Test(t, func(t *testing.T) {
+			q := newTestQueue(t, Options[string]{})
+			q.Add("a")
+			mustGet(t, q)
+			q.Add("a")
 
-		drained := make(chan struct{})
-		go func() {
-			q.ShutDownWithDrain()
-			close(drained)
-		}()
-		waitFor(t, "shutdown to begin", q.ShuttingDown)
+			drained := startDrain(t, q)
 
-		// A second worker's Get must wait for a's Done rather than report
-		// shutdown, or the re-added a would be lost.
-		got := make(chan string, 1)
-		go func() {
-			item, shutdown := q.Get()
-			if shutdown {
-				item = "<shutdown>"
+			// A second worker's Get must wait for a's Done rather than report
+			// shutdown, or the re-added a would be lost.
+			got := make(chan string, 1)
+			go func() {
+				item, shutdown := q.Get()
+				if shutdown {
+					item = "<shutdown>"
+				}
+				got <- item
+			}()
+			waitForBlockedGets(t, q, 1)
+			q.Done("a")
+			if item := <-got; item != "a" {
+				t.Fatalf("second worker got %q, want a", item)
 			}
-			got <- item
-		}()
-		waitForBlockedGets(t, q, 1)
-		q.Done("a")
-		if item := <-got; item != "a" {
-			t.Fatalf("second worker got %q, want a", item)
-		}
-		q.Done("a")
-		<-drained
+			q.Done("a")
+			<-drained
+		})
 	})
 
 	t.Run("ShutDown during a drain stops waiting for the queue", func(t *testing.T) {
-		q, _ := newTestQueue(t, Options[string]{})
-		q.Add("a")
-		q.Add("b")
-		mustGet(t, q)
-		drained := make(chan struct{})
-		go func() {
-			q.ShutDownWithDrain()
-			close(drained)
-		}()
-		waitFor(t, "shutdown to begin", q.ShuttingDown)
-		q.ShutDown() // b is discarded
-		q.Done("a")
-		select {
-		case <-drained:
-		case <-time.After(liveness):
-			t.Fatal("ShutDownWithDrain still waiting after ShutDown and the last Done")
-		}
+		synctest.Test(t, func(t *testing.T) {
+			q := newTestQueue(t, Options[string]{})
+			q.Add("a")
+			q.Add("b")
+			mustGet(t, q)
+			drained := startDrain(t, q)
+			q.ShutDown() // b is discarded
+			q.Done("a")
+			synctest.Wait()
+			if !closed(drained) {
+				t.Fatal("ShutDownWithDrain still waiting after ShutDown and the last Done")
+			}
+		})
 	})
 
 	t.Run("empty queue returns at once", func(t *testing.T) {
-		q, _ := newTestQueue(t, Options[string]{})
+		q := newTestQueue(t, Options[string]{})
 		q.ShutDownWithDrain()
 		if _, shutdown := q.Get(); !shutdown {
 			t.Error("Get after drain: shutdown = false")

@@ -41,13 +41,9 @@ const (
 // doubling up to 1000 s, combined (the larger delay wins) with an overall
 // token bucket of 10 retries per second and a burst of 100.
 func DefaultRateLimiter[T comparable]() *MaxOfRateLimiter[T] {
-	return defaultRateLimiter[T](realClock{})
-}
-
-func defaultRateLimiter[T comparable](c clock) *MaxOfRateLimiter[T] {
 	return NewMaxOfRateLimiter(
 		NewItemExponentialRateLimiter[T](DefaultBaseDelay, DefaultMaxDelay),
-		newBucketRateLimiter[T](DefaultQPS, DefaultBurst, c),
+		NewBucketRateLimiter[T](DefaultQPS, DefaultBurst),
 	)
 }
 
@@ -108,7 +104,6 @@ func (r *ItemExponentialRateLimiter[T]) NumRequeues(item T) int {
 // it does not tell items apart.
 type BucketRateLimiter[T comparable] struct {
 	limiter *rate.Limiter
-	clock   clock
 }
 
 // NewBucketRateLimiter returns a token bucket that refills at qps tokens per
@@ -116,21 +111,17 @@ type BucketRateLimiter[T comparable] struct {
 // one if the bucket is empty. A qps of zero or less means no limit; a burst
 // below 1 is raised to 1.
 func NewBucketRateLimiter[T comparable](qps float64, burst int) *BucketRateLimiter[T] {
-	return newBucketRateLimiter[T](qps, burst, realClock{})
-}
-
-func newBucketRateLimiter[T comparable](qps float64, burst int, c clock) *BucketRateLimiter[T] {
 	limit := rate.Limit(qps)
 	if qps <= 0 {
 		limit = rate.Inf
 	}
 	burst = max(burst, 1)
-	return &BucketRateLimiter[T]{limiter: rate.NewLimiter(limit, burst), clock: c}
+	return &BucketRateLimiter[T]{limiter: rate.NewLimiter(limit, burst)}
 }
 
 // When takes a token and returns how long until that token is available.
 func (r *BucketRateLimiter[T]) When(T) time.Duration {
-	now := r.clock.Now()
+	now := time.Now()
 	return r.limiter.ReserveN(now, 1).DelayFrom(now)
 }
 

@@ -3,6 +3,7 @@ package workqueue
 import (
 	"math"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -76,29 +77,30 @@ func TestItemExponentialRateLimiterEdges(t *testing.T) {
 }
 
 func TestBucketRateLimiter(t *testing.T) {
-	c := newFakeClock()
-	r := newBucketRateLimiter[string](10, 2, c)
-	// Burst of 2, then one token per 100ms, shared by all items.
-	want := []time.Duration{0, 0, 100 * time.Millisecond, 200 * time.Millisecond}
-	got := []time.Duration{r.When("a"), r.When("b"), r.When("a"), r.When("c")}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Fatalf("delays (-want +got):\n%s", diff)
-	}
-	// A second later the bucket has refilled (to its burst, no further).
-	c.Step(time.Second)
-	want = []time.Duration{0, 0, 100 * time.Millisecond}
-	if diff := cmp.Diff(want, whens[string](r, "a", 3)); diff != "" {
-		t.Fatalf("delays after refill (-want +got):\n%s", diff)
-	}
-	r.Forget("a")
-	if got := r.NumRequeues("a"); got != 0 {
-		t.Errorf("NumRequeues = %d, want 0: the bucket keeps no per-item state", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		r := NewBucketRateLimiter[string](10, 2)
+		// Burst of 2, then one token per 100ms, shared by all items.
+		want := []time.Duration{0, 0, 100 * time.Millisecond, 200 * time.Millisecond}
+		got := []time.Duration{r.When("a"), r.When("b"), r.When("a"), r.When("c")}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("delays (-want +got):\n%s", diff)
+		}
+		// A second later the bucket has refilled (to its burst, no further).
+		time.Sleep(time.Second)
+		want = []time.Duration{0, 0, 100 * time.Millisecond}
+		if diff := cmp.Diff(want, whens[string](r, "a", 3)); diff != "" {
+			t.Fatalf("delays after refill (-want +got):\n%s", diff)
+		}
+		r.Forget("a")
+		if got := r.NumRequeues("a"); got != 0 {
+			t.Errorf("NumRequeues = %d, want 0: the bucket keeps no per-item state", got)
+		}
+	})
 }
 
 func TestBucketRateLimiterEdges(t *testing.T) {
 	t.Run("no qps means no limit", func(t *testing.T) {
-		r := newBucketRateLimiter[int](0, 1, newFakeClock())
+		r := NewBucketRateLimiter[int](0, 1)
 		for i, d := range whens[int](r, 1, 1000) {
 			if d != 0 {
 				t.Fatalf("delay %d = %v, want 0", i, d)
@@ -106,10 +108,12 @@ func TestBucketRateLimiterEdges(t *testing.T) {
 		}
 	})
 	t.Run("burst below 1 is 1", func(t *testing.T) {
-		r := newBucketRateLimiter[int](10, 0, newFakeClock())
-		if diff := cmp.Diff([]time.Duration{0, 100 * time.Millisecond}, whens[int](r, 1, 2)); diff != "" {
-			t.Errorf("delays (-want +got):\n%s", diff)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			r := NewBucketRateLimiter[int](10, 0)
+			if diff := cmp.Diff([]time.Duration{0, 100 * time.Millisecond}, whens[int](r, 1, 2)); diff != "" {
+				t.Errorf("delays (-want +got):\n%s", diff)
+			}
+		})
 	})
 }
 
@@ -151,28 +155,29 @@ func TestMaxOfRateLimiter(t *testing.T) {
 }
 
 func TestDefaultRateLimiter(t *testing.T) {
-	c := newFakeClock()
-	r := defaultRateLimiter[int](c)
-	// The first 100 distinct items fit in the burst: the 5ms backoff wins.
-	for i := range 100 {
-		if got := r.When(i); got != 5*time.Millisecond {
-			t.Fatalf("item %d: When = %v, want 5ms", i, got)
+	synctest.Test(t, func(t *testing.T) {
+		r := DefaultRateLimiter[int]()
+		// The first 100 distinct items fit in the burst: the 5ms backoff wins.
+		for i := range 100 {
+			if got := r.When(i); got != 5*time.Millisecond {
+				t.Fatalf("item %d: When = %v, want 5ms", i, got)
+			}
 		}
-	}
-	// The 101st waits for the bucket: 100ms at 10 qps beats its 5ms backoff.
-	if got := r.When(100); got != 100*time.Millisecond {
-		t.Errorf("item 100: When = %v, want 100ms", got)
-	}
-	// Once the bucket has refilled, an item's own backoff shows again.
-	c.Step(time.Hour)
-	if got := r.When(0); got != 10*time.Millisecond {
-		t.Errorf("item 0, second failure: When = %v, want 10ms", got)
-	}
-	if got := r.NumRequeues(0); got != 2 {
-		t.Errorf("NumRequeues(0) = %d, want 2", got)
-	}
-	r.Forget(0)
-	if got := r.When(0); got != 5*time.Millisecond {
-		t.Errorf("after Forget: When = %v, want 5ms", got)
-	}
+		// The 101st waits for the bucket: 100ms at 10 qps beats its 5ms backoff.
+		if got := r.When(100); got != 100*time.Millisecond {
+			t.Errorf("item 100: When = %v, want 100ms", got)
+		}
+		// Once the bucket has refilled, an item's own backoff shows again.
+		time.Sleep(time.Hour)
+		if got := r.When(0); got != 10*time.Millisecond {
+			t.Errorf("item 0, second failure: When = %v, want 10ms", got)
+		}
+		if got := r.NumRequeues(0); got != 2 {
+			t.Errorf("NumRequeues(0) = %d, want 2", got)
+		}
+		r.Forget(0)
+		if got := r.When(0); got != 5*time.Millisecond {
+			t.Errorf("after Forget: When = %v, want 5ms", got)
+		}
+	})
 }

@@ -62,7 +62,7 @@ type stats struct {
 func (q *Queue[T]) Stats() Stats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	now := q.clock.Now()
+	now := time.Now()
 	m := Stats{
 		Name:         q.name,
 		Depth:        q.queued,
