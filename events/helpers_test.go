@@ -17,94 +17,21 @@ import (
 	"github.com/kdyn/kdyn/dynamic/fake"
 )
 
-// fakeClock is a manual clock: time moves only on Step, which fires the
-// timers whose deadline it reaches.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers map[*fakeTimer]struct{}
-}
+// Tests of time run in a testing/synctest bubble: there time.Now, the
+// recorder's timer and its sleeps between attempts read a fake clock that
+// moves only when every goroutine of the bubble is blocked, so times,
+// intervals and backoffs are exact.
 
-var _ clock = (*fakeClock)(nil)
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), timers: map[*fakeTimer]struct{}{}}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) TimerAt(deadline time.Time) timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{clock: c, deadline: deadline, c: make(chan time.Time, 1)}
-	if !deadline.After(c.now) {
-		t.c <- c.now
-		return t
-	}
-	c.timers[t] = struct{}{}
-	return t
-}
-
-// Step advances the clock by d and fires the timers now due.
-func (c *fakeClock) Step(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	for t := range c.timers {
-		if !t.deadline.After(c.now) {
-			delete(c.timers, t)
-			t.c <- c.now
-		}
-	}
-}
-
-// pendingTimers counts the timers not yet fired.
-func (c *fakeClock) pendingTimers() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.timers)
-}
-
-type fakeTimer struct {
-	clock    *fakeClock
-	deadline time.Time
-	c        chan time.Time
-}
-
-func (t *fakeTimer) C() <-chan time.Time { return t.c }
-
-func (t *fakeTimer) Stop() bool {
-	t.clock.mu.Lock()
-	defer t.clock.mu.Unlock()
-	_, pending := t.clock.timers[t]
-	delete(t.clock.timers, t)
-	return pending
-}
-
-// liveness bounds how long a test waits for something that must happen
-// promptly (a goroutine reacting); it never decides a measured figure.
+// liveness bounds how long a test outside a bubble waits for something that
+// must happen promptly (a goroutine reacting); it never decides a measured
+// figure.
 const liveness = 10 * time.Second
-
-// waitFor polls cond until it holds, failing the test if it does not.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(liveness)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 // call is one write the recorder sent.
 type call struct {
 	verb, namespace, name string
 	body                  map[string]any
+	at                    time.Time // when it was sent
 }
 
 // server is a dynamic/fake client that records the Event writes it is sent
@@ -132,6 +59,7 @@ func (s *server) before(ctx context.Context, c call) error {
 		<-ctx.Done()
 		return ctx.Err()
 	}
+	c.at = time.Now()
 	s.mu.Lock()
 	s.calls = append(s.calls, c)
 	n, fail := len(s.calls), s.fail
@@ -181,7 +109,7 @@ type serverRI struct {
 }
 
 func (r serverRI) Create(ctx context.Context, obj *unstructured.Unstructured, opts metav1.CreateOptions, sub ...string) (*unstructured.Unstructured, error) {
-	if err := r.s.before(ctx, call{"create", r.ns, obj.GetName(), obj.DeepCopy().Object}); err != nil {
+	if err := r.s.before(ctx, call{verb: "create", namespace: r.ns, name: obj.GetName(), body: obj.DeepCopy().Object}); err != nil {
 		return nil, err
 	}
 	return r.ResourceInterface.Create(ctx, obj, opts, sub...)
@@ -195,7 +123,7 @@ func (r serverRI) Patch(ctx context.Context, name string, pt types.PatchType, da
 	if pt != types.StrategicMergePatchType {
 		body["patchType"] = string(pt)
 	}
-	if err := r.s.before(ctx, call{"patch", r.ns, name, body}); err != nil {
+	if err := r.s.before(ctx, call{verb: "patch", namespace: r.ns, name: name, body: body}); err != nil {
 		return nil, err
 	}
 	return r.ResourceInterface.Patch(ctx, name, pt, data, opts, sub...)
@@ -226,13 +154,10 @@ func (m *countingMetrics) get() map[string]int {
 	return out
 }
 
-// testRecorder is a recorder on a fake clock whose sleeps between attempts
-// return at once, recorded in sleeps.
+// testRecorder is a recorder writing to a server the test reads.
 type testRecorder struct {
 	*Recorder
-	clock  *fakeClock
 	server *server
-	sleeps *[]time.Duration
 }
 
 func newTestRecorder(t *testing.T, opts Options) testRecorder {
@@ -243,19 +168,12 @@ func newTestRecorder(t *testing.T, opts Options) testRecorder {
 	if opts.ReportingInstance == "" {
 		opts.ReportingInstance = "test-1"
 	}
-	c, s := newFakeClock(), newServer()
-	var sleeps []time.Duration
-	var mu sync.Mutex
-	r, err := newRecorder(s, opts, c, func(ctx context.Context, d time.Duration) error {
-		mu.Lock()
-		sleeps = append(sleeps, d)
-		mu.Unlock()
-		return ctx.Err()
-	})
+	s := newServer()
+	r, err := New(s, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testRecorder{r, c, s, &sleeps}
+	return testRecorder{r, s}
 }
 
 // process writes what is queued, as Run would, in the test's goroutine.
@@ -270,9 +188,10 @@ func (r testRecorder) process(ctx context.Context) {
 	}
 }
 
-// step advances the clock and does what is due then, as Run would.
+// step lets d pass on the bubble's clock and does what is due then, as Run
+// would.
 func (r testRecorder) step(ctx context.Context, d time.Duration) {
-	r.clock.Step(d)
+	time.Sleep(d)
 	r.writer.runDue(ctx)
 }
 

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kdyn/kdyn/dynamic"
-	"github.com/kdyn/kdyn/internal/ctxsleep"
 )
 
 // The two event types.
@@ -89,7 +88,6 @@ type Options struct {
 // [Recorder.Run], and call [Recorder.Eventf] from anywhere. All methods are
 // safe for concurrent use.
 type Recorder struct {
-	clock   clock
 	log     logr.Logger
 	metrics Metrics
 	spam    *spamFilter // nil when off
@@ -108,12 +106,6 @@ type Recorder struct {
 // New returns a Recorder writing through client. It checks opts and starts
 // nothing: events are queued until [Recorder.Run] runs.
 func New(client dynamic.Interface, opts Options) (*Recorder, error) {
-	return newRecorder(client, opts, realClock{}, ctxsleep.Sleep)
-}
-
-// newRecorder is New with the seams tests need: the clock and the sleep
-// between attempts.
-func newRecorder(client dynamic.Interface, opts Options, c clock, sleep func(context.Context, time.Duration) error) (*Recorder, error) {
 	if client == nil {
 		return nil, errors.New("events: New: nil client")
 	}
@@ -155,7 +147,6 @@ func newRecorder(client dynamic.Interface, opts Options, c clock, sleep func(con
 	log := opts.Logger
 
 	r := &Recorder{
-		clock:   c,
 		log:     log,
 		metrics: opts.Metrics,
 		queue:   make(chan occurrence, opts.QueueSize),
@@ -167,8 +158,6 @@ func newRecorder(client dynamic.Interface, opts Options, c clock, sleep func(con
 	r.writer = &writer{
 		writes: &writes{
 			client:      client,
-			clock:       c,
-			sleep:       sleep,
 			log:         log,
 			metrics:     opts.Metrics,
 			stats:       &r.stats,
@@ -202,7 +191,7 @@ func orDefault[T int | time.Duration](v, def T) T {
 // The reason and action must be 1 to 128 bytes long (the server refuses
 // others); a note longer than 1024 bytes is cut to 1024.
 func (r *Recorder) Eventf(regarding, related Object, eventType, reason, action, note string, args ...any) {
-	o, relatedErr, err := prepare(r.clock.Now(), regarding, related, eventType, reason, action, note, args)
+	o, relatedErr, err := prepare(time.Now(), regarding, related, eventType, reason, action, note, args)
 	if err != nil {
 		r.invalid(err, o)
 		return
@@ -297,7 +286,7 @@ func (r *Recorder) Run(ctx context.Context) error {
 
 	w := r.writer
 	var (
-		t        timer
+		t        *time.Timer
 		deadline time.Time
 	)
 	defer func() {
@@ -314,9 +303,9 @@ func (r *Recorder) Run(ctx context.Context) error {
 		var fire <-chan time.Time
 		if ok {
 			if t == nil {
-				t, deadline = r.clock.TimerAt(next), next
+				t, deadline = time.NewTimer(time.Until(next)), next
 			}
-			fire = t.C()
+			fire = t.C
 		}
 		select {
 		case <-ctx.Done():

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/internal/ctxsleep"
 )
 
 // GVR is the resource the recorder writes: events.k8s.io/v1 events.
@@ -27,8 +28,6 @@ var GVR = schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Res
 // alone.
 type writes struct {
 	client      dynamic.Interface
-	clock       clock
-	sleep       func(ctx context.Context, d time.Duration) error
 	log         logr.Logger
 	metrics     Metrics
 	stats       *counters
@@ -54,11 +53,11 @@ func (w *writes) write(ctx context.Context, s *series) bool {
 			break
 		}
 		w.stats.retries.Add(1)
-		if w.sleep(ctx, w.backoff(attempt, err)) != nil {
+		if ctxsleep.Sleep(ctx, w.backoff(attempt, err)) != nil {
 			break
 		}
 	}
-	s.lastWrite = w.clock.Now()
+	s.lastWrite = time.Now()
 	if err == nil {
 		return true
 	}
