@@ -194,9 +194,10 @@ func selfSignedLoopbackCert() ([]byte, tls.Certificate, error) {
 
 // requestClass sorts an API request for the per-kind counts: "discovery"
 // (/api, /apis, a group or group-version's resource list, /version,
-// /openapi), "watch" (watch=true, streaming lists included), "list",
-// "get", "lease" (coordination.k8s.io: leader election) or the method of
-// anything else ("POST", "PUT", …; "other" for a path outside the API).
+// /openapi), "watch" (watch=true, streaming lists included, of any
+// resource), "lease" (any other request to coordination.k8s.io: leader
+// election), "list", "get", or the method of anything else ("POST", "PUT",
+// …; "other" for a path outside the API).
 func requestClass(method, path string, query url.Values) string {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	switch {
@@ -209,11 +210,11 @@ func requestClass(method, path string, query url.Values) string {
 	case segs[0] != "api" && segs[0] != "apis":
 		return "other"
 	}
-	if segs[0] == "apis" && segs[1] == "coordination.k8s.io" {
-		return "lease"
-	}
 	if w := query.Get("watch"); w == "true" || w == "1" {
 		return "watch"
+	}
+	if segs[0] == "apis" && segs[1] == "coordination.k8s.io" {
+		return "lease"
 	}
 	if method != http.MethodGet {
 		return method

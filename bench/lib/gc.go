@@ -75,6 +75,7 @@ type gcCount struct {
 	total   int
 	byClass map[string]int
 	line    string
+	reqs    []proxiedRequest
 }
 
 // startEnv starts a control plane of the scenario's own (testenv's
@@ -204,6 +205,9 @@ func (b *Bench) GC(ctx context.Context) ([]*Table, error) {
 		}
 	}
 	if b.Opts.ProfileDir != "" {
+		if err := os.MkdirAll(b.Opts.ProfileDir, 0o755); err != nil {
+			return nil, err
+		}
 		for _, c := range cs {
 			waitQuiet(ctx, b.Env)
 			path, err := filepath.Abs(filepath.Join(b.Opts.ProfileDir, "gc-heap-"+c.name+".pprof"))
@@ -214,6 +218,13 @@ func (b *Bench) GC(ctx context.Context) ([]*Table, error) {
 				return nil, err
 			}
 			t.RawLine("heap profile of %s at sync + %s (after a GC, sampled every 64 KiB): %s", c.name, GCSteadyWait, path)
+		}
+		for i, c := range cs {
+			path := filepath.Join(b.Opts.ProfileDir, "gc-requests-"+c.name+".txt")
+			if err := writeRequestLog(path, counts[i][len(counts[i])-1]); err != nil {
+				return nil, err
+			}
+			t.RawLine("requests of %s's last counting run: %s", c.name, path)
 		}
 	}
 	orphans, err := checkOrphans(ctx, b, dc, cs, direct)
@@ -251,6 +262,20 @@ func (b *Bench) GC(ctx context.Context) ([]*Table, error) {
 	t.Note("%d rounds; in each, every collector runs alone in a fresh process (who goes first alternates), after the control plane has quieted, straight to the API server: time and CPU (/proc/PID/stat) when its synced line is read from stdout, VmRSS %s later, then the heap probe; then each runs again through a counting reverse proxy (TLS, HTTP/2 and HTTP/1.1 as the clients choose), which counts the requests that arrived before the synced line; medians", rounds, GCSteadyWait)
 	t.Note("seed: namespace %s, %d ConfigMaps of ~1 KiB (5 labels, 2 annotations) and %d Secrets each owned by one of them (ownerReferences with the owner's UID), seeded in %s; plus what a fresh control plane holds (its own namespaces, the collectors' Leases)", NSGC, owners, deps, seedTime.Round(time.Millisecond))
 	return []*Table{t}, nil
+}
+
+// writeRequestLog writes the requests of a counting run to path, one a
+// line: milliseconds since the first, class, method, path and query.
+func writeRequestLog(path string, n gcCount) error {
+	var sb strings.Builder
+	for _, r := range n.reqs {
+		fmt.Fprintf(&sb, "%7.1f ms  %-9s %-6s %s", ms(r.at.Sub(n.reqs[0].at)), requestClass(r.method, r.path, r.query), r.method, r.path)
+		if q := r.query.Encode(); q != "" {
+			sb.WriteString("?" + q)
+		}
+		sb.WriteString("\n")
+	}
+	return os.WriteFile(path, []byte(sb.String()), 0o644)
 }
 
 // checkModule checks that dir holds the go.mod of module path.
@@ -455,8 +480,8 @@ func countGC(ctx context.Context, c *gcContender, proxy *countingProxy, kubeconf
 	if err != nil {
 		return gcCount{}, err
 	}
-	n := gcCount{byClass: map[string]int{}, line: s.line}
-	for _, r := range proxy.requestsBefore(s.at) {
+	n := gcCount{byClass: map[string]int{}, line: s.line, reqs: proxy.requestsBefore(s.at)}
+	for _, r := range n.reqs {
 		n.total++
 		n.byClass[requestClass(r.method, r.path, r.query)]++
 	}

@@ -154,6 +154,7 @@ func TestGCRequestClass(t *testing.T) {
 		{"GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/admin", "get"},
 		{"GET", "/apis/coordination.k8s.io/v1/namespaces/x/leases/gc", "lease"},
 		{"PUT", "/apis/coordination.k8s.io/v1/namespaces/x/leases/gc", "lease"},
+		{"GET", "/apis/coordination.k8s.io/v1/leases?watch=true", "watch"},
 		{"POST", "/apis/events.k8s.io/v1/namespaces/x/events", "POST"},
 		{"GET", "/healthz", "other"},
 	} {
