@@ -547,16 +547,26 @@ func processCPUTicks(pid string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	// The fields after the command name (which may hold spaces) start
-	// with the state; utime and stime are the 12th and 13th after it.
+	n, err := parseStatCPUTicks(b)
+	if err != nil {
+		return 0, fmt.Errorf("/proc/%s/stat: %w", pid, err)
+	}
+	return n, nil
+}
+
+// parseStatCPUTicks returns utime + stime from the text of /proc/PID/stat.
+func parseStatCPUTicks(b []byte) (int64, error) {
+	// The fields after the command name (which may hold spaces and
+	// parentheses) start with the state; utime and stime are the 12th and
+	// 13th after it.
 	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%s/stat: %d fields", pid, len(f))
+		return 0, fmt.Errorf("%d fields", len(f))
 	}
 	u, err1 := strconv.ParseInt(f[11], 10, 64)
 	s, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%s/stat: utime %q, stime %q", pid, f[11], f[12])
+		return 0, fmt.Errorf("utime %q, stime %q", f[11], f[12])
 	}
 	return u + s, nil
 }

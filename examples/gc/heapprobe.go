@@ -1,0 +1,64 @@
+//go:build heapprobe
+
+// The heap probe of bench/lib's gc scenario, built only with -tags
+// heapprobe (the binary whose size the scenario reports is built without
+// it). On SIGUSR1 the process collects garbage and writes its live heap to
+// stderr as one line, "heapprobe: live=<runtime.MemStats.HeapAlloc>"; on
+// SIGUSR2 it writes a heap profile (runtime/pprof) to the file
+// $HEAPPROBE_PROFILE names and "heapprobe: profile=<path>" to stderr. With
+// $HEAPPROBE_PROFILE set, the heap is sampled every 64 KiB allocated
+// instead of 512 KiB, for a finer profile.
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/pprof"
+	"syscall"
+)
+
+func init() {
+	if os.Getenv("HEAPPROBE_PROFILE") != "" {
+		runtime.MemProfileRate = 64 << 10
+	}
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGUSR2)
+	go func() {
+		for s := range sig {
+			if s == syscall.SIGUSR1 {
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				fmt.Fprintf(os.Stderr, "heapprobe: live=%d\n", ms.HeapAlloc)
+				continue
+			}
+			path := os.Getenv("HEAPPROBE_PROFILE")
+			if err := writeHeapProfile(path); err != nil {
+				fmt.Fprintf(os.Stderr, "heapprobe: profile error=%v\n", err)
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "heapprobe: profile=%s\n", path)
+		}
+	}()
+}
+
+// writeHeapProfile collects garbage (so that the profile's in-use figures
+// are those of that collection) and writes the heap profile to path.
+func writeHeapProfile(path string) error {
+	if path == "" {
+		return fmt.Errorf("HEAPPROBE_PROFILE is not set")
+	}
+	runtime.GC()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
