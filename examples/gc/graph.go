@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -8,7 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// node is what the graph knows about one object, by UID.
+// node is what the graph knows about one object, by UID, as get hands it
+// out.
 type node struct {
 	uid       types.UID
 	gvr       schema.GroupVersionResource // the first resource it was seen in
@@ -17,10 +19,29 @@ type node struct {
 	name      string
 	owners    []metav1.OwnerReference
 	deleting  bool // metadata.deletionTimestamp is set
-	// present holds every resource the object is served by: a few objects
-	// are served by two groups (core v1 and events.k8s.io/v1 events share
-	// their UIDs), and the node lives while any of them has it.
-	present map[schema.GroupVersionResource]struct{}
+}
+
+// resource is one resource of the set, shared by the entries of its
+// objects.
+type resource struct {
+	gvr schema.GroupVersionResource
+	gvk schema.GroupVersionKind // empty until the kind is known
+}
+
+// entry is a node as the graph keeps it, lean because there is one per
+// object in the cluster: the resource by reference, the UID only as the
+// key.
+type entry struct {
+	res *resource // the first resource it was seen in
+	// also holds the other resources that serve the object, rarely any:
+	// a few objects are served by two groups (core v1 and
+	// events.k8s.io/v1 events share their UIDs), and the node lives while
+	// any of them has it.
+	also      []*resource
+	namespace string
+	name      string
+	owners    []metav1.OwnerReference
+	deleting  bool
 }
 
 // graph is the controller's view of the cluster: which UIDs exist, and
@@ -30,21 +51,35 @@ type graph struct {
 	// mu guards every field below it.
 	mu sync.Mutex
 	// nodes holds every object seen, by UID.
-	nodes map[types.UID]*node
+	nodes map[types.UID]*entry
 	// dependents maps an owner UID to the UIDs of the objects naming it in
-	// their ownerReferences, whether or not the owner itself was seen.
-	dependents map[types.UID]map[types.UID]struct{}
-	// byResource maps a resource to the UIDs seen in it, so the objects of
-	// a resource that left the set (its CRD was deleted) can be forgotten.
-	byResource map[schema.GroupVersionResource]map[types.UID]struct{}
+	// their ownerReferences, whether or not the owner itself was seen (a
+	// list: an owner has few dependents, and a map per owner would cost
+	// far more).
+	dependents map[types.UID][]types.UID
+	// resources interns each resource seen.
+	resources map[schema.GroupVersionResource]*resource
 }
 
 func newGraph() *graph {
 	return &graph{
-		nodes:      map[types.UID]*node{},
-		dependents: map[types.UID]map[types.UID]struct{}{},
-		byResource: map[schema.GroupVersionResource]map[types.UID]struct{}{},
+		nodes:      map[types.UID]*entry{},
+		dependents: map[types.UID][]types.UID{},
+		resources:  map[schema.GroupVersionResource]*resource{},
 	}
+}
+
+// resourceLocked interns gvr, recording its kind once known.
+func (g *graph) resourceLocked(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) *resource {
+	r, ok := g.resources[gvr]
+	if !ok {
+		r = &resource{gvr: gvr}
+		g.resources[gvr] = r
+	}
+	if r.gvk.Kind == "" {
+		r.gvk = gvk
+	}
+	return r
 }
 
 // upsert records obj as served by gvr. It returns the previous owner
@@ -54,29 +89,45 @@ func (g *graph) upsert(gvr schema.GroupVersionResource, gvk schema.GroupVersionK
 	uid := obj.GetUID()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	n, ok := g.nodes[uid]
+	r := g.resourceLocked(gvr, gvk)
+	e, ok := g.nodes[uid]
 	if !ok {
-		n = &node{uid: uid, gvr: gvr, gvk: gvk, present: map[schema.GroupVersionResource]struct{}{}}
-		g.nodes[uid] = n
+		e = &entry{res: r}
+		g.nodes[uid] = e
+	} else if e.res != r && !slices.Contains(e.also, r) {
+		e.also = append(e.also, r)
 	}
-	oldOwners, wasDeleting = n.owners, n.deleting
-	if n.gvk.Kind == "" {
-		n.gvk = gvk
-	}
-	n.present[gvr] = struct{}{}
-	addTo(g.byResource, gvr, uid)
-	n.namespace, n.name = obj.GetNamespace(), obj.GetName()
-	n.deleting = obj.GetDeletionTimestamp() != nil
+	oldOwners, wasDeleting = e.owners, e.deleting
+	e.namespace, e.name = obj.GetNamespace(), obj.GetName()
+	e.deleting = obj.GetDeletionTimestamp() != nil
 	// The informer's object is shared and read-only: copy what we keep.
 	refs := obj.GetOwnerReferences()
-	n.owners = append([]metav1.OwnerReference(nil), refs...)
-	for _, r := range oldOwners {
-		removeFrom(g.dependents, r.UID, uid)
+	e.owners = nil
+	if len(refs) > 0 {
+		e.owners = slices.Clone(refs)
 	}
-	for _, r := range n.owners {
-		addTo(g.dependents, r.UID, uid)
+	for _, r := range oldOwners {
+		g.removeDependentLocked(r.UID, uid)
+	}
+	for _, r := range e.owners {
+		if !slices.Contains(g.dependents[r.UID], uid) {
+			g.dependents[r.UID] = append(g.dependents[r.UID], uid)
+		}
 	}
 	return oldOwners, wasDeleting, !ok
+}
+
+// removeDependentLocked forgets that dep names owner.
+func (g *graph) removeDependentLocked(owner, dep types.UID) {
+	deps := g.dependents[owner]
+	if i := slices.Index(deps, dep); i >= 0 {
+		deps = slices.Delete(deps, i, i+1)
+	}
+	if len(deps) == 0 {
+		delete(g.dependents, owner)
+	} else {
+		g.dependents[owner] = deps
+	}
 }
 
 // remove forgets that gvr serves uid. It reports whether the object is
@@ -88,41 +139,44 @@ func (g *graph) remove(gvr schema.GroupVersionResource, uid types.UID) (gone boo
 }
 
 func (g *graph) removeLocked(gvr schema.GroupVersionResource, uid types.UID) (bool, []types.UID) {
-	removeFrom(g.byResource, gvr, uid)
-	n, ok := g.nodes[uid]
+	e, ok := g.nodes[uid]
 	if !ok {
 		return false, nil
 	}
-	delete(n.present, gvr)
-	if len(n.present) > 0 {
-		if n.gvr == gvr {
-			for other := range n.present {
-				n.gvr = other
-				break
-			}
-		}
+	switch i := slices.IndexFunc(e.also, func(r *resource) bool { return r.gvr == gvr }); {
+	case i >= 0:
+		e.also = slices.Delete(e.also, i, i+1)
+		return false, nil
+	case e.res.gvr != gvr:
+		return false, nil // not served by gvr
+	case len(e.also) > 0:
+		e.res, e.also = e.also[0], e.also[1:]
 		return false, nil
 	}
 	delete(g.nodes, uid)
-	for _, r := range n.owners {
-		removeFrom(g.dependents, r.UID, uid)
+	for _, r := range e.owners {
+		g.removeDependentLocked(r.UID, uid)
 	}
 	return true, g.dependentsLocked(uid)
 }
 
 // forgetResource drops every object seen in gvr (whose informer stopped
 // without telling us about deletions) and returns the dependents of the
-// objects that are now gone.
+// objects that are now gone. It looks at every node: resources leave the
+// set rarely (a CRD deleted), and an index by resource would cost memory
+// for every object all the time.
 func (g *graph) forgetResource(gvr schema.GroupVersionResource) []types.UID {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var out []types.UID
-	for uid := range g.byResource[gvr] {
+	for uid, e := range g.nodes {
+		if e.res.gvr != gvr && !slices.ContainsFunc(e.also, func(r *resource) bool { return r.gvr == gvr }) {
+			continue
+		}
 		if gone, deps := g.removeLocked(gvr, uid); gone {
 			out = append(out, deps...)
 		}
 	}
-	delete(g.byResource, gvr)
 	return out
 }
 
@@ -134,25 +188,18 @@ func (g *graph) dependentsOf(uid types.UID) []types.UID {
 }
 
 func (g *graph) dependentsLocked(uid types.UID) []types.UID {
-	deps := g.dependents[uid]
-	out := make([]types.UID, 0, len(deps))
-	for d := range deps {
-		out = append(out, d)
-	}
-	return out
+	return slices.Clone(g.dependents[uid])
 }
 
 // get returns a copy of the node for uid.
 func (g *graph) get(uid types.UID) (node, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	n, ok := g.nodes[uid]
+	e, ok := g.nodes[uid]
 	if !ok {
 		return node{}, false
 	}
-	c := *n
-	c.present = nil
-	return c, true
+	return node{uid: uid, gvr: e.res.gvr, gvk: e.res.gvk, namespace: e.namespace, name: e.name, owners: e.owners, deleting: e.deleting}, true
 }
 
 // withOwners returns the UIDs of every object that has owner references.
@@ -160,8 +207,8 @@ func (g *graph) withOwners() []types.UID {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var out []types.UID
-	for uid, n := range g.nodes {
-		if len(n.owners) > 0 {
+	for uid, e := range g.nodes {
+		if len(e.owners) > 0 {
 			out = append(out, uid)
 		}
 	}
@@ -173,22 +220,4 @@ func (g *graph) size() (objects, owners int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.nodes), len(g.dependents)
-}
-
-func addTo[K comparable](m map[K]map[types.UID]struct{}, k K, uid types.UID) {
-	s, ok := m[k]
-	if !ok {
-		s = map[types.UID]struct{}{}
-		m[k] = s
-	}
-	s[uid] = struct{}{}
-}
-
-func removeFrom[K comparable](m map[K]map[types.UID]struct{}, k K, uid types.UID) {
-	if s, ok := m[k]; ok {
-		delete(s, uid)
-		if len(s) == 0 {
-			delete(m, k)
-		}
-	}
 }

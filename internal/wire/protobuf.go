@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -83,15 +82,12 @@ func knownString(b []byte) string {
 // big-endian length and a metav1.WatchEvent.
 type protobufWatcher struct {
 	eventPump
-	br     *bufio.Reader
+	br     *burstReader
 	lenBuf [4]byte
 	frame  []byte // the frame being decoded, reused
 	decode ObjectDecoder
 	peek   FramePeek // optional
 }
-
-// protobufReadBuffer is the read buffer of protobuf watches.
-const protobufReadBuffer = 64 << 10
 
 // NewProtobufWatch returns a watch over an open protobuf watch stream
 // (frames of a 4-byte big-endian length and a metav1.WatchEvent): decode
@@ -103,11 +99,11 @@ func NewProtobufWatch(body io.ReadCloser, cancel func(), decode ObjectDecoder, p
 		cancel = func() {}
 	}
 	w := &protobufWatcher{eventPump: newEventPump(body, cancel), decode: decode, peek: peek}
-	// Reading through a large buffer takes whatever has arrived in one
-	// read: a burst of small events (a streaming list) then costs one
-	// HTTP/2 flow-control update per read rather than one per 4 KiB, each
-	// a write to the connection.
-	w.br = bufio.NewReaderSize(body, protobufReadBuffer)
+	// Reading a burst of small events (a streaming list) through a large
+	// buffer takes whatever has arrived in one read, which costs one HTTP/2
+	// flow-control update per read rather than one per 4 KiB, each a write
+	// to the connection; an idle watch holds only a small buffer.
+	w.br = newBurstReader(body)
 	w.read = w.readEvent
 	return w
 }
@@ -115,6 +111,9 @@ func NewProtobufWatch(body io.ReadCloser, cancel func(), decode ObjectDecoder, p
 // readEvent reads and decodes the next frame. A stream that ends, cleanly
 // or not, just ends: the caller re-watches.
 func (w *protobufWatcher) readEvent() (watch.Event, bool) {
+	if cap(w.frame) > largeReadBuffer {
+		w.frame = nil // a large event's frame is not kept for the small ones after it
+	}
 	if _, err := io.ReadFull(w.br, w.lenBuf[:]); err != nil {
 		return watch.Event{}, false
 	}
@@ -123,7 +122,10 @@ func (w *protobufWatcher) readEvent() (watch.Event, bool) {
 		return w.failed(fmt.Errorf("a watch event is larger than %d bytes", maxFrameBytes))
 	}
 	if cap(w.frame) < int(n) {
-		w.frame = make([]byte, n, max(int(n), 32<<10))
+		// Grown by doubling, so that a stream of growing frames
+		// allocates few times; kept small for small frames (an idle
+		// watch's).
+		w.frame = make([]byte, n, max(int(n), 2*cap(w.frame)))
 	}
 	buf := w.frame[:n]
 	if _, err := io.ReadFull(w.br, buf); err != nil {

@@ -203,7 +203,10 @@ func newStreamWatcher(body io.ReadCloser, cancel func(), decode ObjectDecoder) *
 		cancel = func() {}
 	}
 	w := &streamWatcher{eventPump: newEventPump(body, cancel), decode: decode}
-	w.fr = &framer{r: body, buf: make([]byte, 64<<10)}
+	// Frames are cut from a buffer that starts small and grows to the
+	// largest frame; reads go through a burstReader (see burst.go), so an
+	// idle watch holds small buffers only.
+	w.fr = &framer{r: newBurstReader(body), buf: make([]byte, smallReadBuffer)}
 	w.read = w.readEvent
 	return w
 }

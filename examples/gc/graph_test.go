@@ -1,0 +1,78 @@
+package main
+
+import (
+	"slices"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// The graph keeps an object while any resource serves it, follows owner
+// changes in both directions, and forgets a resource's objects when the
+// resource leaves the set.
+func TestGraph(t *testing.T) {
+	coreEvents := schema.GroupVersionResource{Version: "v1", Resource: "events"}
+	newEvents := schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}
+	cms := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	obj := func(uid, name string, owners ...string) *metav1.ObjectMeta {
+		m := &metav1.ObjectMeta{UID: types.UID(uid), Name: name, Namespace: "ns"}
+		for _, o := range owners {
+			m.OwnerReferences = append(m.OwnerReferences, metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: o, UID: types.UID(o)})
+		}
+		return m
+	}
+	g := newGraph()
+	if _, _, added := g.upsert(cms, schema.GroupVersionKind{}, obj("a", "a")); !added {
+		t.Fatal("a new object was not added")
+	}
+	g.upsert(cms, schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, obj("b", "b", "a"))
+	if n, ok := g.get("a"); !ok || n.gvk.Kind != "ConfigMap" || n.gvr != cms || n.name != "a" {
+		t.Fatalf("a: %+v %v (the resource's kind, once known, applies to every object)", n, ok)
+	}
+	if deps := g.dependentsOf("a"); !slices.Equal(deps, []types.UID{"b"}) {
+		t.Fatalf("dependents of a: %v", deps)
+	}
+	// b changes owner: a loses it, c gains it.
+	if old, _, added := g.upsert(cms, schema.GroupVersionKind{}, obj("b", "b", "c")); added || len(old) != 1 || old[0].UID != "a" {
+		t.Fatalf("update of b: old owners %v, added %v", old, added)
+	}
+	if deps := g.dependentsOf("a"); len(deps) != 0 {
+		t.Fatalf("a still has dependents %v", deps)
+	}
+	if objects, owners := g.size(); objects != 2 || owners != 1 {
+		t.Fatalf("size %d objects, %d owners", objects, owners)
+	}
+	// An event served by two groups lives until both have let it go.
+	g.upsert(coreEvents, schema.GroupVersionKind{Version: "v1", Kind: "Event"}, obj("e", "e", "b"))
+	g.upsert(newEvents, schema.GroupVersionKind{Group: "events.k8s.io", Version: "v1", Kind: "Event"}, obj("e", "e", "b"))
+	if gone, _ := g.remove(coreEvents, "e"); gone {
+		t.Fatal("e gone while events.k8s.io still serves it")
+	}
+	if n, _ := g.get("e"); n.gvr != newEvents {
+		t.Fatalf("e is now served by %v", n.gvr)
+	}
+	if gone, _ := g.remove(cms, "e"); gone {
+		t.Fatal("a resource that does not serve e removed it")
+	}
+	if gone, deps := g.remove(newEvents, "e"); !gone || len(deps) != 0 {
+		t.Fatalf("e: gone %v, dependents %v", gone, deps)
+	}
+	if deps := g.dependentsOf("b"); len(deps) != 0 {
+		t.Fatalf("b keeps the removed e as a dependent: %v", deps)
+	}
+	// configmaps leave the set: a and b are forgotten, b's owner c (never
+	// seen) loses its dependent, and a's dependent (a secret) is returned.
+	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	g.upsert(secrets, schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, obj("d", "d", "a"))
+	if deps := g.forgetResource(cms); !slices.Equal(deps, []types.UID{"d"}) {
+		t.Fatalf("forgetResource returned %v, want a's dependent d", deps)
+	}
+	if objects, owners := g.size(); objects != 1 || owners != 1 {
+		t.Fatalf("after forgetResource: %d objects, %d owners; want d and its owner a", objects, owners)
+	}
+	if got := g.withOwners(); !slices.Equal(got, []types.UID{"d"}) {
+		t.Fatalf("withOwners after forgetResource: %v", got)
+	}
+}
