@@ -15,7 +15,6 @@ const (
 )
 
 type backoff struct {
-	clock   clock
 	initial time.Duration
 	max     time.Duration
 	next    time.Duration
@@ -26,7 +25,7 @@ type backoff struct {
 // newBackoff returns the sequence first, doubling up to limit, each with
 // up to 25% jitter added; zero durations take the defaults (0.8 s, 30 s),
 // and a limit below first is first.
-func newBackoff(c clock, first, limit time.Duration) *backoff {
+func newBackoff(first, limit time.Duration) *backoff {
 	if first <= 0 {
 		first = backoffInitial
 	}
@@ -34,13 +33,13 @@ func newBackoff(c clock, first, limit time.Duration) *backoff {
 		limit = backoffMax
 	}
 	limit = max(limit, first)
-	return &backoff{clock: c, initial: first, max: limit, next: first, jitter: rand.Float64}
+	return &backoff{initial: first, max: limit, next: first, jitter: rand.Float64}
 }
 
 // delay returns the wait before the next attempt and advances the
 // sequence. A failure after a healthy period starts over.
 func (b *backoff) delay() time.Duration {
-	now := b.clock.Now()
+	now := time.Now()
 	if !b.lastErr.IsZero() && now.Sub(b.lastErr) > backoffReset {
 		b.next = b.initial
 	}

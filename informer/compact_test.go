@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"testing/synctest"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,40 +70,42 @@ func (s wiredSource) watch(ctx context.Context, opts metav1.ListOptions, _ wire.
 }
 
 func TestCompactKeepsSourceText(t *testing.T) {
-	for _, transform := range []bool{false, true} {
-		src := newScriptedSource()
-		src.addList("10", "", nil, cm("a", "1"))
-		w := src.addWatch(nil)
-		opts := listWatch
-		opts.storage = newCompactStorage()
-		if transform {
-			opts.Transform = func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-				u.SetLabels(map[string]string{"t": "x"})
-				return u, nil
+	synctest.Test(t, func(t *testing.T) {
+		for _, transform := range []bool{false, true} {
+			src := newScriptedSource()
+			src.addList("10", "", nil, cm("a", "1"))
+			w := src.addWatch(nil)
+			opts := listWatch
+			opts.storage = newCompactStorage()
+			if transform {
+				opts.Transform = func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+					u.SetLabels(map[string]string{"t": "x"})
+					return u, nil
+				}
+			}
+			inf := startInformer(t, wiredSource{src}, opts, nil)
+			waitUntil(t, inf.HasSynced)
+			b := cm("b", "2")
+			w.Add(&wire.TextObject{Unstructured: b, Text: markedText(b)})
+			waitUntil(t, func() bool { _, ok := inf.Store().Get("ns/b"); return ok })
+			for _, key := range []string{"ns/a", "ns/b"} {
+				raw, ok := RawJSON(inf, key)
+				if !ok {
+					t.Fatalf("%s not cached", key)
+				}
+				kept := bytes.HasPrefix(raw, []byte(`{"text":"wire",`))
+				if kept == transform {
+					// The text is of the object before a transform: with one,
+					// the transformed object is encoded instead.
+					t.Errorf("transform=%v %s: %s", transform, key, raw)
+				}
+				got, _ := inf.Store().Get(key)
+				if transform != (got.GetLabels()["t"] == "x") {
+					t.Errorf("transform=%v %s: read back %v", transform, key, got.Object)
+				}
 			}
 		}
-		inf, _ := startInformer(t, wiredSource{src}, opts, nil)
-		waitUntil(t, inf.HasSynced)
-		b := cm("b", "2")
-		w.Add(&wire.TextObject{Unstructured: b, Text: markedText(b)})
-		waitUntil(t, func() bool { _, ok := inf.Store().Get("ns/b"); return ok })
-		for _, key := range []string{"ns/a", "ns/b"} {
-			raw, ok := RawJSON(inf, key)
-			if !ok {
-				t.Fatalf("%s not cached", key)
-			}
-			kept := bytes.HasPrefix(raw, []byte(`{"text":"wire",`))
-			if kept == transform {
-				// The text is of the object before a transform: with one,
-				// the transformed object is encoded instead.
-				t.Errorf("transform=%v %s: %s", transform, key, raw)
-			}
-			got, _ := inf.Store().Get(key)
-			if transform != (got.GetLabels()["t"] == "x") {
-				t.Errorf("transform=%v %s: read back %v", transform, key, got.Object)
-			}
-		}
-	}
+	})
 }
 
 // The end of a relist removes the objects it did not see; a compact cache
@@ -141,49 +144,51 @@ func TestCompactRelistDecodesOnlyTheGone(t *testing.T) {
 // in key order and as cached when it was added, but each is decoded as it
 // is delivered: the replay never holds the whole cache decoded at once.
 func TestCompactReplayDecodesAtDelivery(t *testing.T) {
-	c := newCompactStorage()
-	inf := New[*unstructured.Unstructured](newScriptedSource(), Options[*unstructured.Unstructured]{storage: c})
-	const n = 50
-	for i := range n {
-		o := cm(fmt.Sprintf("o%03d", i), "5")
+	synctest.Test(t, func(t *testing.T) {
+		c := newCompactStorage()
+		inf := New[*unstructured.Unstructured](newScriptedSource(), Options[*unstructured.Unstructured]{storage: c})
+		const n = 50
+		for i := range n {
+			o := cm(fmt.Sprintf("o%03d", i), "5")
+			if err := inf.store.putLocked(Key(o), o, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		inf.synced.Store(true)
+		before := c.decodes.Load()
+		var got []string
+		var decodedAtDelivery []int64
+		r, err := inf.AddEventHandler(HandlerFuncs[*unstructured.Unstructured]{AddFunc: func(o *unstructured.Unstructured, initial bool) {
+			if !initial {
+				t.Errorf("%s delivered as a new object, want the initial list's", o.GetName())
+			}
+			got = append(got, o.GetName()+"@"+o.GetResourceVersion())
+			decodedAtDelivery = append(decodedAtDelivery, c.decodes.Load()-before)
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := c.decodes.Load() - before; d != 0 {
+			t.Fatalf("adding the handler decoded %d objects, want none until delivery", d)
+		}
+		// A change after the handler was added does not alter its replay.
+		o := cm("o007", "6")
 		if err := inf.store.putLocked(Key(o), o, nil); err != nil {
 			t.Fatal(err)
 		}
-	}
-	inf.synced.Store(true)
-	before := c.decodes.Load()
-	var got []string
-	var decodedAtDelivery []int64
-	r, err := inf.AddEventHandler(HandlerFuncs[*unstructured.Unstructured]{AddFunc: func(o *unstructured.Unstructured, initial bool) {
-		if !initial {
-			t.Errorf("%s delivered as a new object, want the initial list's", o.GetName())
+		inf.startHandler(r)
+		waitUntil(t, r.HasSynced)
+		r.Remove()
+		if len(got) != n {
+			t.Fatalf("delivered %d objects, want %d", len(got), n)
 		}
-		got = append(got, o.GetName()+"@"+o.GetResourceVersion())
-		decodedAtDelivery = append(decodedAtDelivery, c.decodes.Load()-before)
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := c.decodes.Load() - before; d != 0 {
-		t.Fatalf("adding the handler decoded %d objects, want none until delivery", d)
-	}
-	// A change after the handler was added does not alter its replay.
-	o := cm("o007", "6")
-	if err := inf.store.putLocked(Key(o), o, nil); err != nil {
-		t.Fatal(err)
-	}
-	inf.startHandler(r)
-	waitUntil(t, r.HasSynced)
-	r.Remove()
-	if len(got) != n {
-		t.Fatalf("delivered %d objects, want %d", len(got), n)
-	}
-	for i, name := range got {
-		if want := fmt.Sprintf("o%03d@5", i); name != want {
-			t.Fatalf("delivery %d is %s, want %s (key order, as cached when the handler was added)", i, name, want)
+		for i, name := range got {
+			if want := fmt.Sprintf("o%03d@5", i); name != want {
+				t.Fatalf("delivery %d is %s, want %s (key order, as cached when the handler was added)", i, name, want)
+			}
+			if decodedAtDelivery[i] != int64(i+1) {
+				t.Fatalf("at delivery %d, %d objects had been decoded, want %d (one per delivery)", i, decodedAtDelivery[i], i+1)
+			}
 		}
-		if decodedAtDelivery[i] != int64(i+1) {
-			t.Fatalf("at delivery %d, %d objects had been decoded, want %d (one per delivery)", i, decodedAtDelivery[i], i+1)
-		}
-	}
+	})
 }

@@ -26,7 +26,7 @@ import (
 type eventReader struct {
 	w       watch.Interface
 	pull    func() (watch.Event, bool)
-	timer   timer
+	timer   *time.Timer
 	d       time.Duration
 	expired atomic.Bool
 	quit    chan struct{} // closed by close: the watchdog leaves w alone
@@ -36,10 +36,10 @@ type eventReader struct {
 }
 
 // readEvents starts reading w with deadline d between events.
-func readEvents(ctx context.Context, clk clock, w watch.Interface, d time.Duration) *eventReader {
+func readEvents(ctx context.Context, w watch.Interface, d time.Duration) *eventReader {
 	er := &eventReader{
 		w:       w,
-		timer:   clk.NewTimer(d),
+		timer:   time.NewTimer(d),
 		d:       d,
 		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
@@ -72,7 +72,7 @@ func (er *eventReader) watchdog(ctx context.Context) {
 	case <-er.quit:
 		return
 	case <-ctx.Done():
-	case <-er.timer.C():
+	case <-er.timer.C:
 		er.expired.Store(true)
 	}
 	close(er.stopped)

@@ -3,10 +3,11 @@ package informer
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,98 +17,12 @@ import (
 	"github.com/kdyn/kdyn/rest"
 )
 
-// fakeClock is a manual clock: timers fire when Step moves time past them.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-	armed  map[time.Duration]int // NewTimer and Reset calls by duration
-	added  chan struct{}
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Unix(1_700_000_000, 0), armed: map[time.Duration]int{}, added: make(chan struct{}, 1000)}
-}
-
-type fakeTimer struct {
-	clock    *fakeClock
-	c        chan time.Time
-	deadline time.Time
-	d        time.Duration
-	stopped  bool
-	fired    bool
-}
-
-func (t *fakeTimer) C() <-chan time.Time { return t.c }
-func (t *fakeTimer) Stop() bool {
-	t.clock.mu.Lock()
-	defer t.clock.mu.Unlock()
-	was := !t.stopped && !t.fired
-	t.stopped = true
-	return was
-}
-
-func (t *fakeTimer) Reset(d time.Duration) {
-	c := t.clock
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	select {
-	case <-t.c:
-	default:
-	}
-	t.deadline, t.d, t.stopped, t.fired = c.now.Add(d), d, false, false
-	c.armed[d]++
-	c.added <- struct{}{}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) NewTimer(d time.Duration) timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{clock: c, c: make(chan time.Time, 1), deadline: c.now.Add(d), d: d}
-	c.timers = append(c.timers, t)
-	c.armed[d]++
-	c.added <- struct{}{}
-	return t
-}
-
-// Step advances time and fires due timers.
-func (c *fakeClock) Step(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	for _, t := range c.timers {
-		if !t.stopped && !t.fired && !t.deadline.After(c.now) {
-			t.fired = true
-			t.c <- c.now
-		}
-	}
-}
-
-// armedTimers counts the timers of duration d ever created or reset.
-func (c *fakeClock) armedTimers(d time.Duration) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.armed[d]
-}
-
-// activeTimers returns the durations of timers not stopped or fired.
-func (c *fakeClock) activeTimers() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []time.Duration
-	for _, t := range c.timers {
-		if !t.stopped && !t.fired {
-			out = append(out, t.d)
-		}
-	}
-	return out
-}
+// Tests that run informers do so in a testing/synctest bubble: time stands
+// still there until the test sleeps, or until every goroutine of the bubble
+// is blocked on it, so "at once" and "after exactly d" can be told apart.
+// The helpers that wait for a call, an event or a close check that it has
+// happened by the time the bubble's other goroutines are all blocked
+// (synctest.Wait), without letting time pass.
 
 // listResult is one scripted List answer.
 type listResult struct {
@@ -156,14 +71,16 @@ func (s *scriptedSource) addWatch(err error) *watch.FakeWatcher {
 }
 
 // addStream scripts a watch answered by kdyn's own HTTP watch (a
-// wire.EventReader, which the reflector reads in its goroutine) from a
-// test server: the test sends the server's frames on the returned
-// channel and closes it to end the stream; gone is closed when the client
-// has closed the connection.
+// wire.EventReader, which the reflector reads in its goroutine) from an
+// HTTP server on an in-memory network (net.Pipe, whose reads block on
+// channels of the bubble, so synctest sees the reflector blocked in one):
+// the test sends the server's frames on the returned channel and closes it
+// to end the stream; gone is closed when the client has closed the
+// connection.
 func (s *scriptedSource) addStream(t *testing.T) (frames chan<- []byte, gone <-chan struct{}) {
 	ch := make(chan []byte)
 	closed := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rc := pipeServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer close(closed)
 		w.Header().Set("Content-Type", "application/json")
 		w.(http.Flusher).Flush()
@@ -180,11 +97,6 @@ func (s *scriptedSource) addStream(t *testing.T) (frames chan<- []byte, gone <-c
 			}
 		}
 	}))
-	t.Cleanup(srv.Close)
-	rc, err := rest.NewForConfig(&rest.Config{Host: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.watches = append(s.watches, watchResult{open: func(ctx context.Context) (watch.Interface, error) {
@@ -192,6 +104,66 @@ func (s *scriptedSource) addStream(t *testing.T) (frames chan<- []byte, gone <-c
 	}})
 	return ch, closed
 }
+
+// pipeServer serves h on an in-memory network until the test ends and
+// returns a client of it.
+func pipeServer(t *testing.T, h http.Handler) *rest.Client {
+	t.Helper()
+	l := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+	srv := &http.Server{Handler: h}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(l)
+	}()
+	t.Cleanup(func() {
+		_ = srv.Close()
+		<-served
+	})
+	rc, err := rest.NewForConfig(&rest.Config{Host: "http://pipe", Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		client, server := net.Pipe()
+		select {
+		case l.conns <- server:
+			return client, nil
+		case <-l.done:
+			return nil, net.ErrClosed
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
+// pipeListener hands the server ends of the pipes the client dials.
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "pipe" }
 
 func (s *scriptedSource) List(ctx context.Context, opts metav1.ListOptions, each func(*unstructured.Unstructured) error) (ListPage, error) {
 	s.mu.Lock()
@@ -245,17 +217,47 @@ func (s *scriptedSource) lastWatch() metav1.ListOptions {
 	return s.watchCalls[len(s.watchCalls)-1]
 }
 
-// waitCall waits for the next call to be made (or blocked).
+// waitCall checks that the next call has been made (or has blocked) by the
+// time every other goroutine of the bubble is blocked.
 func (s *scriptedSource) waitCall(t *testing.T, want string) {
 	t.Helper()
+	synctest.Wait()
 	select {
 	case got := <-s.called:
 		if got != want {
 			t.Fatalf("next call = %s, want %s", got, want)
 		}
-	case <-time.After(5 * time.Second):
+	default:
 		t.Fatalf("no %s call", want)
 	}
+}
+
+// noCall checks that no call has been made by the time every other
+// goroutine of the bubble is blocked.
+func (s *scriptedSource) noCall(t *testing.T) {
+	t.Helper()
+	synctest.Wait()
+	select {
+	case got := <-s.called:
+		t.Fatalf("unexpected %s call", got)
+	default:
+	}
+}
+
+// nextCall waits, letting time pass, for the next call, and returns how
+// long it took to come.
+func (s *scriptedSource) nextCall(t *testing.T, want string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	select {
+	case got := <-s.called:
+		if got != want {
+			t.Fatalf("next call = %s, want %s", got, want)
+		}
+	case <-time.After(time.Hour):
+		t.Fatalf("no %s call within an hour", want)
+	}
+	return time.Since(start)
 }
 
 func cm(name, rv string) *unstructured.Unstructured {
@@ -302,24 +304,27 @@ func (r *recorder) OnDelete(d Deleted[*unstructured.Unstructured]) {
 	r.rec(fmt.Sprintf("delete %s@%s unknown=%v", d.Obj.GetName(), d.Obj.GetResourceVersion(), d.FinalStateUnknown))
 }
 
-// expect waits for exactly these next events.
+// expect checks that exactly these events are the next ones, delivered by
+// the time every other goroutine of the bubble is blocked.
 func (r *recorder) expect(t *testing.T, want ...string) {
 	t.Helper()
+	synctest.Wait()
 	for _, w := range want {
 		select {
 		case got := <-r.ch:
 			if got != w {
 				t.Fatalf("event %q, want %q", got, w)
 			}
-		case <-time.After(5 * time.Second):
+		default:
 			t.Fatalf("no event, want %q", w)
 		}
 	}
 }
 
-// expectSet waits for these events in any order.
+// expectSet is expect in any order.
 func (r *recorder) expectSet(t *testing.T, want ...string) {
 	t.Helper()
+	synctest.Wait()
 	need := map[string]int{}
 	for _, w := range want {
 		need[w]++
@@ -331,18 +336,20 @@ func (r *recorder) expectSet(t *testing.T, want ...string) {
 				t.Fatalf("unexpected event %q (want %v)", got, want)
 			}
 			need[got]--
-		case <-time.After(5 * time.Second):
+		default:
 			t.Fatalf("missing events %v", need)
 		}
 	}
 }
 
-// waitClosed fails the test with msg unless ch is closed within 5 s.
+// waitClosed fails the test with msg unless ch is closed by the time every
+// other goroutine of the bubble is blocked.
 func waitClosed(t *testing.T, ch <-chan struct{}, msg string) {
 	t.Helper()
+	synctest.Wait()
 	select {
 	case <-ch:
-	case <-time.After(5 * time.Second):
+	default:
 		t.Fatal(msg)
 	}
 }
@@ -358,12 +365,9 @@ func runInformer(inf *Informer[*unstructured.Unstructured]) (cancel context.Canc
 	return cancel, ch
 }
 
-// startInformer runs an informer on src with a fake clock until the test
-// ends.
-func startInformer(t *testing.T, src Source[*unstructured.Unstructured], opts Options[*unstructured.Unstructured], h Handler[*unstructured.Unstructured]) (*Informer[*unstructured.Unstructured], *fakeClock) {
+// startInformer runs an informer on src until the test ends.
+func startInformer(t *testing.T, src Source[*unstructured.Unstructured], opts Options[*unstructured.Unstructured], h Handler[*unstructured.Unstructured]) *Informer[*unstructured.Unstructured] {
 	t.Helper()
-	clk := newFakeClock()
-	opts.clock = clk
 	inf := New(src, opts)
 	if h != nil {
 		if _, err := inf.AddEventHandler(h); err != nil {
@@ -373,11 +377,7 @@ func startInformer(t *testing.T, src Source[*unstructured.Unstructured], opts Op
 	cancel, done := runInformer(inf)
 	t.Cleanup(func() {
 		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("Run did not return after cancel")
-		}
+		<-done
 	})
-	return inf, clk
+	return inf
 }

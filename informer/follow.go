@@ -50,8 +50,6 @@ type FollowOptions struct {
 	// Logger receives debug logs (logr: V(1) and above); the zero value
 	// logs nothing.
 	Logger logr.Logger
-
-	clock clock // tests' seam; nil: the real clock
 }
 
 // FollowFuncs receive what Follow sees, one call at a time, in Follow's
@@ -114,7 +112,6 @@ func Follow[T Object](ctx context.Context, src Source[T], opts FollowOptions, fn
 		},
 		pageSize:       opts.PageSize,
 		log:            opts.Logger,
-		clock:          opts.clock,
 		consistent:     true,
 		startRV:        opts.ResourceVersion,
 		backoffInitial: opts.InitialBackoff,

@@ -72,12 +72,12 @@ func (l *followLog) funcs(pages bool) FollowFuncs[*unstructured.Unstructured] {
 	return fns
 }
 
-// startFollow runs Follow on src with a fake clock; the returned channel
-// gets its result. The test's cleanup cancels it and waits for it.
-func startFollow(t *testing.T, src Source[*unstructured.Unstructured], opts FollowOptions, fns FollowFuncs[*unstructured.Unstructured]) (<-chan error, *fakeClock, context.CancelFunc) {
+// startFollow runs Follow on src, in the test's bubble; the returned
+// channel gets its result. The test's cleanup cancels it and checks that
+// it has returned by the time every other goroutine of the bubble is
+// blocked.
+func startFollow(t *testing.T, src Source[*unstructured.Unstructured], opts FollowOptions, fns FollowFuncs[*unstructured.Unstructured]) (<-chan error, context.CancelFunc) {
 	t.Helper()
-	clk := newFakeClock()
-	opts.clock = clk
 	ctx, cancel := context.WithCancel(t.Context())
 	res := make(chan error, 1)
 	exited := make(chan struct{})
@@ -87,22 +87,21 @@ func startFollow(t *testing.T, src Source[*unstructured.Unstructured], opts Foll
 	}()
 	t.Cleanup(func() {
 		cancel()
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			t.Error("Follow did not return after cancel")
-		}
+		waitClosed(t, exited, "Follow did not return after cancel")
 	})
-	return res, clk, cancel
+	return res, cancel
 }
 
-// followResult waits for Follow's result.
+// followResult checks that Follow has returned by the time every other
+// goroutine of the bubble is blocked, without letting time pass, and
+// returns its result.
 func followResult(t *testing.T, res <-chan error) error {
 	t.Helper()
+	synctest.Wait()
 	select {
 	case err := <-res:
 		return err
-	case <-time.After(10 * time.Second):
+	default:
 		t.Fatal("Follow did not return")
 		return nil
 	}
@@ -118,64 +117,46 @@ func expectCanceled(t *testing.T, res <-chan error, cancel context.CancelFunc) {
 	}
 }
 
-// stepBackoffIn waits until a timer of lo..hi is armed (Follow's backoff:
-// its other timers are the 150 s idle deadlines) and fires it.
-func stepBackoffIn(t *testing.T, clk *fakeClock, lo, hi time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, d := range clk.activeTimers() {
-			if d < time.Minute {
-				if d < lo || d > hi {
-					t.Fatalf("backoff %v, want %v..%v", d, lo, hi)
-				}
-				clk.Step(d)
-				return
-			}
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatalf("no backoff timer (timers %v)", clk.activeTimers())
-}
-
 func TestFollowResumesFromLastResourceVersion(t *testing.T) {
-	src := newScriptedSource()
-	src.addList("10", "", nil, cm("a", "5"), cm("b", "6"))
-	w1 := src.addWatch(nil)
-	w2 := src.addWatch(nil)
-	log := &followLog{stopAt: "MODIFIED a@21"}
-	opts := FollowOptions{ListOptions: metav1.ListOptions{
-		LabelSelector: "app=web", FieldSelector: "metadata.name!=x",
-		ResourceVersion: "99", ResourceVersionMatch: metav1.ResourceVersionMatchExact, Limit: 3, // Follow's own
-	}}
-	res, _, _ := startFollow(t, src, opts, log.funcs(false))
-	src.waitCall(t, "list")
-	src.waitCall(t, "watch")
-	if o := src.lastWatch(); o.ResourceVersion != "10" || !o.AllowWatchBookmarks || o.TimeoutSeconds == nil ||
-		*o.TimeoutSeconds < 300 || *o.TimeoutSeconds > 600 || o.LabelSelector != "app=web" || o.FieldSelector != "metadata.name!=x" || o.ResourceVersionMatch != "" {
-		t.Fatalf("first watch options = %+v", o)
-	}
-	w1.Add(cm("c", "11"))
-	w1.Delete(cm("b", "12"))
-	w1.Action(watch.Bookmark, bookmark("20", false))
-	w1.Stop() // the server ends the stream
-	src.waitCall(t, "watch")
-	if o := src.lastWatch(); o.ResourceVersion != "20" {
-		t.Fatalf("resumed from %q, want the bookmark's 20", o.ResourceVersion)
-	}
-	w2.Modify(cm("a", "21"))
-	if err := followResult(t, res); err != nil {
-		t.Fatalf("Follow = %v, want nil (done)", err)
-	}
-	want := []string{"listed a@5 b@6", "ADDED c@11", "DELETED b@12", "MODIFIED a@21"}
-	if diff := cmp.Diff(want, log.got()); diff != "" {
-		t.Errorf("calls (-want +got):\n%s", diff)
-	}
-	// Every list is a consistent read: not the watch cache's "0".
-	l := src.listCalls[0]
-	if l.ResourceVersion != "" || l.ResourceVersionMatch != "" || l.Limit != 500 || l.LabelSelector != "app=web" {
-		t.Errorf("list options = %+v", l)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		src := newScriptedSource()
+		src.addList("10", "", nil, cm("a", "5"), cm("b", "6"))
+		w1 := src.addWatch(nil)
+		w2 := src.addWatch(nil)
+		log := &followLog{stopAt: "MODIFIED a@21"}
+		opts := FollowOptions{ListOptions: metav1.ListOptions{
+			LabelSelector: "app=web", FieldSelector: "metadata.name!=x",
+			ResourceVersion: "99", ResourceVersionMatch: metav1.ResourceVersionMatchExact, Limit: 3, // Follow's own
+		}}
+		res, _ := startFollow(t, src, opts, log.funcs(false))
+		src.waitCall(t, "list")
+		src.waitCall(t, "watch")
+		if o := src.lastWatch(); o.ResourceVersion != "10" || !o.AllowWatchBookmarks || o.TimeoutSeconds == nil ||
+			*o.TimeoutSeconds < 300 || *o.TimeoutSeconds > 600 || o.LabelSelector != "app=web" || o.FieldSelector != "metadata.name!=x" || o.ResourceVersionMatch != "" {
+			t.Fatalf("first watch options = %+v", o)
+		}
+		w1.Add(cm("c", "11"))
+		w1.Delete(cm("b", "12"))
+		w1.Action(watch.Bookmark, bookmark("20", false))
+		w1.Stop() // the server ends the stream
+		src.waitCall(t, "watch")
+		if o := src.lastWatch(); o.ResourceVersion != "20" {
+			t.Fatalf("resumed from %q, want the bookmark's 20", o.ResourceVersion)
+		}
+		w2.Modify(cm("a", "21"))
+		if err := followResult(t, res); err != nil {
+			t.Fatalf("Follow = %v, want nil (done)", err)
+		}
+		want := []string{"listed a@5 b@6", "ADDED c@11", "DELETED b@12", "MODIFIED a@21"}
+		if diff := cmp.Diff(want, log.got()); diff != "" {
+			t.Errorf("calls (-want +got):\n%s", diff)
+		}
+		// Every list is a consistent read: not the watch cache's "0".
+		l := src.listCalls[0]
+		if l.ResourceVersion != "" || l.ResourceVersionMatch != "" || l.Limit != 500 || l.LabelSelector != "app=web" {
+			t.Errorf("list options = %+v", l)
+		}
+	})
 }
 
 func TestFollowRelistsOnGone(t *testing.T) {
@@ -190,96 +171,98 @@ func TestFollowRelistsOnGone(t *testing.T) {
 		{"410 as an ERROR event", func(s *scriptedSource) { s.addWatch(nil).Error(gone()) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := newScriptedSource()
-			src.addList("10", "", nil, cm("a", "5"), cm("b", "6"))
-			tc.watch(src)
-			src.addList("30", "", nil, cm("a", "25"), cm("c", "26"))
-			w := src.addWatch(nil)
-			log := &followLog{stopAt: "ADDED d@31"}
-			res, _, _ := startFollow(t, src, FollowOptions{}, log.funcs(false))
-			src.waitCall(t, "list")
-			src.waitCall(t, "watch")
-			src.waitCall(t, "list") // at once: no backoff
-			src.waitCall(t, "watch")
-			if o := src.lastWatch(); o.ResourceVersion != "30" {
-				t.Fatalf("watch after the relist from %q, want 30", o.ResourceVersion)
-			}
-			w.Add(cm("d", "31"))
-			if err := followResult(t, res); err != nil {
-				t.Fatal(err)
-			}
-			want := []string{"listed a@5 b@6", "listed a@25 c@26", "ADDED d@31"}
-			if diff := cmp.Diff(want, log.got()); diff != "" {
-				t.Errorf("calls (-want +got):\n%s", diff)
-			}
-			if relist := src.listCalls[1]; relist.ResourceVersion != "" || relist.Limit != 500 {
-				t.Errorf("relist options = %+v", relist)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				src := newScriptedSource()
+				src.addList("10", "", nil, cm("a", "5"), cm("b", "6"))
+				tc.watch(src)
+				src.addList("30", "", nil, cm("a", "25"), cm("c", "26"))
+				w := src.addWatch(nil)
+				log := &followLog{stopAt: "ADDED d@31"}
+				res, _ := startFollow(t, src, FollowOptions{}, log.funcs(false))
+				src.waitCall(t, "list")
+				src.waitCall(t, "watch")
+				src.waitCall(t, "list") // at once: no backoff
+				src.waitCall(t, "watch")
+				if o := src.lastWatch(); o.ResourceVersion != "30" {
+					t.Fatalf("watch after the relist from %q, want 30", o.ResourceVersion)
+				}
+				w.Add(cm("d", "31"))
+				if err := followResult(t, res); err != nil {
+					t.Fatal(err)
+				}
+				want := []string{"listed a@5 b@6", "listed a@25 c@26", "ADDED d@31"}
+				if diff := cmp.Diff(want, log.got()); diff != "" {
+					t.Errorf("calls (-want +got):\n%s", diff)
+				}
+				if relist := src.listCalls[1]; relist.ResourceVersion != "" || relist.Limit != 500 {
+					t.Errorf("relist options = %+v", relist)
+				}
+			})
 		})
 	}
 }
 
 func TestFollowRetriesOtherFailuresWithBackoff(t *testing.T) {
-	src := newScriptedSource()
-	src.addList("", "", apierrors.NewInternalError(errors.New("etcd is away")))
-	src.addList("10", "", nil, cm("a", "5"))
-	src.addWatch(apierrors.NewServiceUnavailable("apiserver is shutting down"))
-	src.addWatch(nil).Error(&apierrors.NewTimeoutError("slow", 1).ErrStatus)
-	w := src.addWatch(nil)
-	var mu sync.Mutex
-	var retried []string
-	opts := FollowOptions{
-		InitialBackoff: 100 * time.Millisecond,
-		MaxBackoff:     300 * time.Millisecond,
-		OnError: func(err error) error {
-			mu.Lock()
-			retried = append(retried, string(apierrors.ReasonForError(err)))
-			mu.Unlock()
-			return nil
-		},
-	}
-	log := &followLog{stopAt: "MODIFIED a@11"}
-	res, clk, _ := startFollow(t, src, opts, log.funcs(false))
-	src.waitCall(t, "list")
-	stepBackoffIn(t, clk, 100*time.Millisecond, 125*time.Millisecond)
-	src.waitCall(t, "list")
-	src.waitCall(t, "watch")
-	// A successful list starts the sequence over.
-	stepBackoffIn(t, clk, 100*time.Millisecond, 125*time.Millisecond)
-	src.waitCall(t, "watch")
-	stepBackoffIn(t, clk, 200*time.Millisecond, 250*time.Millisecond)
-	src.waitCall(t, "watch")
-	if o := src.lastWatch(); o.ResourceVersion != "10" {
-		t.Fatalf("watch after failures from %q, want the list's 10", o.ResourceVersion)
-	}
-	w.Modify(cm("a", "11"))
-	if err := followResult(t, res); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	want := []string{"InternalError", "ServiceUnavailable", "Timeout"}
-	if diff := cmp.Diff(want, retried); diff != "" {
-		t.Errorf("OnError (-want +got):\n%s", diff)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		src := newScriptedSource()
+		src.addList("", "", apierrors.NewInternalError(errors.New("etcd is away")))
+		src.addList("10", "", nil, cm("a", "5"))
+		src.addWatch(apierrors.NewServiceUnavailable("apiserver is shutting down"))
+		src.addWatch(nil).Error(&apierrors.NewTimeoutError("slow", 1).ErrStatus)
+		w := src.addWatch(nil)
+		var mu sync.Mutex
+		var retried []string
+		opts := FollowOptions{
+			InitialBackoff: 100 * time.Millisecond,
+			MaxBackoff:     300 * time.Millisecond,
+			OnError: func(err error) error {
+				mu.Lock()
+				retried = append(retried, string(apierrors.ReasonForError(err)))
+				mu.Unlock()
+				return nil
+			},
+		}
+		log := &followLog{stopAt: "MODIFIED a@11"}
+		res, _ := startFollow(t, src, opts, log.funcs(false))
+		src.waitCall(t, "list")
+		src.wantBackoffOf(t, "list", 100*time.Millisecond)
+		src.waitCall(t, "watch")
+		// A successful list starts the sequence over.
+		src.wantBackoffOf(t, "watch", 100*time.Millisecond)
+		src.wantBackoffOf(t, "watch", 200*time.Millisecond)
+		if o := src.lastWatch(); o.ResourceVersion != "10" {
+			t.Fatalf("watch after failures from %q, want the list's 10", o.ResourceVersion)
+		}
+		w.Modify(cm("a", "11"))
+		if err := followResult(t, res); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		want := []string{"InternalError", "ServiceUnavailable", "Timeout"}
+		if diff := cmp.Diff(want, retried); diff != "" {
+			t.Errorf("OnError (-want +got):\n%s", diff)
+		}
+	})
 }
 
 func TestFollowBackoffIsCapped(t *testing.T) {
-	src := newScriptedSource()
-	boom := errors.New("connection refused")
-	for range 4 {
-		src.addList("", "", boom)
-	}
-	src.addList("10", "", nil)
-	src.addWatch(nil)
-	res, clk, cancel := startFollow(t, src, FollowOptions{InitialBackoff: 100 * time.Millisecond, MaxBackoff: 300 * time.Millisecond}, FollowFuncs[*unstructured.Unstructured]{})
-	for _, base := range []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond, 300 * time.Millisecond} {
+	synctest.Test(t, func(t *testing.T) {
+		src := newScriptedSource()
+		boom := errors.New("connection refused")
+		for range 4 {
+			src.addList("", "", boom)
+		}
+		src.addList("10", "", nil)
+		src.addWatch(nil)
+		res, cancel := startFollow(t, src, FollowOptions{InitialBackoff: 100 * time.Millisecond, MaxBackoff: 300 * time.Millisecond}, FollowFuncs[*unstructured.Unstructured]{})
 		src.waitCall(t, "list")
-		stepBackoffIn(t, clk, base, base+base/4)
-	}
-	src.waitCall(t, "list")
-	src.waitCall(t, "watch")
-	expectCanceled(t, res, cancel)
+		for _, base := range []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond, 300 * time.Millisecond} {
+			src.wantBackoffOf(t, "list", base)
+		}
+		src.waitCall(t, "watch")
+		expectCanceled(t, res, cancel)
+	})
 }
 
 func TestFollowEndsOnTerminalErrors(t *testing.T) {
@@ -292,28 +275,30 @@ func TestFollowEndsOnTerminalErrors(t *testing.T) {
 	} {
 		for _, at := range []string{"list", "watch", "event"} {
 			t.Run(fmt.Sprintf("%d at %s", se.ErrStatus.Code, at), func(t *testing.T) {
-				src := newScriptedSource()
-				switch at {
-				case "list":
-					src.addList("", "", se)
-				case "watch":
-					src.addList("10", "", nil)
-					src.addWatch(se)
-				case "event":
-					src.addList("10", "", nil)
-					src.addWatch(nil).Error(&se.ErrStatus)
-				}
-				retried := 0
-				opts := FollowOptions{OnError: func(error) error { retried++; return nil }}
-				res, _, _ := startFollow(t, src, opts, FollowFuncs[*unstructured.Unstructured]{})
-				err := followResult(t, res)
-				var got *apierrors.StatusError
-				if !errors.As(err, &got) || got.ErrStatus.Code != se.ErrStatus.Code {
-					t.Fatalf("Follow = %v (%T), want the server's %d", err, err, se.ErrStatus.Code)
-				}
-				if retried != 0 {
-					t.Errorf("OnError called %d times for an error that ends Follow", retried)
-				}
+				synctest.Test(t, func(t *testing.T) {
+					src := newScriptedSource()
+					switch at {
+					case "list":
+						src.addList("", "", se)
+					case "watch":
+						src.addList("10", "", nil)
+						src.addWatch(se)
+					case "event":
+						src.addList("10", "", nil)
+						src.addWatch(nil).Error(&se.ErrStatus)
+					}
+					retried := 0
+					opts := FollowOptions{OnError: func(error) error { retried++; return nil }}
+					res, _ := startFollow(t, src, opts, FollowFuncs[*unstructured.Unstructured]{})
+					err := followResult(t, res)
+					var got *apierrors.StatusError
+					if !errors.As(err, &got) || got.ErrStatus.Code != se.ErrStatus.Code {
+						t.Fatalf("Follow = %v (%T), want the server's %d", err, err, se.ErrStatus.Code)
+					}
+					if retried != 0 {
+						t.Errorf("OnError called %d times for an error that ends Follow", retried)
+					}
+				})
 			})
 		}
 	}
@@ -322,54 +307,59 @@ func TestFollowEndsOnTerminalErrors(t *testing.T) {
 func TestFollowFailFast(t *testing.T) {
 	boom := apierrors.NewInternalError(errors.New("etcd is away"))
 	t.Run("the first list", func(t *testing.T) {
-		src := newScriptedSource()
-		src.addList("", "", boom)
-		res, _, _ := startFollow(t, src, FollowOptions{FailFast: true}, FollowFuncs[*unstructured.Unstructured]{})
-		if err := followResult(t, res); !errors.Is(err, boom) {
-			t.Fatalf("Follow = %v, want the list's error", err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			src := newScriptedSource()
+			src.addList("", "", boom)
+			res, _ := startFollow(t, src, FollowOptions{FailFast: true}, FollowFuncs[*unstructured.Unstructured]{})
+			if err := followResult(t, res); !errors.Is(err, boom) {
+				t.Fatalf("Follow = %v, want the list's error", err)
+			}
+		})
 	})
 	t.Run("not a relist", func(t *testing.T) {
-		src := newScriptedSource()
-		src.addList("10", "", nil)
-		src.addWatch(nil).Error(gone())
-		src.addList("", "", boom)
-		src.addList("30", "", nil)
-		src.addWatch(nil)
-		res, clk, cancel := startFollow(t, src, FollowOptions{FailFast: true}, FollowFuncs[*unstructured.Unstructured]{})
-		src.waitCall(t, "list")
-		src.waitCall(t, "watch")
-		src.waitCall(t, "list")
-		stepBackoffIn(t, clk, 800*time.Millisecond, time.Second)
-		src.waitCall(t, "list")
-		src.waitCall(t, "watch")
-		expectCanceled(t, res, cancel)
+		synctest.Test(t, func(t *testing.T) {
+			src := newScriptedSource()
+			src.addList("10", "", nil)
+			src.addWatch(nil).Error(gone())
+			src.addList("", "", boom)
+			src.addList("30", "", nil)
+			src.addWatch(nil)
+			res, cancel := startFollow(t, src, FollowOptions{FailFast: true}, FollowFuncs[*unstructured.Unstructured]{})
+			src.waitCall(t, "list")
+			src.waitCall(t, "watch")
+			src.waitCall(t, "list")
+			src.wantBackoff(t, "list")
+			src.waitCall(t, "watch")
+			expectCanceled(t, res, cancel)
+		})
 	})
 }
 
 func TestFollowContextCancel(t *testing.T) {
 	for _, at := range []string{"watching", "backing off", "listing"} {
 		t.Run(at, func(t *testing.T) {
-			src := newScriptedSource()
-			switch at {
-			case "watching":
-				src.addList("10", "", nil)
-				src.addWatch(nil)
-			case "backing off":
-				src.addList("", "", errors.New("connection refused"))
-			}
-			res, clk, cancel := startFollow(t, src, FollowOptions{}, FollowFuncs[*unstructured.Unstructured]{})
-			switch at {
-			case "watching":
-				src.waitCall(t, "list")
-				src.waitCall(t, "watch")
-			case "backing off":
-				src.waitCall(t, "list")
-				waitBackoffTimer(t, clk)
-			case "listing":
-				src.waitCall(t, "list(blocked)")
-			}
-			expectCanceled(t, res, cancel)
+			synctest.Test(t, func(t *testing.T) {
+				src := newScriptedSource()
+				switch at {
+				case "watching":
+					src.addList("10", "", nil)
+					src.addWatch(nil)
+				case "backing off":
+					src.addList("", "", errors.New("connection refused"))
+				}
+				res, cancel := startFollow(t, src, FollowOptions{}, FollowFuncs[*unstructured.Unstructured]{})
+				switch at {
+				case "watching":
+					src.waitCall(t, "list")
+					src.waitCall(t, "watch")
+				case "backing off":
+					src.waitCall(t, "list")
+					src.noCall(t) // waiting out the backoff
+				case "listing":
+					src.waitCall(t, "list(blocked)")
+				}
+				expectCanceled(t, res, cancel)
+			})
 		})
 	}
 }
@@ -377,112 +367,126 @@ func TestFollowContextCancel(t *testing.T) {
 func TestFollowFuncsEndIt(t *testing.T) {
 	failed := errors.New("the condition can never be met")
 	t.Run("Listed done", func(t *testing.T) {
-		src := newScriptedSource()
-		src.addList("10", "", nil, cm("a", "5"))
-		log := &followLog{stopAt: "listed a@5"}
-		res, _, _ := startFollow(t, src, FollowOptions{}, log.funcs(false))
-		if err := followResult(t, res); err != nil {
-			t.Fatal(err)
-		}
-		if n := len(src.watchCalls); n != 0 {
-			t.Errorf("%d watches after Listed said done", n)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			src := newScriptedSource()
+			src.addList("10", "", nil, cm("a", "5"))
+			log := &followLog{stopAt: "listed a@5"}
+			res, _ := startFollow(t, src, FollowOptions{}, log.funcs(false))
+			if err := followResult(t, res); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(src.watchCalls); n != 0 {
+				t.Errorf("%d watches after Listed said done", n)
+			}
+		})
 	})
 	t.Run("Page done", func(t *testing.T) {
-		src := newScriptedSource()
-		src.addList("10", "next", nil, cm("a", "5"))
-		log := &followLog{stopAt: "page first=true last=false a@5"}
-		res, _, _ := startFollow(t, src, FollowOptions{}, log.funcs(true))
-		if err := followResult(t, res); err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff([]string{log.stopAt}, log.got()); diff != "" {
-			t.Errorf("calls (-want +got):\n%s", diff)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			src := newScriptedSource()
+			src.addList("10", "next", nil, cm("a", "5"))
+			log := &followLog{stopAt: "page first=true last=false a@5"}
+			res, _ := startFollow(t, src, FollowOptions{}, log.funcs(true))
+			if err := followResult(t, res); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{log.stopAt}, log.got()); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+		})
 	})
 	t.Run("Event fails", func(t *testing.T) {
-		src := newScriptedSource()
-		src.addList("10", "", nil)
-		w := src.addWatch(nil)
-		w.Add(cm("a", "11"))
-		w.Add(cm("b", "12"))
-		log := &followLog{fail: map[string]error{"ADDED a@11": failed}}
-		res, _, _ := startFollow(t, src, FollowOptions{}, log.funcs(false))
-		if err := followResult(t, res); !errors.Is(err, failed) {
-			t.Fatalf("Follow = %v, want the func's error", err)
-		}
-		if diff := cmp.Diff([]string{"listed ", "ADDED a@11"}, log.got()); diff != "" {
-			t.Errorf("calls after the func failed (-want +got):\n%s", diff)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			src := newScriptedSource()
+			src.addList("10", "", nil)
+			w := src.addWatch(nil)
+			w.Add(cm("a", "11"))
+			w.Add(cm("b", "12"))
+			log := &followLog{fail: map[string]error{"ADDED a@11": failed}}
+			res, _ := startFollow(t, src, FollowOptions{}, log.funcs(false))
+			if err := followResult(t, res); !errors.Is(err, failed) {
+				t.Fatalf("Follow = %v, want the func's error", err)
+			}
+			if diff := cmp.Diff([]string{"listed ", "ADDED a@11"}, log.got()); diff != "" {
+				t.Errorf("calls after the func failed (-want +got):\n%s", diff)
+			}
+		})
 	})
 	t.Run("OnError ends it", func(t *testing.T) {
-		src := newScriptedSource()
-		src.addList("", "", errors.New("connection refused"))
-		opts := FollowOptions{OnError: func(err error) error { return fmt.Errorf("giving up: %w", err) }}
-		res, _, _ := startFollow(t, src, opts, FollowFuncs[*unstructured.Unstructured]{})
-		if err := followResult(t, res); err == nil || !strings.Contains(err.Error(), "giving up: connection refused") {
-			t.Fatalf("Follow = %v, want OnError's error", err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			src := newScriptedSource()
+			src.addList("", "", errors.New("connection refused"))
+			opts := FollowOptions{OnError: func(err error) error { return fmt.Errorf("giving up: %w", err) }}
+			res, _ := startFollow(t, src, opts, FollowFuncs[*unstructured.Unstructured]{})
+			if err := followResult(t, res); err == nil || !strings.Contains(err.Error(), "giving up: connection refused") {
+				t.Fatalf("Follow = %v, want OnError's error", err)
+			}
+		})
 	})
 }
 
 func TestFollowPages(t *testing.T) {
-	src := newScriptedSource()
-	src.addList("10", "p2", nil, cm("a", "5"), cm("b", "6"))
-	src.addList("", "", nil, cm("c", "7"))
-	src.addWatch(nil).Error(gone())
-	src.addList("30", "", nil, cm("a", "25"))
-	log := &followLog{stopAt: "listed a@25"}
-	res, _, _ := startFollow(t, src, FollowOptions{PageSize: 2}, log.funcs(true))
-	if err := followResult(t, res); err != nil {
-		t.Fatal(err)
-	}
-	want := []string{
-		"page first=true last=false a@5 b@6", "page first=false last=true c@7", "listed a@5 b@6 c@7",
-		"page first=true last=true a@25", "listed a@25",
-	}
-	if diff := cmp.Diff(want, log.got()); diff != "" {
-		t.Errorf("calls (-want +got):\n%s", diff)
-	}
-	if first, next := src.listCalls[0], src.listCalls[1]; first.Limit != 2 || first.Continue != "" || next.Limit != 2 || next.Continue != "p2" {
-		t.Errorf("list pages: %+v then %+v", first, next)
-	}
-
-	t.Run("one request", func(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
 		src := newScriptedSource()
-		src.addList("10", "", nil, cm("a", "5"))
-		log := &followLog{stopAt: "listed a@5"}
-		res, _, _ := startFollow(t, src, FollowOptions{PageSize: -1}, log.funcs(false))
+		src.addList("10", "p2", nil, cm("a", "5"), cm("b", "6"))
+		src.addList("", "", nil, cm("c", "7"))
+		src.addWatch(nil).Error(gone())
+		src.addList("30", "", nil, cm("a", "25"))
+		log := &followLog{stopAt: "listed a@25"}
+		res, _ := startFollow(t, src, FollowOptions{PageSize: 2}, log.funcs(true))
 		if err := followResult(t, res); err != nil {
 			t.Fatal(err)
 		}
-		if l := src.listCalls[0]; l.Limit != 0 {
-			t.Errorf("list limit %d, want none", l.Limit)
+		want := []string{
+			"page first=true last=false a@5 b@6", "page first=false last=true c@7", "listed a@5 b@6 c@7",
+			"page first=true last=true a@25", "listed a@25",
 		}
+		if diff := cmp.Diff(want, log.got()); diff != "" {
+			t.Errorf("calls (-want +got):\n%s", diff)
+		}
+		if first, next := src.listCalls[0], src.listCalls[1]; first.Limit != 2 || first.Continue != "" || next.Limit != 2 || next.Continue != "p2" {
+			t.Errorf("list pages: %+v then %+v", first, next)
+		}
+	})
+
+	t.Run("one request", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			src := newScriptedSource()
+			src.addList("10", "", nil, cm("a", "5"))
+			log := &followLog{stopAt: "listed a@5"}
+			res, _ := startFollow(t, src, FollowOptions{PageSize: -1}, log.funcs(false))
+			if err := followResult(t, res); err != nil {
+				t.Fatal(err)
+			}
+			if l := src.listCalls[0]; l.Limit != 0 {
+				t.Errorf("list limit %d, want none", l.Limit)
+			}
+		})
 	})
 }
 
 func TestFollowFromResourceVersion(t *testing.T) {
-	src := newScriptedSource()
-	w := src.addWatch(nil)
-	src.addList("50", "", nil, cm("a", "45"))
-	src.addWatch(nil)
-	log := &followLog{stopAt: "listed a@45"}
-	opts := FollowOptions{ResourceVersion: "42", FailFast: true, ListOptions: metav1.ListOptions{TimeoutSeconds: ptr.To[int64](7)}}
-	res, _, _ := startFollow(t, src, opts, log.funcs(false))
-	src.waitCall(t, "watch") // no list first
-	if o := src.lastWatch(); o.ResourceVersion != "42" || o.TimeoutSeconds == nil || *o.TimeoutSeconds != 7 {
-		t.Fatalf("watch options = %+v, want from 42 for 7 s", o)
-	}
-	w.Modify(cm("a", "43"))
-	w.Error(gone())
-	if err := followResult(t, res); err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"MODIFIED a@43", "listed a@45"}
-	if diff := cmp.Diff(want, log.got()); diff != "" {
-		t.Errorf("calls (-want +got):\n%s", diff)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		src := newScriptedSource()
+		w := src.addWatch(nil)
+		src.addList("50", "", nil, cm("a", "45"))
+		src.addWatch(nil)
+		log := &followLog{stopAt: "listed a@45"}
+		opts := FollowOptions{ResourceVersion: "42", FailFast: true, ListOptions: metav1.ListOptions{TimeoutSeconds: ptr.To[int64](7)}}
+		res, _ := startFollow(t, src, opts, log.funcs(false))
+		src.waitCall(t, "watch") // no list first
+		if o := src.lastWatch(); o.ResourceVersion != "42" || o.TimeoutSeconds == nil || *o.TimeoutSeconds != 7 {
+			t.Fatalf("watch options = %+v, want from 42 for 7 s", o)
+		}
+		w.Modify(cm("a", "43"))
+		w.Error(gone())
+		if err := followResult(t, res); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"MODIFIED a@43", "listed a@45"}
+		if diff := cmp.Diff(want, log.got()); diff != "" {
+			t.Errorf("calls (-want +got):\n%s", diff)
+		}
+	})
 }
 
 // TestFollowFakeServer follows the in-memory fake server through watches

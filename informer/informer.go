@@ -62,7 +62,6 @@ type Options[T Object] struct {
 	// follows its changes (see Shard). Nil caches every object.
 	Shard *Shard
 
-	clock   clock
 	storage storage[T]
 }
 
@@ -115,9 +114,6 @@ type Informer[T Object] struct {
 
 // New returns an informer over src.
 func New[T Object](src Source[T], opts Options[T]) *Informer[T] {
-	if opts.clock == nil {
-		opts.clock = realClock{}
-	}
 	log := opts.Logger
 	st := opts.storage
 	if st == nil {
@@ -280,7 +276,6 @@ func (i *Informer[T]) Run(ctx context.Context) error {
 		initialEventsTimeout: i.opts.InitialEventsTimeout,
 		onError:              i.recordError,
 		log:                  i.log,
-		clock:                i.opts.clock,
 		metrics:              i.metrics,
 		name:                 i.opts.Name,
 		shard:                i.opts.Shard,
@@ -382,13 +377,13 @@ func (i *Informer[T]) WaitForSync(ctx context.Context) error {
 }
 
 func (i *Informer[T]) resyncLoop(ctx context.Context) {
-	t := i.opts.clock.NewTimer(i.opts.ResyncPeriod)
+	t := time.NewTimer(i.opts.ResyncPeriod)
 	for {
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return
-		case <-t.C():
+		case <-t.C:
 		}
 		i.mu.Lock()
 		if i.synced.Load() {
@@ -397,7 +392,7 @@ func (i *Informer[T]) resyncLoop(ctx context.Context) {
 			}
 		}
 		i.mu.Unlock()
-		t = i.opts.clock.NewTimer(i.opts.ResyncPeriod)
+		t = time.NewTimer(i.opts.ResyncPeriod)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -50,111 +51,115 @@ func names(objs []*unstructured.Unstructured) []string {
 }
 
 func TestIndexersAndListers(t *testing.T) {
-	src := newScriptedSource()
-	src.addList("10", "", nil,
-		labeled("a", "1", map[string]string{"app": "web"}, "u1", "n1"),
-		labeled("b", "2", map[string]string{"app": "db"}, "u1", "n2"),
-		labeled("c", "3", map[string]string{"app": "web", "tier": "x"}, "u2", "n1"))
-	w := src.addWatch(nil)
-	rec := newRecorder()
-	inf, _ := startInformer(t, src, listWatch, rec)
-	if err := inf.AddIndexer("app", LabelIndex[*unstructured.Unstructured]("app")); err != nil {
-		t.Fatal(err)
-	}
-	rec.expect(t, "add a@1 initial=true", "add b@2 initial=true", "add c@3 initial=true")
-	waitUntil(t, inf.HasSynced)
-	// Indexers added after the informer has started index what is cached.
-	for name, fn := range map[string]IndexFunc[*unstructured.Unstructured]{
-		OwnerUIDIndexName: OwnerUIDIndex[*unstructured.Unstructured](),
-		"node":            GJSONIndex[*unstructured.Unstructured]("spec.nodeName"),
-		"image":           GJSONIndex[*unstructured.Unstructured]("spec.containers.#.image"),
-		"firstImage":      GJSONIndex[*unstructured.Unstructured]("spec.containers.0.image"),
-		"complex":         GJSONIndex[*unstructured.Unstructured](`metadata.labels.app`),
-	} {
-		if err := inf.AddIndexer(name, fn); err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		src := newScriptedSource()
+		src.addList("10", "", nil,
+			labeled("a", "1", map[string]string{"app": "web"}, "u1", "n1"),
+			labeled("b", "2", map[string]string{"app": "db"}, "u1", "n2"),
+			labeled("c", "3", map[string]string{"app": "web", "tier": "x"}, "u2", "n1"))
+		w := src.addWatch(nil)
+		rec := newRecorder()
+		inf := startInformer(t, src, listWatch, rec)
+		if err := inf.AddIndexer("app", LabelIndex[*unstructured.Unstructured]("app")); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := inf.AddIndexer("app", LabelIndex[*unstructured.Unstructured]("app")); err == nil {
-		t.Fatal("duplicate index accepted")
-	}
-	l := inf.Lister()
-	check := func(index, value string, want ...string) {
-		t.Helper()
-		got, err := l.ByIndex(index, value)
-		if err != nil {
-			t.Fatal(err)
+		rec.expect(t, "add a@1 initial=true", "add b@2 initial=true", "add c@3 initial=true")
+		waitUntil(t, inf.HasSynced)
+		// Indexers added after the informer has started index what is cached.
+		for name, fn := range map[string]IndexFunc[*unstructured.Unstructured]{
+			OwnerUIDIndexName: OwnerUIDIndex[*unstructured.Unstructured](),
+			"node":            GJSONIndex[*unstructured.Unstructured]("spec.nodeName"),
+			"image":           GJSONIndex[*unstructured.Unstructured]("spec.containers.#.image"),
+			"firstImage":      GJSONIndex[*unstructured.Unstructured]("spec.containers.0.image"),
+			"complex":         GJSONIndex[*unstructured.Unstructured](`metadata.labels.app`),
+		} {
+			if err := inf.AddIndexer(name, fn); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if diff := cmp.Diff(want, names(got)); diff != "" {
-			t.Errorf("ByIndex(%s, %s) (-want +got):\n%s", index, value, diff)
+		if err := inf.AddIndexer("app", LabelIndex[*unstructured.Unstructured]("app")); err == nil {
+			t.Fatal("duplicate index accepted")
 		}
-	}
-	check("app", "web", "a", "c")
-	check(OwnerUIDIndexName, "u1", "a", "b")
-	check("node", "n1", "a", "c")
-	check("image", "b", "a", "b", "c")
-	check("image", "a:n2", "b")
-	check("firstImage", "a:n1", "a", "c")
-	check("complex", "db", "b")
-	check(NamespaceIndex, "ns", "a", "b", "c")
-	// The index follows changes.
-	w.Modify(labeled("a", "11", map[string]string{"app": "db"}, "u2", "n3"))
-	rec.expect(t, "update a 1->11")
-	check("app", "web", "c")
-	check("app", "db", "a", "b")
-	check("node", "n1", "c")
-	w.Delete(labeled("b", "12", nil, "", ""))
-	rec.expect(t, "delete b@12 unknown=false")
-	check("app", "db", "a")
-	check(OwnerUIDIndexName, "u1", []string{}...)
-	// Listers.
-	sel, _ := labels.Parse("app=db")
-	got, err := l.List(sel)
-	if err != nil || fmt.Sprint(names(got)) != "[a]" {
-		t.Fatalf("List(app=db) = %v, %v", names(got), err)
-	}
-	if o, err := l.Namespace("ns").Get("c"); err != nil || o.GetName() != "c" {
-		t.Fatalf("Namespace.Get = %v, %v", o, err)
-	}
-	if _, err := l.Namespace("other").Get("c"); err == nil {
-		t.Fatal("found c in another namespace")
-	}
-	if all, _ := l.Namespace("other").List(nil); len(all) != 0 {
-		t.Fatalf("other namespace lists %v", names(all))
-	}
-	if o, err := l.Get("ns/a"); err != nil || o.GetResourceVersion() != "11" {
-		t.Fatalf("Get(ns/a) = %v, %v", o, err)
-	}
-	if _, err := l.ByIndex("nope", "x"); err == nil {
-		t.Fatal("unknown index accepted")
-	}
+		l := inf.Lister()
+		check := func(index, value string, want ...string) {
+			t.Helper()
+			got, err := l.ByIndex(index, value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, names(got)); diff != "" {
+				t.Errorf("ByIndex(%s, %s) (-want +got):\n%s", index, value, diff)
+			}
+		}
+		check("app", "web", "a", "c")
+		check(OwnerUIDIndexName, "u1", "a", "b")
+		check("node", "n1", "a", "c")
+		check("image", "b", "a", "b", "c")
+		check("image", "a:n2", "b")
+		check("firstImage", "a:n1", "a", "c")
+		check("complex", "db", "b")
+		check(NamespaceIndex, "ns", "a", "b", "c")
+		// The index follows changes.
+		w.Modify(labeled("a", "11", map[string]string{"app": "db"}, "u2", "n3"))
+		rec.expect(t, "update a 1->11")
+		check("app", "web", "c")
+		check("app", "db", "a", "b")
+		check("node", "n1", "c")
+		w.Delete(labeled("b", "12", nil, "", ""))
+		rec.expect(t, "delete b@12 unknown=false")
+		check("app", "db", "a")
+		check(OwnerUIDIndexName, "u1", []string{}...)
+		// Listers.
+		sel, _ := labels.Parse("app=db")
+		got, err := l.List(sel)
+		if err != nil || fmt.Sprint(names(got)) != "[a]" {
+			t.Fatalf("List(app=db) = %v, %v", names(got), err)
+		}
+		if o, err := l.Namespace("ns").Get("c"); err != nil || o.GetName() != "c" {
+			t.Fatalf("Namespace.Get = %v, %v", o, err)
+		}
+		if _, err := l.Namespace("other").Get("c"); err == nil {
+			t.Fatal("found c in another namespace")
+		}
+		if all, _ := l.Namespace("other").List(nil); len(all) != 0 {
+			t.Fatalf("other namespace lists %v", names(all))
+		}
+		if o, err := l.Get("ns/a"); err != nil || o.GetResourceVersion() != "11" {
+			t.Fatalf("Get(ns/a) = %v, %v", o, err)
+		}
+		if _, err := l.ByIndex("nope", "x"); err == nil {
+			t.Fatal("unknown index accepted")
+		}
+	})
 }
 
 func TestHandlerAddedLateGetsCacheAsInitialAdds(t *testing.T) {
-	src := newScriptedSource()
-	src.addList("10", "", nil, cm("a", "1"), cm("b", "2"))
-	w := src.addWatch(nil)
-	first := newRecorder()
-	inf, _ := startInformer(t, src, listWatch, first)
-	first.expect(t, "add a@1 initial=true", "add b@2 initial=true")
-	late := newRecorder()
-	reg, err := inf.AddEventHandler(late)
-	if err != nil {
-		t.Fatal(err)
-	}
-	late.expectSet(t, "add a@1 initial=true", "add b@2 initial=true")
-	waitUntil(t, reg.HasSynced)
-	w.Add(cm("c", "11"))
-	first.expect(t, "add c@11 initial=false")
-	late.expect(t, "add c@11 initial=false")
-	reg.Remove()
-	w.Add(cm("d", "12"))
-	first.expect(t, "add d@12 initial=false")
-	select {
-	case e := <-late.ch:
-		t.Fatalf("removed handler got %q", e)
-	case <-time.After(50 * time.Millisecond):
-	}
+	synctest.Test(t, func(t *testing.T) {
+		src := newScriptedSource()
+		src.addList("10", "", nil, cm("a", "1"), cm("b", "2"))
+		w := src.addWatch(nil)
+		first := newRecorder()
+		inf := startInformer(t, src, listWatch, first)
+		first.expect(t, "add a@1 initial=true", "add b@2 initial=true")
+		late := newRecorder()
+		reg, err := inf.AddEventHandler(late)
+		if err != nil {
+			t.Fatal(err)
+		}
+		late.expectSet(t, "add a@1 initial=true", "add b@2 initial=true")
+		waitUntil(t, reg.HasSynced)
+		w.Add(cm("c", "11"))
+		first.expect(t, "add c@11 initial=false")
+		late.expect(t, "add c@11 initial=false")
+		reg.Remove()
+		w.Add(cm("d", "12"))
+		first.expect(t, "add d@12 initial=false") // every goroutine blocked: late would have had it too
+		select {
+		case e := <-late.ch:
+			t.Fatalf("removed handler got %q", e)
+		default:
+		}
+	})
 }
 
 // blockingHandler blocks in OnAdd until released.
@@ -166,58 +171,62 @@ type blockingHandler struct {
 }
 
 func TestSlowHandlerDoesNotStallOthers(t *testing.T) {
-	src := newScriptedSource()
-	src.addList("10", "", nil)
-	w := src.addWatch(nil)
-	slow := &blockingHandler{release: make(chan struct{})}
-	release := sync.OnceFunc(func() { close(slow.release) })
-	slow.AddFunc = func(*unstructured.Unstructured, bool) {
-		<-slow.release
-		slow.mu.Lock()
-		slow.got++
-		slow.mu.Unlock()
-	}
-	fast := newRecorder()
-	inf, _ := startInformer(t, src, listWatch, nil)
-	t.Cleanup(release) // before Run is waited for: a failed check must not leave it stuck on the handler
-	// Added while Run starts: each handler must run in one goroutine.
-	reg, _ := inf.AddEventHandler(slow)
-	if _, err := inf.AddEventHandler(fast); err != nil {
-		t.Fatal(err)
-	}
-	src.waitCall(t, "list")
-	src.waitCall(t, "watch")
-	for i := 0; i < 500; i++ {
-		w.Add(cm(fmt.Sprintf("o%03d", i), fmt.Sprint(100+i)))
-	}
-	for i := 0; i < 500; i++ {
-		<-fast.ch
-	}
-	if inf.Store().Len() != 500 {
-		t.Fatalf("cache has %d objects while a handler is stuck", inf.Store().Len())
-	}
-	if p := reg.Pending(); p < 499 {
-		t.Fatalf("slow handler buffer holds %d", p)
-	}
-	release()
-	waitUntil(t, func() bool { slow.mu.Lock(); defer slow.mu.Unlock(); return slow.got == 500 })
+	synctest.Test(t, func(t *testing.T) {
+		src := newScriptedSource()
+		src.addList("10", "", nil)
+		w := src.addWatch(nil)
+		slow := &blockingHandler{release: make(chan struct{})}
+		release := sync.OnceFunc(func() { close(slow.release) })
+		slow.AddFunc = func(*unstructured.Unstructured, bool) {
+			<-slow.release
+			slow.mu.Lock()
+			slow.got++
+			slow.mu.Unlock()
+		}
+		fast := newRecorder()
+		inf := startInformer(t, src, listWatch, nil)
+		t.Cleanup(release) // before Run is waited for: a failed check must not leave it stuck on the handler
+		// Added while Run starts: each handler must run in one goroutine.
+		reg, _ := inf.AddEventHandler(slow)
+		if _, err := inf.AddEventHandler(fast); err != nil {
+			t.Fatal(err)
+		}
+		src.waitCall(t, "list")
+		src.waitCall(t, "watch")
+		for i := 0; i < 500; i++ {
+			w.Add(cm(fmt.Sprintf("o%03d", i), fmt.Sprint(100+i)))
+		}
+		for i := 0; i < 500; i++ {
+			<-fast.ch
+		}
+		if inf.Store().Len() != 500 {
+			t.Fatalf("cache has %d objects while a handler is stuck", inf.Store().Len())
+		}
+		if p := reg.Pending(); p < 499 {
+			t.Fatalf("slow handler buffer holds %d", p)
+		}
+		release()
+		waitUntil(t, func() bool { slow.mu.Lock(); defer slow.mu.Unlock(); return slow.got == 500 })
+	})
 }
 
 func TestUnchangedRelistKeepsCachedObject(t *testing.T) {
-	src := newScriptedSource()
-	src.addList("10", "", nil, cm("a", "1"))
-	w := src.addWatch(nil)
-	src.addList("20", "", nil, cm("a", "1"))
-	src.addWatch(nil)
-	inf, _ := startInformer(t, src, listWatch, nil)
-	waitUntil(t, inf.HasSynced)
-	before, _ := inf.Store().Get("ns/a")
-	w.Error(gone())
-	waitUntil(t, func() bool { return inf.LastSyncResourceVersion() == "20" })
-	after, _ := inf.Store().Get("ns/a")
-	if before != after {
-		t.Fatal("a relist replaced an unchanged object (double memory during relists)")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		src := newScriptedSource()
+		src.addList("10", "", nil, cm("a", "1"))
+		w := src.addWatch(nil)
+		src.addList("20", "", nil, cm("a", "1"))
+		src.addWatch(nil)
+		inf := startInformer(t, src, listWatch, nil)
+		waitUntil(t, inf.HasSynced)
+		before, _ := inf.Store().Get("ns/a")
+		w.Error(gone())
+		waitUntil(t, func() bool { return inf.LastSyncResourceVersion() == "20" })
+		after, _ := inf.Store().Get("ns/a")
+		if before != after {
+			t.Fatal("a relist replaced an unchanged object (double memory during relists)")
+		}
+	})
 }
 
 // A relist that finds cached objects unchanged counts each as seen without
@@ -258,169 +267,167 @@ func TestRelistCountsKnownObjectsWithoutAllocating(t *testing.T) {
 }
 
 func TestTransformAndMutationDetection(t *testing.T) {
-	src := newScriptedSource()
-	obj := cm("a", "1")
-	obj.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "x"}})
-	src.addList("10", "", nil, obj)
-	src.addWatch(nil)
-	opts := listWatch
-	opts.DetectMutations = true
-	opts.Transform = func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		u.SetManagedFields(nil)
-		return u, nil
-	}
-	inf, _ := startInformer(t, src, opts, nil)
-	waitUntil(t, inf.HasSynced)
-	got, _ := inf.Store().Get("ns/a")
-	if got.GetManagedFields() != nil {
-		t.Fatal("transform not applied")
-	}
-	if err := inf.CheckMutations(); err != nil {
-		t.Fatal(err)
-	}
-	got.SetLabels(map[string]string{"mutated": "yes"}) // a bug a test should catch
-	if err := inf.CheckMutations(); err == nil {
-		t.Fatal("in-place mutation not detected")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		src := newScriptedSource()
+		obj := cm("a", "1")
+		obj.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "x"}})
+		src.addList("10", "", nil, obj)
+		src.addWatch(nil)
+		opts := listWatch
+		opts.DetectMutations = true
+		opts.Transform = func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			u.SetManagedFields(nil)
+			return u, nil
+		}
+		inf := startInformer(t, src, opts, nil)
+		waitUntil(t, inf.HasSynced)
+		got, _ := inf.Store().Get("ns/a")
+		if got.GetManagedFields() != nil {
+			t.Fatal("transform not applied")
+		}
+		if err := inf.CheckMutations(); err != nil {
+			t.Fatal(err)
+		}
+		got.SetLabels(map[string]string{"mutated": "yes"}) // a bug a test should catch
+		if err := inf.CheckMutations(); err == nil {
+			t.Fatal("in-place mutation not detected")
+		}
+	})
 }
 
 func TestRunReturnsAfterEveryGoroutineExits(t *testing.T) {
-	// goleak in TestMain fails the package if any goroutine survives;
-	// here also check that Run returns promptly with handlers mid-buffer.
-	src := newScriptedSource()
-	src.addList("10", "", nil, cm("a", "1"))
-	src.addWatch(nil)
-	inf, _ := startInformer(t, src, listWatch, HandlerFuncs[*unstructured.Unstructured]{AddFunc: func(*unstructured.Unstructured, bool) {
-		time.Sleep(time.Millisecond)
-	}})
-	waitUntil(t, inf.HasSynced)
-	keys := inf.Store().Keys()
-	sort.Strings(keys)
-	if len(keys) != 1 {
-		t.Fatal(keys)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		// goleak in TestMain fails the package if any goroutine survives;
+		// here also check that Run returns promptly with handlers mid-buffer.
+		src := newScriptedSource()
+		src.addList("10", "", nil, cm("a", "1"))
+		src.addWatch(nil)
+		inf := startInformer(t, src, listWatch, HandlerFuncs[*unstructured.Unstructured]{AddFunc: func(*unstructured.Unstructured, bool) {
+			time.Sleep(time.Millisecond)
+		}})
+		waitUntil(t, inf.HasSynced)
+		keys := inf.Store().Keys()
+		sort.Strings(keys)
+		if len(keys) != 1 {
+			t.Fatal(keys)
+		}
+	})
 }
 
 // A handler added while Run is stopping (another handler still busy) is
 // refused, rather than started after Run has begun waiting for handlers,
 // which would hold Run until that handler was removed.
 func TestAddEventHandlerWhileStoppingIsRefused(t *testing.T) {
-	src := newScriptedSource()
-	src.addList("10", "", nil, cm("a", "1"))
-	src.addWatch(nil)
-	busy := &blockingHandler{release: make(chan struct{})}
-	entered := make(chan struct{})
-	busy.AddFunc = func(*unstructured.Unstructured, bool) {
-		close(entered)
-		<-busy.release
-	}
-	opts := listWatch
-	opts.clock = newFakeClock()
-	inf := New[*unstructured.Unstructured](src, opts)
-	if _, err := inf.AddEventHandler(busy); err != nil {
-		t.Fatal(err)
-	}
-	cancel, done := runInformer(inf)
-	<-entered
-	cancel()
-	// Once Run is stopping, a new handler is refused.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		_, err := inf.AddEventHandler(newRecorder())
-		if err != nil {
-			if !strings.Contains(err.Error(), "stopped") {
-				t.Fatalf("AddEventHandler while stopping: %v", err)
-			}
-			break
+	synctest.Test(t, func(t *testing.T) {
+		src := newScriptedSource()
+		src.addList("10", "", nil, cm("a", "1"))
+		src.addWatch(nil)
+		busy := &blockingHandler{release: make(chan struct{})}
+		entered := make(chan struct{})
+		busy.AddFunc = func(*unstructured.Unstructured, bool) {
+			close(entered)
+			<-busy.release
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("AddEventHandler still accepted handlers 5 s after Run's context ended")
+		inf := New[*unstructured.Unstructured](src, listWatch)
+		if _, err := inf.AddEventHandler(busy); err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(time.Millisecond)
-	}
-	close(busy.release)
-	waitClosed(t, done, "Run did not return once the busy handler finished")
+		cancel, done := runInformer(inf)
+		<-entered
+		cancel()
+		// Once Run is stopping, a new handler is refused.
+		synctest.Wait()
+		if _, err := inf.AddEventHandler(newRecorder()); err == nil || !strings.Contains(err.Error(), "stopped") {
+			t.Fatalf("AddEventHandler once Run's context ended: %v, want it refused (stopped)", err)
+		}
+		close(busy.release)
+		waitClosed(t, done, "Run did not return once the busy handler finished")
+	})
 }
 
 // An object an index function fails on is neither cached nor delivered,
 // and an update it fails on leaves the previous version cached and
 // indexed: the cache never holds an object its handlers were not told of.
 func TestIndexErrorLeavesTheStoreAsItWas(t *testing.T) {
-	src := newScriptedSource()
-	src.addList("10", "", nil, cm("a", "1"))
-	w := src.addWatch(nil)
-	rec := newRecorder()
-	inf, _ := startInformer(t, src, listWatch, rec)
-	rec.expect(t, "add a@1 initial=true")
-	waitUntil(t, inf.HasSynced)
-	picky := func(o *unstructured.Unstructured) ([]string, error) {
-		if o.GetResourceVersion() >= "5" {
-			return nil, errors.New("no index for this one")
+	synctest.Test(t, func(t *testing.T) {
+		src := newScriptedSource()
+		src.addList("10", "", nil, cm("a", "1"))
+		w := src.addWatch(nil)
+		rec := newRecorder()
+		inf := startInformer(t, src, listWatch, rec)
+		rec.expect(t, "add a@1 initial=true")
+		waitUntil(t, inf.HasSynced)
+		picky := func(o *unstructured.Unstructured) ([]string, error) {
+			if o.GetResourceVersion() >= "5" {
+				return nil, errors.New("no index for this one")
+			}
+			return []string{o.GetName()}, nil
 		}
-		return []string{o.GetName()}, nil
-	}
-	if err := inf.AddIndexer("picky", picky); err != nil {
-		t.Fatal(err)
-	}
-	w.Add(cm("bad", "5"))  // fails the index: not cached, not delivered
-	w.Modify(cm("a", "6")) // fails the index: a@1 stays
-	w.Add(cm("good", "2")) // indexes: delivered
-	rec.expect(t, "add good@2 initial=false")
-	if _, ok := inf.Store().Get("ns/bad"); ok {
-		t.Fatal("the object the index failed on is cached")
-	}
-	if a, _ := inf.Store().Get("ns/a"); a.GetResourceVersion() != "1" {
-		t.Fatalf("a is at %s after a failed update, want 1", a.GetResourceVersion())
-	}
-	if got, err := inf.Store().ByIndex("picky", "a"); err != nil || len(got) != 1 {
-		t.Fatalf("ByIndex(picky, a) = %v, %v", got, err)
-	}
+		if err := inf.AddIndexer("picky", picky); err != nil {
+			t.Fatal(err)
+		}
+		w.Add(cm("bad", "5"))  // fails the index: not cached, not delivered
+		w.Modify(cm("a", "6")) // fails the index: a@1 stays
+		w.Add(cm("good", "2")) // indexes: delivered
+		rec.expect(t, "add good@2 initial=false")
+		if _, ok := inf.Store().Get("ns/bad"); ok {
+			t.Fatal("the object the index failed on is cached")
+		}
+		if a, _ := inf.Store().Get("ns/a"); a.GetResourceVersion() != "1" {
+			t.Fatalf("a is at %s after a failed update, want 1", a.GetResourceVersion())
+		}
+		if got, err := inf.Store().ByIndex("picky", "a"); err != nil || len(got) != 1 {
+			t.Fatalf("ByIndex(picky, a) = %v, %v", got, err)
+		}
+	})
 }
 
 // A handler may remove itself from its own callback: Remove returns (it
 // does not wait for the callback calling it), no event follows, and Run
 // still returns on cancel.
 func TestHandlerRemovesItself(t *testing.T) {
-	src := newScriptedSource()
-	src.addList("10", "", nil, cm("a", "1"))
-	w := src.addWatch(nil)
-	inf, _ := startInformer(t, src, listWatch, nil)
-	var mu sync.Mutex
-	var got []string
-	var reg *Registration[*unstructured.Unstructured]
-	removed := make(chan struct{})
-	h := HandlerFuncs[*unstructured.Unstructured]{AddFunc: func(o *unstructured.Unstructured, _ bool) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newScriptedSource()
+		src.addList("10", "", nil, cm("a", "1"))
+		w := src.addWatch(nil)
+		inf := startInformer(t, src, listWatch, nil)
+		var mu sync.Mutex
+		var got []string
+		var reg *Registration[*unstructured.Unstructured]
+		removed := make(chan struct{})
+		h := HandlerFuncs[*unstructured.Unstructured]{AddFunc: func(o *unstructured.Unstructured, _ bool) {
+			mu.Lock()
+			got = append(got, o.GetName())
+			r := reg
+			mu.Unlock()
+			if o.GetName() == "b" {
+				r.Remove()
+				close(removed)
+			}
+		}}
 		mu.Lock()
-		got = append(got, o.GetName())
-		r := reg
+		var err error
+		reg, err = inf.AddEventHandler(h)
 		mu.Unlock()
-		if o.GetName() == "b" {
-			r.Remove()
-			close(removed)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}}
-	mu.Lock()
-	var err error
-	reg, err = inf.AddEventHandler(h)
-	mu.Unlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, inf.HasSynced)
-	w.Add(cm("b", "11"))
-	waitClosed(t, removed, "Remove from the handler's own callback did not return")
-	w.Add(cm("c", "12"))
-	waitUntil(t, func() bool { _, ok := inf.Store().Get("ns/c"); return ok })
-	fast := newRecorder()
-	if _, err := inf.AddEventHandler(fast); err != nil {
-		t.Fatal(err)
-	}
-	fast.expect(t, "add a@1 initial=true", "add b@11 initial=true", "add c@12 initial=true")
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != 2 || got[1] != "b" {
-		t.Fatalf("the removed handler got %v, want [a b]", got)
-	}
+		waitUntil(t, inf.HasSynced)
+		w.Add(cm("b", "11"))
+		waitClosed(t, removed, "Remove from the handler's own callback did not return")
+		w.Add(cm("c", "12"))
+		waitUntil(t, func() bool { _, ok := inf.Store().Get("ns/c"); return ok })
+		fast := newRecorder()
+		if _, err := inf.AddEventHandler(fast); err != nil {
+			t.Fatal(err)
+		}
+		fast.expect(t, "add a@1 initial=true", "add b@11 initial=true", "add c@12 initial=true")
+		mu.Lock()
+		defer mu.Unlock()
+		if len(got) != 2 || got[1] != "b" {
+			t.Fatalf("the removed handler got %v, want [a b]", got)
+		}
+	})
 }
 
 // A factory's namespace does not apply to informers asked for in all

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -59,45 +60,47 @@ func (m *recordingMetrics) snapshot() ([]string, int) {
 // Options.Metrics sees the list, the cache growing and shrinking, the
 // sync, the watch, its events, a relist after a 410, and each delivery.
 func TestMetricsObserveTheInformer(t *testing.T) {
-	src := newScriptedSource()
-	src.addList("10", "", nil, cm("a", "5"), cm("b", "6"))
-	w1 := src.addWatch(nil)
-	src.addList("20", "", nil, cm("a", "5"))
-	src.addWatch(nil)
-	m := &recordingMetrics{}
-	rec := newRecorder()
-	opts := listWatch
-	opts.Metrics, opts.Name = m, "configmaps.v1"
-	inf, _ := startInformer(t, src, opts, rec)
-	src.waitCall(t, "list")
-	src.waitCall(t, "watch")
-	w1.Add(cm("c", "11"))
-	c12 := cm("c", "12")
-	c12.Object["data"] = map[string]any{"k": "a longer value than before"}
-	w1.Modify(c12)
-	rec.expect(t, "add a@5 initial=true", "add b@6 initial=true", "add c@11 initial=false", "update c 11->12")
-	if got, want := m.bytesNow(), storeBytes(inf); got != want || want == 0 {
-		t.Fatalf("bytes reported %d, the cache's entries hold %d", got, want)
-	}
-	w1.Error(gone())
-	src.waitCall(t, "list")
-	src.waitCall(t, "watch")
-	rec.expectSet(t, "delete b@6 unknown=true", "delete c@12 unknown=true")
-	want := []string{
-		"list configmaps.v1 relist=false", "cached configmaps.v1 +1", "cached configmaps.v1 +1", "synced configmaps.v1",
-		"watch configmaps.v1", "event configmaps.v1 ADDED", "cached configmaps.v1 +1", "event configmaps.v1 MODIFIED", "event configmaps.v1 ERROR",
-		"list configmaps.v1 relist=true", "cached configmaps.v1 -2", "synced configmaps.v1",
-		"watch configmaps.v1",
-	}
-	var got []string
-	var delivered int
-	waitUntil(t, func() bool { got, delivered = m.snapshot(); return len(got) >= len(want) && delivered == 6 })
-	if !slices.Equal(got, want) {
-		t.Fatalf("reported\n%q\nwant\n%q", got, want)
-	}
-	if got, want := m.bytesNow(), storeBytes(inf); got != want || want == 0 {
-		t.Fatalf("after the relist, bytes reported %d, the cache's entries hold %d", got, want)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		src := newScriptedSource()
+		src.addList("10", "", nil, cm("a", "5"), cm("b", "6"))
+		w1 := src.addWatch(nil)
+		src.addList("20", "", nil, cm("a", "5"))
+		src.addWatch(nil)
+		m := &recordingMetrics{}
+		rec := newRecorder()
+		opts := listWatch
+		opts.Metrics, opts.Name = m, "configmaps.v1"
+		inf := startInformer(t, src, opts, rec)
+		src.waitCall(t, "list")
+		src.waitCall(t, "watch")
+		w1.Add(cm("c", "11"))
+		c12 := cm("c", "12")
+		c12.Object["data"] = map[string]any{"k": "a longer value than before"}
+		w1.Modify(c12)
+		rec.expect(t, "add a@5 initial=true", "add b@6 initial=true", "add c@11 initial=false", "update c 11->12")
+		if got, want := m.bytesNow(), storeBytes(inf); got != want || want == 0 {
+			t.Fatalf("bytes reported %d, the cache's entries hold %d", got, want)
+		}
+		w1.Error(gone())
+		src.waitCall(t, "list")
+		src.waitCall(t, "watch")
+		rec.expectSet(t, "delete b@6 unknown=true", "delete c@12 unknown=true")
+		want := []string{
+			"list configmaps.v1 relist=false", "cached configmaps.v1 +1", "cached configmaps.v1 +1", "synced configmaps.v1",
+			"watch configmaps.v1", "event configmaps.v1 ADDED", "cached configmaps.v1 +1", "event configmaps.v1 MODIFIED", "event configmaps.v1 ERROR",
+			"list configmaps.v1 relist=true", "cached configmaps.v1 -2", "synced configmaps.v1",
+			"watch configmaps.v1",
+		}
+		var got []string
+		var delivered int
+		waitUntil(t, func() bool { got, delivered = m.snapshot(); return len(got) >= len(want) && delivered == 6 })
+		if !slices.Equal(got, want) {
+			t.Fatalf("reported\n%q\nwant\n%q", got, want)
+		}
+		if got, want := m.bytesNow(), storeBytes(inf); got != want || want == 0 {
+			t.Fatalf("after the relist, bytes reported %d, the cache's entries hold %d", got, want)
+		}
+	})
 }
 
 func (m *recordingMetrics) bytesNow() int64 {

@@ -135,7 +135,6 @@ type reflectorOptions struct {
 	initialEventsTimeout time.Duration
 	onError              func(error)
 	log                  logr.Logger
-	clock                clock
 	watchTimeout         func() time.Duration
 	metrics              Metrics // never nil
 	name                 string  // the informer's, for metrics
@@ -183,9 +182,6 @@ func newReflector[T Object](f feed[T], s sink[T], opts reflectorOptions) *reflec
 	if opts.initialEventsTimeout == 0 {
 		opts.initialEventsTimeout = defaultInitialEventsTimeout
 	}
-	if opts.clock == nil {
-		opts.clock = realClock{}
-	}
 	if opts.metrics == nil {
 		opts.metrics = noMetrics{}
 	}
@@ -194,7 +190,7 @@ func newReflector[T Object](f feed[T], s sink[T], opts reflectorOptions) *reflec
 			return minWatchTimeout + time.Duration(rand.Int64N(int64(maxWatchTimeout-minWatchTimeout)))
 		}
 	}
-	return &reflector[T]{feed: f, sink: s, opts: opts, backoff: newBackoff(opts.clock, opts.backoffInitial, opts.backoffMax), watchHealthyFor: backoffReset}
+	return &reflector[T]{feed: f, sink: s, opts: opts, backoff: newBackoff(opts.backoffInitial, opts.backoffMax), watchHealthyFor: backoffReset}
 }
 
 // run steps the state machine until ctx is done. A restart (the shard's
@@ -442,11 +438,11 @@ func (r *reflector[T]) exec(ctx context.Context, s state) outcome {
 		if d <= 0 {
 			d = r.backoff.delay()
 		}
-		t := r.opts.clock.NewTimer(d)
+		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
 		case <-ctx.Done():
-		case <-t.C():
+		case <-t.C:
 		}
 	}
 	return outcome{}
@@ -644,7 +640,7 @@ func (r *reflector[T]) stream(ctx context.Context) outcome {
 		}
 		return r.failure(outcome{}, err)
 	}
-	er := readEvents(ctx, r.opts.clock, st.Interface, r.opts.initialEventsTimeout)
+	er := readEvents(ctx, st.Interface, r.opts.initialEventsTimeout)
 	defer er.close()
 	for {
 		ev, ok := er.next()
@@ -719,10 +715,10 @@ func (r *reflector[T]) openWatch(ctx context.Context, opts metav1.ListOptions, k
 	wctx, cancel := context.WithCancel(ctx)
 	var mu sync.Mutex
 	opened, timedOut := false, false
-	t := r.opts.clock.NewTimer(d)
+	t := time.NewTimer(d)
 	go func() {
 		select {
-		case <-t.C():
+		case <-t.C:
 			mu.Lock()
 			if !opened {
 				timedOut = true
@@ -800,13 +796,13 @@ func (r *reflector[T]) watch(ctx context.Context, s watching) outcome {
 		w = st.Interface
 	}
 	defer w.Stop()
-	start := r.opts.clock.Now()
-	er := readEvents(ctx, r.opts.clock, w, r.opts.idleTimeout)
+	start := time.Now()
+	er := readEvents(ctx, w, r.opts.idleTimeout)
 	defer er.close()
 	for {
 		ev, ok := er.next()
 		if !ok {
-			lasted := r.opts.clock.Now().Sub(start)
+			lasted := time.Since(start)
 			switch {
 			case ctx.Err() != nil:
 			case er.expired.Load():

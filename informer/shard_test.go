@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -96,90 +97,92 @@ func endHex(to uint64) string {
 // ShardMove, then syncs again with the new selector and adds those that
 // entered.
 func TestShardedInformerFollowsItsRanges(t *testing.T) {
-	objs := make([]*unstructured.Unstructured, 0, 40)
-	var in, out []string
-	half := SplitRanges(2)
-	first, _ := NewShard(ShardByUID, half[0])
-	for i := range 40 {
-		o := cm(fmt.Sprintf("o%02d", i), "5")
-		o.SetUID(types.UID(fmt.Sprintf("%08x-4b1e-4c2d-9e3f-%012x", i*2654435761, i*40503)))
-		objs = append(objs, o)
-		if first.Contains(o) {
-			in = append(in, o.GetName())
-		} else {
-			out = append(out, o.GetName())
+	synctest.Test(t, func(t *testing.T) {
+		objs := make([]*unstructured.Unstructured, 0, 40)
+		var in, out []string
+		half := SplitRanges(2)
+		first, _ := NewShard(ShardByUID, half[0])
+		for i := range 40 {
+			o := cm(fmt.Sprintf("o%02d", i), "5")
+			o.SetUID(types.UID(fmt.Sprintf("%08x-4b1e-4c2d-9e3f-%012x", i*2654435761, i*40503)))
+			objs = append(objs, o)
+			if first.Contains(o) {
+				in = append(in, o.GetName())
+			} else {
+				out = append(out, o.GetName())
+			}
 		}
-	}
-	if len(in) == 0 || len(out) == 0 {
-		t.Fatalf("test objects all on one side: %d in, %d out", len(in), len(out))
-	}
-	src := newScriptedSource()
-	src.addList("10", "", nil, objs...) // the server ignores the selector
-	src.addList("10", "", nil, objs[0]) // the probe: no shardInfo echo
-	src.addList("10", "", nil, objs[0]) // the probe for a single hash value: an object all the same
-	src.addWatch(nil)
-	src.addList("20", "", nil, objs...)
-	src.addWatch(nil)
-	rec := newRecorder()
-	opts := listWatch
-	opts.Shard = first
-	inf, _ := startInformer(t, src, opts, nil)
-	if _, err := inf.AddEventHandler(rec); err != nil {
-		t.Fatal(err)
-	}
-	src.waitCall(t, "list")
-	src.waitCall(t, "list")
-	src.waitCall(t, "list")
-	src.waitCall(t, "watch")
-	waitUntil(t, inf.HasSynced)
-	src.mu.Lock()
-	probe, needle := src.listCalls[1], src.listCalls[2]
-	src.mu.Unlock()
-	if probe.Limit != 1 || probe.ResourceVersion != "" || probe.ShardSelector != first.Selector() {
-		t.Fatalf("probe list: limit %d, resourceVersion %q, selector %q; want one object, consistent, with the shard's selector", probe.Limit, probe.ResourceVersion, probe.ShardSelector)
-	}
-	if want := "shardRange(object.metadata.uid, '0x0000000000000000', '0x0000000000000001')"; needle.Limit != 1 || needle.ShardSelector != want {
-		t.Fatalf("second probe: limit %d, selector %q; want one object for the single hash value 0", needle.Limit, needle.ShardSelector)
-	}
-	if got := inf.Store().Len(); got != len(in) {
-		t.Fatalf("cached %d objects, want the %d in the shard", got, len(in))
-	}
-	if o := src.lastWatch(); o.ShardSelector != first.Selector() {
-		t.Fatalf("watch selector %q, want %q", o.ShardSelector, first.Selector())
-	}
-	if sharded, known := inf.ServerSharded(); sharded || !known {
-		t.Fatalf("ServerSharded = %v, %v; the scripted server never echoes", sharded, known)
-	}
-	var wantEvents []string
-	for _, n := range in {
-		wantEvents = append(wantEvents, "add "+n+"@5 initial=true")
-	}
-	rec.expect(t, wantEvents...)
+		if len(in) == 0 || len(out) == 0 {
+			t.Fatalf("test objects all on one side: %d in, %d out", len(in), len(out))
+		}
+		src := newScriptedSource()
+		src.addList("10", "", nil, objs...) // the server ignores the selector
+		src.addList("10", "", nil, objs[0]) // the probe: no shardInfo echo
+		src.addList("10", "", nil, objs[0]) // the probe for a single hash value: an object all the same
+		src.addWatch(nil)
+		src.addList("20", "", nil, objs...)
+		src.addWatch(nil)
+		rec := newRecorder()
+		opts := listWatch
+		opts.Shard = first
+		inf := startInformer(t, src, opts, nil)
+		if _, err := inf.AddEventHandler(rec); err != nil {
+			t.Fatal(err)
+		}
+		src.waitCall(t, "list")
+		src.waitCall(t, "list")
+		src.waitCall(t, "list")
+		src.waitCall(t, "watch")
+		waitUntil(t, inf.HasSynced)
+		src.mu.Lock()
+		probe, needle := src.listCalls[1], src.listCalls[2]
+		src.mu.Unlock()
+		if probe.Limit != 1 || probe.ResourceVersion != "" || probe.ShardSelector != first.Selector() {
+			t.Fatalf("probe list: limit %d, resourceVersion %q, selector %q; want one object, consistent, with the shard's selector", probe.Limit, probe.ResourceVersion, probe.ShardSelector)
+		}
+		if want := "shardRange(object.metadata.uid, '0x0000000000000000', '0x0000000000000001')"; needle.Limit != 1 || needle.ShardSelector != want {
+			t.Fatalf("second probe: limit %d, selector %q; want one object for the single hash value 0", needle.Limit, needle.ShardSelector)
+		}
+		if got := inf.Store().Len(); got != len(in) {
+			t.Fatalf("cached %d objects, want the %d in the shard", got, len(in))
+		}
+		if o := src.lastWatch(); o.ShardSelector != first.Selector() {
+			t.Fatalf("watch selector %q, want %q", o.ShardSelector, first.Selector())
+		}
+		if sharded, known := inf.ServerSharded(); sharded || !known {
+			t.Fatalf("ServerSharded = %v, %v; the scripted server never echoes", sharded, known)
+		}
+		var wantEvents []string
+		for _, n := range in {
+			wantEvents = append(wantEvents, "add "+n+"@5 initial=true")
+		}
+		rec.expect(t, wantEvents...)
 
-	// Move to the other half.
-	if err := first.Set(half[1]); err != nil {
-		t.Fatal(err)
-	}
-	src.waitCall(t, "list")
-	src.waitCall(t, "watch")
-	var moved, added []string
-	for _, n := range in {
-		moved = append(moved, "delete "+n+"@5 unknown=false move=true")
-	}
-	for _, n := range out {
-		added = append(added, "add "+n+"@5 initial=false")
-	}
-	rec.expectSet(t, moved...) // first every object that left
-	rec.expect(t, added...)    // then, from the relist, those that entered
-	if got := inf.Store().Len(); got != len(out) {
-		t.Fatalf("cached %d objects after the move, want %d", got, len(out))
-	}
-	src.mu.Lock()
-	relist := src.listCalls[3]
-	src.mu.Unlock()
-	if !strings.Contains(relist.ShardSelector, "0x8000000000000000', '0x10000000000000000'") {
-		t.Fatalf("relist selector %q", relist.ShardSelector)
-	}
+		// Move to the other half.
+		if err := first.Set(half[1]); err != nil {
+			t.Fatal(err)
+		}
+		src.waitCall(t, "list")
+		src.waitCall(t, "watch")
+		var moved, added []string
+		for _, n := range in {
+			moved = append(moved, "delete "+n+"@5 unknown=false move=true")
+		}
+		for _, n := range out {
+			added = append(added, "add "+n+"@5 initial=false")
+		}
+		rec.expectSet(t, moved...) // first every object that left
+		rec.expect(t, added...)    // then, from the relist, those that entered
+		if got := inf.Store().Len(); got != len(out) {
+			t.Fatalf("cached %d objects after the move, want %d", got, len(out))
+		}
+		src.mu.Lock()
+		relist := src.listCalls[3]
+		src.mu.Unlock()
+		if !strings.Contains(relist.ShardSelector, "0x8000000000000000', '0x10000000000000000'") {
+			t.Fatalf("relist selector %q", relist.ShardSelector)
+		}
+	})
 }
 
 var _ metav1.Object = (*unstructured.Unstructured)(nil)
@@ -188,27 +191,29 @@ var _ metav1.Object = (*unstructured.Unstructured)(nil)
 // server nothing (an empty selector would ask for every object) until its
 // ranges are set.
 func TestEmptyShardAsksNothing(t *testing.T) {
-	sh, _ := NewShard(ShardByUID)
-	src := newScriptedSource()
-	o := cm("a", "5")
-	o.SetUID("4b1e4c2d-9e3f-1111-2222-333344445555")
-	src.addList("10", "", nil, o)
-	src.addWatch(nil)
-	opts := listWatch
-	opts.Shard = sh
-	inf, _ := startInformer(t, src, opts, nil)
-	waitUntil(t, inf.HasSynced)
-	src.mu.Lock()
-	lists := len(src.listCalls)
-	src.mu.Unlock()
-	if lists != 0 || inf.Store().Len() != 0 {
-		t.Fatalf("an empty shard made %d lists and cached %d objects", lists, inf.Store().Len())
-	}
-	if err := sh.Set(HashRange{From: 0, To: math.MaxUint64}); err != nil {
-		t.Fatal(err)
-	}
-	src.waitCall(t, "list")
-	waitUntil(t, func() bool { _, ok := inf.Store().Get("ns/a"); return ok })
+	synctest.Test(t, func(t *testing.T) {
+		sh, _ := NewShard(ShardByUID)
+		src := newScriptedSource()
+		o := cm("a", "5")
+		o.SetUID("4b1e4c2d-9e3f-1111-2222-333344445555")
+		src.addList("10", "", nil, o)
+		src.addWatch(nil)
+		opts := listWatch
+		opts.Shard = sh
+		inf := startInformer(t, src, opts, nil)
+		waitUntil(t, inf.HasSynced)
+		src.mu.Lock()
+		lists := len(src.listCalls)
+		src.mu.Unlock()
+		if lists != 0 || inf.Store().Len() != 0 {
+			t.Fatalf("an empty shard made %d lists and cached %d objects", lists, inf.Store().Len())
+		}
+		if err := sh.Set(HashRange{From: 0, To: math.MaxUint64}); err != nil {
+			t.Fatal(err)
+		}
+		src.waitCall(t, "list")
+		waitUntil(t, func() bool { _, ok := inf.Store().Get("ns/a"); return ok })
+	})
 }
 
 // Without a shardInfo echo (a v1.37 server's lists of custom resources),
@@ -239,34 +244,36 @@ func TestShardProbeWithoutEcho(t *testing.T) {
 		{"no object at all", [][]*unstructured.Unstructured{{}, {}, {}}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := newScriptedSource()
-			for _, l := range tc.lists {
-				src.addList("10", "", nil, l...)
-			}
-			src.addWatch(nil)
-			opts := listWatch
-			opts.Shard = sh
-			inf, _ := startInformer(t, src, opts, nil)
-			for range tc.lists {
-				src.waitCall(t, "list")
-			}
-			src.waitCall(t, "watch")
-			waitUntil(t, inf.HasSynced)
-			if sharded, known := inf.ServerSharded(); sharded != tc.sharded || known != tc.known {
-				t.Fatalf("ServerSharded = %v, %v; want %v, %v", sharded, known, tc.sharded, tc.known)
-			}
-			src.mu.Lock()
-			defer src.mu.Unlock()
-			if got := len(src.listCalls); got != len(tc.lists) {
-				t.Fatalf("%d lists, want %d", got, len(tc.lists))
-			}
-			want := "shardRange(object.metadata.uid, '0x0000000000000000', '0x0000000000000001')" // one hash value
-			if len(tc.lists[1]) == 0 {
-				want = "" // the whole resource
-			}
-			if sel := src.listCalls[2].ShardSelector; sel != want {
-				t.Fatalf("the second probe asked for %q, want %q", sel, want)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				src := newScriptedSource()
+				for _, l := range tc.lists {
+					src.addList("10", "", nil, l...)
+				}
+				src.addWatch(nil)
+				opts := listWatch
+				opts.Shard = sh
+				inf := startInformer(t, src, opts, nil)
+				for range tc.lists {
+					src.waitCall(t, "list")
+				}
+				src.waitCall(t, "watch")
+				waitUntil(t, inf.HasSynced)
+				if sharded, known := inf.ServerSharded(); sharded != tc.sharded || known != tc.known {
+					t.Fatalf("ServerSharded = %v, %v; want %v, %v", sharded, known, tc.sharded, tc.known)
+				}
+				src.mu.Lock()
+				defer src.mu.Unlock()
+				if got := len(src.listCalls); got != len(tc.lists) {
+					t.Fatalf("%d lists, want %d", got, len(tc.lists))
+				}
+				want := "shardRange(object.metadata.uid, '0x0000000000000000', '0x0000000000000001')" // one hash value
+				if len(tc.lists[1]) == 0 {
+					want = "" // the whole resource
+				}
+				if sel := src.listCalls[2].ShardSelector; sel != want {
+					t.Fatalf("the second probe asked for %q, want %q", sel, want)
+				}
+			})
 		})
 	}
 }

@@ -3,6 +3,7 @@ package informer
 import (
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -54,7 +55,7 @@ func TestTransitions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newReflector[*unstructured.Unstructured](nil, nil, reflectorOptions{streaming: tt.streaming, clock: newFakeClock()})
+			r := newReflector[*unstructured.Unstructured](nil, nil, reflectorOptions{streaming: tt.streaming})
 			r.streamingOff = tt.off
 			got := r.next(tt.from, tt.o)
 			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(listing{}, streaming{}, watching{}, backingOff{}), cmp.Comparer(func(a, b watch.Interface) bool { return a == b })); diff != "" {
@@ -84,23 +85,25 @@ func TestStartState(t *testing.T) {
 
 // A success starts the backoff sequence over; a failure does not.
 func TestTransitionsResetTheBackoffOnSuccess(t *testing.T) {
-	r := newReflector[*unstructured.Unstructured](nil, nil, reflectorOptions{clock: newFakeClock()})
-	r.backoff.jitter = func() float64 { return 0 }
-	first := r.backoff.delay()
-	if second := r.backoff.delay(); second <= first {
-		t.Fatalf("delays %v then %v: not growing", first, second)
-	}
-	r.next(listing{}, outcome{err: errors.New("boom")})
-	if d := r.backoff.delay(); d <= first {
-		t.Fatalf("a failure reset the backoff: %v", d)
-	}
-	r.next(listing{}, outcome{rv: "1"})
-	if d := r.backoff.delay(); d != first {
-		t.Fatalf("after a successful list the backoff is %v, want %v", d, first)
-	}
-	r.backoff.delay()
-	r.next(watching{rv: "1"}, outcome{rv: "2", healthy: true})
-	if d := r.backoff.delay(); d != first {
-		t.Fatalf("after a healthy watch the backoff is %v, want %v", d, first)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		r := newReflector[*unstructured.Unstructured](nil, nil, reflectorOptions{})
+		r.backoff.jitter = func() float64 { return 0 }
+		first := r.backoff.delay()
+		if second := r.backoff.delay(); second <= first {
+			t.Fatalf("delays %v then %v: not growing", first, second)
+		}
+		r.next(listing{}, outcome{err: errors.New("boom")})
+		if d := r.backoff.delay(); d <= first {
+			t.Fatalf("a failure reset the backoff: %v", d)
+		}
+		r.next(listing{}, outcome{rv: "1"})
+		if d := r.backoff.delay(); d != first {
+			t.Fatalf("after a successful list the backoff is %v, want %v", d, first)
+		}
+		r.backoff.delay()
+		r.next(watching{rv: "1"}, outcome{rv: "2", healthy: true})
+		if d := r.backoff.delay(); d != first {
+			t.Fatalf("after a healthy watch the backoff is %v, want %v", d, first)
+		}
+	})
 }
