@@ -55,13 +55,15 @@
 // (and the client inflating it) more CPU than the transfer it saves, and
 // the server flushes every watch event, so each would be a deflate block of
 // its own (the trade-off behind kubeconfig's disable-compression and
-// kubectl's --disable-compression). One exception: a metadata-only
-// streaming list lets the server compress it. v1.37 servers compress a
-// streaming list's initial events in blocks, one per flush; small protobuf
-// events compress well and cheaply, and fewer bytes cost both ends fewer
-// writes and reads (the sync's CPU falls by about a third). Such a stream
-// is one-shot (Stream.OneShot): the informer ends it at the
-// initial-events-end bookmark and watches on, uncompressed, from there.
+// kubectl's --disable-compression). A streaming list's stream then goes on
+// as the watch after the initial-events-end bookmark: one request per
+// resource to sync. (Compressed, a metadata streaming list's small protobuf
+// events cost fewer reads, but the stream is one-shot — each later event
+// would be a deflate block of its own — and a second request, a plain
+// watch, follows; measured with examples/gc over 15,000 objects, the sync's
+// CPU is the same either way, 240 ms, and the requests 68 against 132.)
+// Watches read through a buffer that grows for bursts and shrinks when
+// idle (burstReader).
 //
 // Lists of whole objects, and the initial events of their streaming lists,
 // are bulk transfers (WithBulk): they go over HTTP/1.1 on a connection of

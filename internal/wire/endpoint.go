@@ -176,18 +176,16 @@ func (e Endpoint) ListMetadata(ctx context.Context, opts metav1.ListOptions, kee
 // *metav1.PartialObjectMetadata. With known (a relist), ADDED protobuf
 // frames of objects it holds are answered without a decode.
 //
-// A streaming list (opts.SendInitialEvents) may come gzip-compressed: its
-// small protobuf events, compressed together in the blocks the server
-// flushes, cost both ends far fewer writes and reads. The Stream is then
-// OneShot. Whole objects are not asked compressed: compressing them costs
-// the server more than the bytes it saves.
+// It asks for an uncompressed answer, a streaming list
+// (opts.SendInitialEvents) too, so that the stream goes on as the watch
+// after its initial events: one request per resource to sync, where a
+// compressed streaming list (each later event would be a deflate block of
+// its own) needs a second, plain watch. A stream that came compressed
+// anyway is OneShot.
 func (e Endpoint) WatchMetadata(ctx context.Context, opts metav1.ListOptions, keepManagedFields bool, known Known) (Stream, error) {
 	opts.Watch = true
 	streaming := sendsInitialEvents(opts)
-	h := http.Header{"Accept": {AcceptMetadataProtobuf}}
-	if !streaming {
-		h.Set("Accept-Encoding", "identity")
-	}
+	h := http.Header{"Accept": {AcceptMetadataProtobuf}, "Accept-Encoding": {"identity"}}
 	ctx, cancel := context.WithCancel(ctx)
 	resp, err := e.Open(ctx, &opts, h)
 	if err != nil {
