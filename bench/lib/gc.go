@@ -217,7 +217,7 @@ func (b *Bench) GC(ctx context.Context) ([]*Table, error) {
 			if _, err := runGC(ctx, c, direct, &path); err != nil {
 				return nil, err
 			}
-			t.RawLine("heap profile of %s at sync + %s (after a GC, sampled every 64 KiB): %s", c.name, GCSteadyWait, path)
+			t.RawLine("heap profile of %s at sync + %s (after a GC, sampled every 64 KiB): %s; CPU profile from its start to then: %s", c.name, GCSteadyWait, path, strings.TrimSuffix(path, ".pprof")+"-cpu.pprof")
 		}
 		for i, c := range cs {
 			path := filepath.Join(b.Opts.ProfileDir, "gc-requests-"+c.name+".txt")
@@ -431,7 +431,7 @@ func checkOrphans(ctx context.Context, b *Bench, dc *dynamic.DynamicClient, cs [
 func runGC(ctx context.Context, c *gcContender, kubeconfig string, profile *string) (gcRun, error) {
 	var env []string
 	if profile != nil {
-		env = []string{"HEAPPROBE_PROFILE=" + *profile}
+		env = []string{"HEAPPROBE_PROFILE=" + *profile, "HEAPPROBE_CPUPROFILE=" + strings.TrimSuffix(*profile, ".pprof") + "-cpu.pprof"}
 	}
 	p, err := startGCProc(ctx, c.bin, c.args(kubeconfig), env)
 	if err != nil {

@@ -7,7 +7,8 @@
 // SIGUSR2 it writes a heap profile (runtime/pprof) to the file
 // $HEAPPROBE_PROFILE names and "heapprobe: profile=<path>" to stderr. With
 // $HEAPPROBE_PROFILE set, the heap is sampled every 64 KiB allocated
-// instead of 512 KiB, for a finer profile.
+// instead of 512 KiB, for a finer profile. With $HEAPPROBE_CPUPROFILE set,
+// a CPU profile from the start to the first signal is written there.
 
 package main
 
@@ -17,6 +18,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"sync"
 	"syscall"
 )
 
@@ -24,10 +26,12 @@ func init() {
 	if os.Getenv("HEAPPROBE_PROFILE") != "" {
 		runtime.MemProfileRate = 64 << 10
 	}
+	stopCPU := startCPUProfile(os.Getenv("HEAPPROBE_CPUPROFILE"))
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGUSR2)
 	go func() {
 		for s := range sig {
+			stopCPU()
 			if s == syscall.SIGUSR1 {
 				runtime.GC()
 				var ms runtime.MemStats
@@ -61,4 +65,27 @@ func writeHeapProfile(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// startCPUProfile profiles the CPU into path from now on ("" profiles
+// nothing); the function it returns ends the profile (once).
+func startCPUProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "heapprobe: cpu profile error=%v\n", err)
+		return func() {}
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			_ = f.Close()
+		})
+	}
 }
