@@ -406,6 +406,29 @@ func (o *options) customize(spec map[string]any, list, cn, podName string) error
 // its ephemeralcontainers subresource, with the strategic merge patch
 // kubectl sends.
 func (o *options) debugByEphemeralContainer(ctx context.Context, pod *unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
+	patch, cn, err := o.ephemeralPatch(pod)
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := o.client.Resource(podGVR).Namespace(pod.GetNamespace()).Patch(ctx, pod.GetName(), types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "ephemeralcontainers")
+	if err != nil {
+		// A server without ephemeral containers answers 404 for the
+		// subresource, with no name in the details (a missing pod has
+		// one).
+		var se *apierrors.StatusError
+		if errors.As(err, &se) && se.ErrStatus.Reason == metav1.StatusReasonNotFound && (se.ErrStatus.Details == nil || se.ErrStatus.Details.Name == "") {
+			return nil, "", fmt.Errorf("ephemeral containers are disabled for this cluster (error from server: %q)", err)
+		}
+		return nil, "", err
+	}
+	return res, cn, nil
+}
+
+// ephemeralPatch is the strategic merge patch that adds the debug
+// container to the pod, as kubectl's two-way merge patch from the pod to
+// its debugging copy gives it, and the container's name. It warns when the
+// pod runs as non-root.
+func (o *options) ephemeralPatch(pod *unstructured.Unstructured) ([]byte, string, error) {
 	copied := pod.DeepCopy()
 	spec := mapAt(copied.Object, "spec")
 	cn := o.containerName(spec)
@@ -413,9 +436,8 @@ func (o *options) debugByEphemeralContainer(ctx context.Context, pod *unstructur
 	if o.target != "" {
 		ec["targetContainerName"] = o.target
 	}
-	existing := list(spec["ephemeralContainers"])
-	_, hadList := spec["ephemeralContainers"]
-	spec["ephemeralContainers"] = append(existing, ec)
+	hadList := len(list(spec["ephemeralContainers"])) > 0
+	spec["ephemeralContainers"] = append(list(spec["ephemeralContainers"]), ec)
 	applyProfile(o.profile, o.keep, copied.Object, cn, ephemeral)
 	if err := o.customize(spec, "ephemeralContainers", cn, pod.GetName()); err != nil {
 		return nil, "", err
@@ -433,21 +455,7 @@ func (o *options) debugByEphemeralContainer(ctx context.Context, pod *unstructur
 		patchSpec["$setElementOrder/ephemeralContainers"] = order
 	}
 	patch, err := json.Marshal(map[string]any{"spec": patchSpec})
-	if err != nil {
-		return nil, "", err
-	}
-	res, err := o.client.Resource(podGVR).Namespace(pod.GetNamespace()).Patch(ctx, pod.GetName(), types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "ephemeralcontainers")
-	if err != nil {
-		// A server without ephemeral containers answers 404 for the
-		// subresource, with no name in the details (a missing pod has
-		// one).
-		var se *apierrors.StatusError
-		if errors.As(err, &se) && se.ErrStatus.Reason == metav1.StatusReasonNotFound && (se.ErrStatus.Details == nil || se.ErrStatus.Details.Name == "") {
-			return nil, "", fmt.Errorf("ephemeral containers are disabled for this cluster (error from server: %q)", err)
-		}
-		return nil, "", err
-	}
-	return res, cn, nil
+	return patch, cn, err
 }
 
 // debugByCopy creates a copy of the pod with the debug container added
