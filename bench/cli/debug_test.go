@@ -40,7 +40,9 @@ var debuggerNames = regexp.MustCompile(`(debugger-|node-debugger-[a-z0-9.-]*-)[b
 
 // normDebug normalises what differs between two debugging runs: server
 // fields and the random names.
-func normDebug(b []byte) []byte { return debuggerNames.ReplaceAll(normServerFields(b), []byte("${1}XXXXX")) }
+func normDebug(b []byte) []byte {
+	return debuggerNames.ReplaceAll(normServerFields(b), []byte("${1}XXXXX"))
+}
 
 // TestDebugMatchesKubectl: debug, in every way (ephemeral container, pod
 // copy, node pod) and with every profile and custom profiles, prints what

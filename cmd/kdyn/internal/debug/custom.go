@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
 
@@ -141,25 +142,10 @@ func mergeValue(original, patch any) any {
 	return om
 }
 
-// clone deep-copies a JSON value, so that a merged container shares
-// nothing with the custom profile applied to the next.
-func clone(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = clone(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = clone(e)
-		}
-		return out
-	}
-	return v
-}
+// clone deep-copies a JSON value (apimachinery's DeepCopyJSONValue), so
+// that a merged container shares nothing with the custom profile applied
+// to the next.
+func clone(v any) any { return runtime.DeepCopyJSONValue(v) }
 
 // keyOf returns the merge key's value of a list element.
 func keyOf(e any, key string) (string, bool) {

@@ -1,5 +1,7 @@
 package debug
 
+//lint:file-ignore ST1005 the errors are kubectl's words, periods included, which scripts may match
+
 import (
 	"context"
 	"encoding/json"
@@ -152,8 +154,6 @@ func (o *options) complete(f *cli.Factory, cmd *cobra.Command, args []string) er
 }
 
 // validate checks the flags together, in kubectl's order and words.
-//
-//lint:ignore ST1005 kubectl's wording, periods included, which scripts may match
 func (o *options) validate() error {
 	switch {
 	case o.attach && o.attachChanged && o.image == "" && o.container == "":
@@ -254,7 +254,6 @@ func (o *options) run(ctx context.Context, f *cli.Factory) error {
 func (o *options) targets(ctx context.Context, f *cli.Factory) ([]*unstructured.Unstructured, error) {
 	if len(o.filenames) > 0 {
 		if len(o.names) > 0 {
-			//lint:ignore ST1005 kubectl's wording
 			return nil, errors.New("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
 		}
 		return o.fileTargets(ctx, f)

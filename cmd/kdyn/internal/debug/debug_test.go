@@ -188,10 +188,10 @@ func TestCustomMergeIsStrategicMerge(t *testing.T) {
 func TestCustomChecks(t *testing.T) {
 	dir := t.TempDir()
 	for content, wantErr := range map[string]string{
-		`{"image":"x"}`:        "name, command, image, lifecycle and volume devices are not modifiable via custom profile",
-		"command: [sh]\n":      "name, command, image, lifecycle and volume devices are not modifiable via custom profile",
-		`{"command":[]}`:       "",
-		`[1,2]`:                "does not contain a valid container spec",
+		`{"image":"x"}`:         "name, command, image, lifecycle and volume devices are not modifiable via custom profile",
+		"command: [sh]\n":       "name, command, image, lifecycle and volume devices are not modifiable via custom profile",
+		`{"command":[]}`:        "",
+		`[1,2]`:                 "does not contain a valid container spec",
 		`{"env":[{"name":"A"}]`: "does not contain a valid container spec",
 	} {
 		path := filepath.Join(dir, "c")
@@ -232,4 +232,3 @@ func TestPodCopy(t *testing.T) {
 		t.Errorf("copy\n got %s\nwant %s", got, want)
 	}
 }
-

@@ -37,7 +37,7 @@ func addCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(generate.NewExposeCommand(f))
 	root.AddCommand(generate.NewAutoscaleCommand(f))
 	root.AddCommand(debug.NewCommand(f)) // ephemeral containers, pod copies, node pods
-	addDiscoveryCommands(root, f) // api-resources, api-versions, explain, tree, completion
+	addDiscoveryCommands(root, f)        // api-resources, api-versions, explain, tree, completion
 	root.AddCommand(&cobra.Command{
 		Use:   "exit-codes",
 		Short: "The exit codes of --exit-codes",
