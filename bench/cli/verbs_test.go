@@ -120,8 +120,9 @@ type same struct {
 	stdin    string
 	// stderr requires standard error to be identical too.
 	stderr bool
-	// norm, when set, is applied to both outputs first (what a real write
-	// makes differ: uids, times, resourceVersions).
+	// norm, when set, is applied to both outputs (and standard errors)
+	// first: what a real write makes differ (uids, times,
+	// resourceVersions).
 	norm func([]byte) []byte
 }
 
@@ -135,8 +136,10 @@ func (p *pair) check(t *testing.T, c same) {
 	k := p.kubectl(t, c.stdin, c.args...)
 	d := p.kdyn(t, c.stdin, ka...)
 	kout, dout := k.stdout, d.stdout
+	kerr, derr := k.stderr, d.stderr
 	if c.norm != nil {
 		kout, dout = c.norm(kout), c.norm(dout)
+		kerr, derr = c.norm(kerr), c.norm(derr)
 	}
 	diff := CompareBytes(dout, kout)
 	switch {
@@ -144,8 +147,8 @@ func (p *pair) check(t *testing.T, c same) {
 		t.Errorf("kdyn %q: exit code %d, kubectl's %d\nkdyn stdout:\n%s\nkdyn stderr:\n%s\nkubectl stdout:\n%s\nkubectl stderr:\n%s", ka, d.code, k.code, d.stdout, d.stderr, k.stdout, k.stderr)
 	case !diff.Identical:
 		t.Errorf("kdyn %q: stdout %s\nkdyn:\n%s\nkubectl:\n%s", ka, diff, dout, kout)
-	case c.stderr && !bytes.Equal(d.stderr, k.stderr):
-		t.Errorf("kdyn %q: stderr differs\nkdyn:    %q\nkubectl: %q", ka, d.stderr, k.stderr)
+	case c.stderr && !bytes.Equal(derr, kerr):
+		t.Errorf("kdyn %q: stderr differs\nkdyn:    %q\nkubectl: %q", ka, derr, kerr)
 	default:
 		t.Logf("%q: %s", c.args, diff)
 	}

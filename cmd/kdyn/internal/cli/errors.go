@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -130,6 +131,9 @@ func ErrorMessage(err error) string {
 			// kubectl's wording: `The ConfigMap "x" is invalid: ...` when the
 			// server names the object, else `The request is invalid: ...`.
 			msg := st.Message
+			if m, ok := invalidCauses(st); ok {
+				return m
+			}
 			switch {
 			case strings.HasPrefix(msg, "The "):
 				return msg
@@ -215,4 +219,26 @@ func GroupCommand(cmd *cobra.Command) *cobra.Command {
 		return &ExitError{Code: ExitGeneric, Silent: true}
 	}
 	return cmd
+}
+
+// invalidCauses words an invalid object's several causes as kubectl does,
+// one a line: "The Pod \"x\" is invalid: " then "* field: message" lines
+// (repeated ones once). It reports false for an error with one cause or
+// none, or that names no object, which the server's message words as
+// kubectl does.
+func invalidCauses(st metav1.Status) (string, bool) {
+	d := st.Details
+	if d == nil || (d.Kind == "" && d.Name == "") {
+		return "", false
+	}
+	var lines []string
+	for _, c := range d.Causes {
+		if l := "* " + c.Field + ": " + c.Message; !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) < 2 {
+		return "", false
+	}
+	return fmt.Sprintf("The %s %q is invalid: \n%s\n", d.Kind, d.Name, strings.Join(lines, "\n")), true
 }

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -56,5 +58,28 @@ func TestOutputFlags(t *testing.T) {
 		if err := fl.Parse(tc.args); err != nil || out != tc.want {
 			t.Errorf("%q: %q (%v), want %q", tc.args, out, err, tc.want)
 		}
+	}
+}
+
+// TestInvalidCausesOneALine: an invalid object's several causes are
+// printed one a line, as kubectl's CheckErr prints them; one cause stays
+// in the server's message.
+func TestInvalidCausesOneALine(t *testing.T) {
+	causes := []metav1.StatusCause{
+		{Field: "spec.a", Message: `Not found: "x"`},
+		{Field: "spec.b", Message: "Forbidden: no"},
+		{Field: "spec.a", Message: `Not found: "x"`},
+	}
+	err := apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "target", nil)
+	err.ErrStatus.Details.Causes = causes
+	err.ErrStatus.Message = "The Pod \"target\" is invalid: [spec.a: Not found: \"x\", spec.b: Forbidden: no]"
+	want := "The Pod \"target\" is invalid: \n* spec.a: Not found: \"x\"\n* spec.b: Forbidden: no\n"
+	if got := ErrorMessage(err); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	err.ErrStatus.Details.Causes = causes[:1]
+	err.ErrStatus.Message = "The Pod \"target\" is invalid: spec.a: Not found: \"x\""
+	if got := ErrorMessage(err); got != err.ErrStatus.Message {
+		t.Errorf("one cause: got %q", got)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -64,20 +63,9 @@ func imageContainerName(image string) string {
 	name, _, _ = strings.Cut(name, ":")
 	name, _, _ = strings.Cut(name, "@")
 	if strings.ContainsAny(name, "_.") {
-		name = strings.NewReplacer("_", "-", ".", "-").Replace(name) + "-" + randomSuffix(5)
+		name = strings.NewReplacer("_", "-", ".", "-").Replace(name) + "-" + cli.RandomSuffix(5)
 	}
 	return name
-}
-
-// randomSuffix is n characters of kubectl's alphabet for generated names
-// (no vowels, no confusable digits).
-func randomSuffix(n int) string {
-	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = alphabet[rand.IntN(len(alphabet))]
-	}
-	return string(b)
 }
 
 func newDeploymentCommand(f *cli.Factory) *cobra.Command {

@@ -6,6 +6,7 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/apply"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/auth"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/debug"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/delete"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/describe"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/edit"
@@ -35,7 +36,8 @@ func addCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(generate.NewRunCommand(f))
 	root.AddCommand(generate.NewExposeCommand(f))
 	root.AddCommand(generate.NewAutoscaleCommand(f))
-	addDiscoveryCommands(root, f) // api-resources, api-versions, explain, tree, completion
+	root.AddCommand(debug.NewCommand(f)) // ephemeral containers, pod copies, node pods
+	addDiscoveryCommands(root, f)        // api-resources, api-versions, explain, tree, completion
 	root.AddCommand(&cobra.Command{
 		Use:   "exit-codes",
 		Short: "The exit codes of --exit-codes",
