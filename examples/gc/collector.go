@@ -19,6 +19,7 @@ import (
 	"github.com/kdyn/kdyn/discovery"
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/events"
+	"github.com/kdyn/kdyn/examples/gc/ownergraph"
 	"github.com/kdyn/kdyn/informer"
 )
 
@@ -64,7 +65,7 @@ type adder interface {
 // collector turns the resource set's events into the owner graph and
 // checks dependents from the work queue.
 type collector struct {
-	graph  *graph
+	graph  *ownergraph.Graph
 	meta   *dynamic.MetadataClient
 	mapper mapper
 	queue  adder
@@ -95,7 +96,7 @@ type collector struct {
 
 func newCollector(md *dynamic.MetadataClient, m mapper, del bool, sh *informer.Shard, out io.Writer, log logr.Logger) *collector {
 	return &collector{
-		graph: newGraph(), meta: md, mapper: m, delete: del, shard: sh, out: out, log: log, events: events.Discard,
+		graph: ownergraph.New(), meta: md, mapper: m, delete: del, shard: sh, out: out, log: log, events: events.Discard,
 		kinds:    map[schema.GroupVersionResource]schema.GroupVersionKind{},
 		absent:   map[absentKey]struct{}{},
 		reported: map[types.UID]struct{}{},
@@ -130,11 +131,11 @@ func (c *collector) keys(e informer.Event) []types.UID {
 	uid := e.Object.GetUID()
 	switch e.Type {
 	case watch.Added, watch.Modified:
-		oldOwners, wasDeleting, added := c.graph.upsert(e.GVR, c.kindOf(e.GVR), e.Object)
+		oldOwners, wasDeleting, added := c.graph.Upsert(e.GVR, c.kindOf(e.GVR), e.Object)
 		var keys []types.UID
 		if added {
 			// Dependents that were waiting for this owner to be observed.
-			keys = c.graph.dependentsOf(uid)
+			keys = c.graph.DependentsOf(uid)
 		}
 		owners := e.Object.GetOwnerReferences()
 		changed := !sameOwners(oldOwners, owners)
@@ -146,7 +147,7 @@ func (c *collector) keys(e informer.Event) []types.UID {
 		}
 		return keys
 	case watch.Deleted:
-		gone, deps := c.graph.remove(e.GVR, uid)
+		gone, deps := c.graph.Remove(e.GVR, uid)
 		if !gone {
 			return nil
 		}
@@ -163,8 +164,8 @@ func (c *collector) owns(uid types.UID) bool {
 	if c.shard == nil {
 		return true
 	}
-	n, ok := c.graph.get(uid)
-	return ok && c.shard.HoldsValue(n.namespace)
+	n, ok := c.graph.Get(uid)
+	return ok && c.shard.HoldsValue(n.Namespace)
 }
 
 // mayAct is the fence checked right before a delete: this replica leads
@@ -182,7 +183,7 @@ func (c *collector) mayAct(namespace string) bool {
 // forgetResource drops the objects of a resource that left the set and
 // queues their dependents.
 func (c *collector) forgetResource(gvr schema.GroupVersionResource) {
-	deps := c.graph.forgetResource(gvr)
+	deps := c.graph.ForgetResource(gvr)
 	c.mu.Lock()
 	delete(c.kinds, gvr)
 	c.mu.Unlock()
@@ -194,11 +195,11 @@ func (c *collector) forgetResource(gvr schema.GroupVersionResource) {
 
 // resync queues every object that has owners.
 func (c *collector) resync() {
-	uids := c.graph.withOwners()
+	uids := c.graph.WithOwners()
 	for _, uid := range uids {
 		c.queue.Add(uid)
 	}
-	objects, owners := c.graph.size()
+	objects, owners := c.graph.Size()
 	c.log.V(4).Info("resync", "objects", objects, "ownerUIDs", owners, "queued", len(uids))
 }
 
@@ -206,13 +207,13 @@ func (c *collector) resync() {
 // object that is gone, it reports or deletes the dependent. An error makes
 // the queue retry it with backoff.
 func (c *collector) process(ctx context.Context, uid types.UID) error {
-	n, ok := c.graph.get(uid)
-	if !ok || len(n.owners) == 0 || n.deleting {
+	n, ok := c.graph.Get(uid)
+	if !ok || len(n.Owners) == 0 || n.Deleting {
 		return nil
 	}
 	// Fast path, no request: the cache has every owner, where it must be.
 	all := true
-	for _, ref := range n.owners {
+	for _, ref := range n.Owners {
 		if !c.observed(n, ref) {
 			all = false
 			break
@@ -222,7 +223,7 @@ func (c *collector) process(ctx context.Context, uid types.UID) error {
 		return nil
 	}
 	// The cache may lag: read the dependent itself, then each owner.
-	live, err := c.meta.Resource(n.gvr).Namespace(n.namespace).Get(ctx, n.name, metav1.GetOptions{})
+	live, err := c.meta.Resource(n.GVR).Namespace(n.Namespace).Get(ctx, n.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil // its delete event will come
@@ -261,7 +262,7 @@ func (c *collector) process(ctx context.Context, uid types.UID) error {
 		return nil
 	}
 	line := fmt.Sprintf("%s (owners gone: %s)", describe(n), describeRefs(gone))
-	ref := events.ReferenceFor(live, n.gvk)
+	ref := events.ReferenceFor(live, n.GVK)
 	if !c.delete {
 		if c.markReported(uid) {
 			c.println("orphan " + line)
@@ -269,11 +270,11 @@ func (c *collector) process(ctx context.Context, uid types.UID) error {
 		}
 		return nil
 	}
-	if !c.mayAct(n.namespace) {
+	if !c.mayAct(n.Namespace) {
 		return nil // another replica's now: it checks the dependent itself
 	}
 	bg := metav1.DeletePropagationBackground
-	err = c.meta.Resource(n.gvr).Namespace(n.namespace).Delete(ctx, n.name, metav1.DeleteOptions{
+	err = c.meta.Resource(n.GVR).Namespace(n.Namespace).Delete(ctx, n.Name, metav1.DeleteOptions{
 		PropagationPolicy: &bg,
 		// Only the object we looked at, unchanged since: a new owner added
 		// meanwhile (or a replica that acted while this one was frozen
@@ -301,23 +302,23 @@ func (c *collector) record(ref events.Reference, eventType, reason, action, note
 // observed reports whether the cache holds the owner ref points to, with
 // the kind, name and UID it names, and in a namespace the dependent may
 // refer to (a namespaced owner must share the dependent's namespace).
-func (c *collector) observed(dep node, ref metav1.OwnerReference) bool {
-	o, ok := c.graph.get(ref.UID)
-	if !ok || o.name != ref.Name || o.gvk.Kind != ref.Kind {
+func (c *collector) observed(dep ownergraph.Node, ref metav1.OwnerReference) bool {
+	o, ok := c.graph.Get(ref.UID)
+	if !ok || o.Name != ref.Name || o.GVK.Kind != ref.Kind {
 		return false
 	}
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil || gv.Group != o.gvk.Group {
+	if err != nil || gv.Group != o.GVK.Group {
 		return false
 	}
-	return o.namespace == "" || o.namespace == dep.namespace
+	return o.Namespace == "" || o.Namespace == dep.Namespace
 }
 
 // ownerState finds out, with a live GET, whether ref's owner exists: an
 // object of its kind and name, with its UID, in the dependent's namespace
 // for a namespaced kind. As in Kubernetes, a reference to an owner in
 // another namespace is therefore dangling.
-func (c *collector) ownerState(ctx context.Context, dep node, ref metav1.OwnerReference) (ownerState, error) {
+func (c *collector) ownerState(ctx context.Context, dep ownergraph.Node, ref metav1.OwnerReference) (ownerState, error) {
 	if c.observed(dep, ref) {
 		return ownerAlive, nil
 	}
@@ -340,10 +341,10 @@ func (c *collector) ownerState(ctx context.Context, dep node, ref metav1.OwnerRe
 	}
 	ns := ""
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		if dep.namespace == "" {
+		if dep.Namespace == "" {
 			return ownerInvalid, nil
 		}
-		ns = dep.namespace
+		ns = dep.Namespace
 	}
 	key := absentKey{namespace: ns, uid: ref.UID}
 	if c.isAbsent(key) {
@@ -419,12 +420,12 @@ func kindName(group, kind string) string {
 // describe names a dependent as Kind[.group]/namespace/name (namespace
 // empty for a cluster-scoped object), falling back to the resource when
 // the kind is unknown.
-func describe(n node) string {
-	k := kindName(n.gvk.Group, n.gvk.Kind)
-	if n.gvk.Kind == "" {
-		k = kindName(n.gvr.Group, n.gvr.Resource)
+func describe(n ownergraph.Node) string {
+	k := kindName(n.GVK.Group, n.GVK.Kind)
+	if n.GVK.Kind == "" {
+		k = kindName(n.GVR.Group, n.GVR.Resource)
 	}
-	return k + "/" + n.namespace + "/" + n.name
+	return k + "/" + n.Namespace + "/" + n.Name
 }
 
 // describeRef names an owner reference as Kind[.group]/name uid=UID.

@@ -262,7 +262,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	mgr.AddCache(set)
 	mgr.Add(ctrl)
 	mgr.Add(controller.RunnableFunc(func(ctx context.Context) error {
-		objects, _ := c.graph.size()
+		objects, _ := c.graph.Size()
 		c.println(fmt.Sprintf("synced %d resources, %d objects", len(set.Resources()), objects))
 		c.follow(ctx, set, o.resync)
 		return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/kdyn/kdyn/examples/gc/ownergraph"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -95,7 +96,7 @@ func (s *trackedSource) waitForSync(ctx context.Context) error {
 // collector is the reconciler: informer events feed the owner graph, and
 // Reconcile checks one dependent by UID.
 type collector struct {
-	graph   *graph
+	graph   *ownergraph.Graph
 	reader  client.Reader // live reads (the API server, not the cache)
 	client  client.Client
 	mapper  meta.RESTMapper
@@ -125,7 +126,7 @@ type collector struct {
 
 func newCollector(reader client.Reader, cl client.Client, m meta.RESTMapper, ca cache.Cache, disco discovery.DiscoveryInterface, del bool, out io.Writer, log logr.Logger) *collector {
 	return &collector{
-		graph: newGraph(), reader: reader, client: cl, mapper: m, cache: ca, disco: disco, delete: del, out: out, log: log,
+		graph: ownergraph.New(), reader: reader, client: cl, mapper: m, cache: ca, disco: disco, delete: del, out: out, log: log,
 		requeue:    make(chan event.TypedGenericEvent[types.UID], 1024),
 		crdChanged: make(chan struct{}, 1),
 		watched:    map[schema.GroupVersionResource]resource{},
@@ -217,7 +218,7 @@ func (c *collector) handlerFor(r resource) handler.TypedEventHandler[*metav1.Par
 				c.kickDiscovery()
 			}
 			uid := e.Object.GetUID()
-			gone, deps := c.graph.remove(r.gvr, uid)
+			gone, deps := c.graph.Remove(r.gvr, uid)
 			if !gone {
 				return
 			}
@@ -236,10 +237,10 @@ func (c *collector) upsert(r resource, obj *metav1.PartialObjectMetadata, q work
 		c.kickDiscovery()
 	}
 	uid := obj.GetUID()
-	oldOwners, wasDeleting, added := c.graph.upsert(r.gvr, r.gvk, obj)
+	oldOwners, wasDeleting, added := c.graph.Upsert(r.gvr, r.gvk, obj)
 	if added {
 		// Dependents that were waiting for this owner to be observed.
-		for _, d := range c.graph.dependentsOf(uid) {
+		for _, d := range c.graph.DependentsOf(uid) {
 			q.Add(d)
 		}
 	}
@@ -274,7 +275,7 @@ func (c *collector) follow(ctx context.Context, resync time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-full.C:
-			c.enqueue(ctx, c.graph.withOwners())
+			c.enqueue(ctx, c.graph.WithOwners())
 		case <-c.crdChanged:
 			// Coalesce a burst of CRD events.
 			time.Sleep(50 * time.Millisecond)
@@ -322,7 +323,7 @@ func (c *collector) refresh(ctx context.Context) {
 		c.mu.Lock()
 		delete(c.watched, r.gvr)
 		c.mu.Unlock()
-		deps := c.graph.forgetResource(r.gvr)
+		deps := c.graph.ForgetResource(r.gvr)
 		c.log.V(4).Info("resource left the set", "gvr", r.gvr.String(), "dependents", len(deps))
 		c.enqueue(ctx, deps)
 	}
@@ -348,13 +349,13 @@ func (c *collector) enqueue(ctx context.Context, uids []types.UID) {
 // object that is gone, it reports or deletes the dependent. An error makes
 // the queue retry it with backoff.
 func (c *collector) Reconcile(ctx context.Context, uid types.UID) (reconcile.Result, error) {
-	n, ok := c.graph.get(uid)
-	if !ok || len(n.owners) == 0 || n.deleting {
+	n, ok := c.graph.Get(uid)
+	if !ok || len(n.Owners) == 0 || n.Deleting {
 		return reconcile.Result{}, nil
 	}
 	// Fast path, no request: the cache has every owner, where it must be.
 	all := true
-	for _, ref := range n.owners {
+	for _, ref := range n.Owners {
 		if !c.observed(n, ref) {
 			all = false
 			break
@@ -364,8 +365,8 @@ func (c *collector) Reconcile(ctx context.Context, uid types.UID) (reconcile.Res
 		return reconcile.Result{}, nil
 	}
 	// The cache may lag: read the dependent itself, then each owner.
-	live := metadataOf(n.gvk)
-	err := c.reader.Get(ctx, client.ObjectKey{Namespace: n.namespace, Name: n.name}, live)
+	live := metadataOf(n.GVK)
+	err := c.reader.Get(ctx, client.ObjectKey{Namespace: n.Namespace, Name: n.Name}, live)
 	switch {
 	case apierrors.IsNotFound(err):
 		return reconcile.Result{}, nil // its delete event will come
@@ -374,7 +375,7 @@ func (c *collector) Reconcile(ctx context.Context, uid types.UID) (reconcile.Res
 	case live.UID != uid || live.DeletionTimestamp != nil || len(live.OwnerReferences) == 0:
 		return reconcile.Result{}, nil
 	}
-	live.SetGroupVersionKind(n.gvk)
+	live.SetGroupVersionKind(n.GVK)
 	var gone []metav1.OwnerReference
 	waiting := false
 	for _, ref := range live.OwnerReferences {
@@ -428,22 +429,22 @@ func (c *collector) Reconcile(ctx context.Context, uid types.UID) (reconcile.Res
 // observed reports whether the cache holds the owner ref points to, with
 // the kind, name and UID it names, and in a namespace the dependent may
 // refer to.
-func (c *collector) observed(dep node, ref metav1.OwnerReference) bool {
-	o, ok := c.graph.get(ref.UID)
-	if !ok || o.name != ref.Name || o.gvk.Kind != ref.Kind {
+func (c *collector) observed(dep ownergraph.Node, ref metav1.OwnerReference) bool {
+	o, ok := c.graph.Get(ref.UID)
+	if !ok || o.Name != ref.Name || o.GVK.Kind != ref.Kind {
 		return false
 	}
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil || gv.Group != o.gvk.Group {
+	if err != nil || gv.Group != o.GVK.Group {
 		return false
 	}
-	return o.namespace == "" || o.namespace == dep.namespace
+	return o.Namespace == "" || o.Namespace == dep.Namespace
 }
 
 // ownerState finds out, with a live GET, whether ref's owner exists: an
 // object of its kind and name, with its UID, in the dependent's namespace
 // for a namespaced kind.
-func (c *collector) ownerState(ctx context.Context, dep node, ref metav1.OwnerReference) (ownerState, error) {
+func (c *collector) ownerState(ctx context.Context, dep ownergraph.Node, ref metav1.OwnerReference) (ownerState, error) {
 	if c.observed(dep, ref) {
 		return ownerAlive, nil
 	}
@@ -466,10 +467,10 @@ func (c *collector) ownerState(ctx context.Context, dep node, ref metav1.OwnerRe
 	}
 	ns := ""
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		if dep.namespace == "" {
+		if dep.Namespace == "" {
 			return ownerInvalid, nil
 		}
-		ns = dep.namespace
+		ns = dep.Namespace
 	}
 	key := absentKey{namespace: ns, uid: ref.UID}
 	if c.isAbsent(key) {
@@ -542,12 +543,12 @@ func kindName(group, kind string) string {
 }
 
 // describe names a dependent as Kind[.group]/namespace/name.
-func describe(n node) string {
-	k := kindName(n.gvk.Group, n.gvk.Kind)
-	if n.gvk.Kind == "" {
-		k = kindName(n.gvr.Group, n.gvr.Resource)
+func describe(n ownergraph.Node) string {
+	k := kindName(n.GVK.Group, n.GVK.Kind)
+	if n.GVK.Kind == "" {
+		k = kindName(n.GVR.Group, n.GVR.Resource)
 	}
-	return k + "/" + n.namespace + "/" + n.name
+	return k + "/" + n.Namespace + "/" + n.Name
 }
 
 // describeRef names an owner reference as Kind[.group]/name uid=UID.

@@ -9,8 +9,8 @@
 // stripped by cache.TransformStripManagedFields), follows CRDs as they come
 // and go (discovery again on every CRD event and every 30 s; informers of
 // resources that left are removed from the cache), keeps an owner graph by
-// UID (graph.go, examples/gc's own), and checks dependents from a rate
-// limited queue keyed by UID: a dependent whose owners are all gone is
+// UID (examples/gc/ownergraph, the package examples/gc uses), and checks
+// dependents from a rate limited queue keyed by UID: a dependent whose owners are all gone is
 // reported as "orphan ..." on stdout or, with --delete, deleted with
 // propagationPolicy Background and preconditions on its UID and
 // resourceVersion, with an Event (events.k8s.io/v1) for each. Once every
@@ -236,7 +236,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		objects, _ := c.graph.size()
+		objects, _ := c.graph.Size()
 		c.println(fmt.Sprintf("synced %d resources, %d objects", c.resourceCount(), objects))
 		c.follow(ctx, o.resync)
 		return nil

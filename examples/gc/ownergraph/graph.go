@@ -1,4 +1,4 @@
-package main
+package ownergraph
 
 import (
 	"slices"
@@ -9,16 +9,15 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// node is what the graph knows about one object, by UID, as get hands it
-// out.
-type node struct {
-	uid       types.UID
-	gvr       schema.GroupVersionResource // the first resource it was seen in
-	gvk       schema.GroupVersionKind     // empty when the resource's kind is unknown
-	namespace string
-	name      string
-	owners    []metav1.OwnerReference
-	deleting  bool // metadata.deletionTimestamp is set
+// Node is what the graph knows about one object, as Get hands it out.
+type Node struct {
+	UID       types.UID
+	GVR       schema.GroupVersionResource // the first resource it was seen in
+	GVK       schema.GroupVersionKind     // empty when the resource's kind is unknown
+	Namespace string
+	Name      string
+	Owners    []metav1.OwnerReference // shared: read-only
+	Deleting  bool                    // metadata.deletionTimestamp is set
 }
 
 // resource is one resource of the set, shared by the entries of its
@@ -28,7 +27,7 @@ type resource struct {
 	gvk schema.GroupVersionKind // empty until the kind is known
 }
 
-// entry is a node as the graph keeps it, lean because there is one per
+// entry is a Node as the graph keeps it, lean because there is one per
 // object in the cluster: the resource by reference, the UID only as the
 // key.
 type entry struct {
@@ -44,10 +43,10 @@ type entry struct {
 	deleting  bool
 }
 
-// graph is the controller's view of the cluster: which UIDs exist, and
-// which objects name each UID as an owner. It is fed by the resource set's
-// events and is safe for concurrent use.
-type graph struct {
+// Graph is a garbage collector's view of the cluster: which UIDs exist,
+// and which objects name each UID as an owner. It is fed by the events of
+// the informers of every resource and is safe for concurrent use.
+type Graph struct {
 	// mu guards every field below it.
 	mu sync.Mutex
 	// nodes holds every object seen, by UID.
@@ -61,8 +60,9 @@ type graph struct {
 	resources map[schema.GroupVersionResource]*resource
 }
 
-func newGraph() *graph {
-	return &graph{
+// New returns an empty graph.
+func New() *Graph {
+	return &Graph{
 		nodes:      map[types.UID]*entry{},
 		dependents: map[types.UID][]types.UID{},
 		resources:  map[schema.GroupVersionResource]*resource{},
@@ -70,7 +70,7 @@ func newGraph() *graph {
 }
 
 // resourceLocked interns gvr, recording its kind once known.
-func (g *graph) resourceLocked(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) *resource {
+func (g *Graph) resourceLocked(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) *resource {
 	r, ok := g.resources[gvr]
 	if !ok {
 		r = &resource{gvr: gvr}
@@ -82,10 +82,10 @@ func (g *graph) resourceLocked(gvr schema.GroupVersionResource, gvk schema.Group
 	return r
 }
 
-// upsert records obj as served by gvr. It returns the previous owner
+// Upsert records obj as served by gvr. It returns the previous owner
 // references and deleting state (nil, false for a new node) and whether
 // the node is new.
-func (g *graph) upsert(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, obj metav1.Object) (oldOwners []metav1.OwnerReference, wasDeleting, added bool) {
+func (g *Graph) Upsert(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, obj metav1.Object) (oldOwners []metav1.OwnerReference, wasDeleting, added bool) {
 	uid := obj.GetUID()
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -118,7 +118,7 @@ func (g *graph) upsert(gvr schema.GroupVersionResource, gvk schema.GroupVersionK
 }
 
 // removeDependentLocked forgets that dep names owner.
-func (g *graph) removeDependentLocked(owner, dep types.UID) {
+func (g *Graph) removeDependentLocked(owner, dep types.UID) {
 	deps := g.dependents[owner]
 	if i := slices.Index(deps, dep); i >= 0 {
 		deps = slices.Delete(deps, i, i+1)
@@ -130,15 +130,15 @@ func (g *graph) removeDependentLocked(owner, dep types.UID) {
 	}
 }
 
-// remove forgets that gvr serves uid. It reports whether the object is
+// Remove forgets that gvr serves uid. It reports whether the object is
 // now gone altogether, with the UIDs of its dependents.
-func (g *graph) remove(gvr schema.GroupVersionResource, uid types.UID) (gone bool, dependents []types.UID) {
+func (g *Graph) Remove(gvr schema.GroupVersionResource, uid types.UID) (gone bool, dependents []types.UID) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.removeLocked(gvr, uid)
 }
 
-func (g *graph) removeLocked(gvr schema.GroupVersionResource, uid types.UID) (bool, []types.UID) {
+func (g *Graph) removeLocked(gvr schema.GroupVersionResource, uid types.UID) (bool, []types.UID) {
 	e, ok := g.nodes[uid]
 	if !ok {
 		return false, nil
@@ -160,12 +160,12 @@ func (g *graph) removeLocked(gvr schema.GroupVersionResource, uid types.UID) (bo
 	return true, g.dependentsLocked(uid)
 }
 
-// forgetResource drops every object seen in gvr (whose informer stopped
+// ForgetResource drops every object seen in gvr (whose informer stopped
 // without telling us about deletions) and returns the dependents of the
 // objects that are now gone. It looks at every node: resources leave the
 // set rarely (a CRD deleted), and an index by resource would cost memory
 // for every object all the time.
-func (g *graph) forgetResource(gvr schema.GroupVersionResource) []types.UID {
+func (g *Graph) ForgetResource(gvr schema.GroupVersionResource) []types.UID {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var out []types.UID
@@ -180,30 +180,30 @@ func (g *graph) forgetResource(gvr schema.GroupVersionResource) []types.UID {
 	return out
 }
 
-// dependentsOf returns the UIDs of the objects naming uid as an owner.
-func (g *graph) dependentsOf(uid types.UID) []types.UID {
+// DependentsOf returns the UIDs of the objects naming uid as an owner.
+func (g *Graph) DependentsOf(uid types.UID) []types.UID {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.dependentsLocked(uid)
 }
 
-func (g *graph) dependentsLocked(uid types.UID) []types.UID {
+func (g *Graph) dependentsLocked(uid types.UID) []types.UID {
 	return slices.Clone(g.dependents[uid])
 }
 
-// get returns a copy of the node for uid.
-func (g *graph) get(uid types.UID) (node, bool) {
+// Get returns the node of uid.
+func (g *Graph) Get(uid types.UID) (Node, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	e, ok := g.nodes[uid]
 	if !ok {
-		return node{}, false
+		return Node{}, false
 	}
-	return node{uid: uid, gvr: e.res.gvr, gvk: e.res.gvk, namespace: e.namespace, name: e.name, owners: e.owners, deleting: e.deleting}, true
+	return Node{UID: uid, GVR: e.res.gvr, GVK: e.res.gvk, Namespace: e.namespace, Name: e.name, Owners: e.owners, Deleting: e.deleting}, true
 }
 
-// withOwners returns the UIDs of every object that has owner references.
-func (g *graph) withOwners() []types.UID {
+// WithOwners returns the UIDs of every object that has owner references.
+func (g *Graph) WithOwners() []types.UID {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var out []types.UID
@@ -215,8 +215,8 @@ func (g *graph) withOwners() []types.UID {
 	return out
 }
 
-// size returns the number of objects and of owner UIDs with dependents.
-func (g *graph) size() (objects, owners int) {
+// Size returns the number of objects and of owner UIDs with dependents.
+func (g *Graph) Size() (objects, owners int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.nodes), len(g.dependents)

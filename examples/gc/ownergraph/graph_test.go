@@ -1,4 +1,4 @@
-package main
+package ownergraph
 
 import (
 	"slices"
@@ -23,56 +23,56 @@ func TestGraph(t *testing.T) {
 		}
 		return m
 	}
-	g := newGraph()
-	if _, _, added := g.upsert(cms, schema.GroupVersionKind{}, obj("a", "a")); !added {
+	g := New()
+	if _, _, added := g.Upsert(cms, schema.GroupVersionKind{}, obj("a", "a")); !added {
 		t.Fatal("a new object was not added")
 	}
-	g.upsert(cms, schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, obj("b", "b", "a"))
-	if n, ok := g.get("a"); !ok || n.gvk.Kind != "ConfigMap" || n.gvr != cms || n.name != "a" {
+	g.Upsert(cms, schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, obj("b", "b", "a"))
+	if n, ok := g.Get("a"); !ok || n.GVK.Kind != "ConfigMap" || n.GVR != cms || n.Name != "a" {
 		t.Fatalf("a: %+v %v (the resource's kind, once known, applies to every object)", n, ok)
 	}
-	if deps := g.dependentsOf("a"); !slices.Equal(deps, []types.UID{"b"}) {
+	if deps := g.DependentsOf("a"); !slices.Equal(deps, []types.UID{"b"}) {
 		t.Fatalf("dependents of a: %v", deps)
 	}
 	// b changes owner: a loses it, c gains it.
-	if old, _, added := g.upsert(cms, schema.GroupVersionKind{}, obj("b", "b", "c")); added || len(old) != 1 || old[0].UID != "a" {
+	if old, _, added := g.Upsert(cms, schema.GroupVersionKind{}, obj("b", "b", "c")); added || len(old) != 1 || old[0].UID != "a" {
 		t.Fatalf("update of b: old owners %v, added %v", old, added)
 	}
-	if deps := g.dependentsOf("a"); len(deps) != 0 {
+	if deps := g.DependentsOf("a"); len(deps) != 0 {
 		t.Fatalf("a still has dependents %v", deps)
 	}
-	if objects, owners := g.size(); objects != 2 || owners != 1 {
+	if objects, owners := g.Size(); objects != 2 || owners != 1 {
 		t.Fatalf("size %d objects, %d owners", objects, owners)
 	}
 	// An event served by two groups lives until both have let it go.
-	g.upsert(coreEvents, schema.GroupVersionKind{Version: "v1", Kind: "Event"}, obj("e", "e", "b"))
-	g.upsert(newEvents, schema.GroupVersionKind{Group: "events.k8s.io", Version: "v1", Kind: "Event"}, obj("e", "e", "b"))
-	if gone, _ := g.remove(coreEvents, "e"); gone {
+	g.Upsert(coreEvents, schema.GroupVersionKind{Version: "v1", Kind: "Event"}, obj("e", "e", "b"))
+	g.Upsert(newEvents, schema.GroupVersionKind{Group: "events.k8s.io", Version: "v1", Kind: "Event"}, obj("e", "e", "b"))
+	if gone, _ := g.Remove(coreEvents, "e"); gone {
 		t.Fatal("e gone while events.k8s.io still serves it")
 	}
-	if n, _ := g.get("e"); n.gvr != newEvents {
-		t.Fatalf("e is now served by %v", n.gvr)
+	if n, _ := g.Get("e"); n.GVR != newEvents {
+		t.Fatalf("e is now served by %v", n.GVR)
 	}
-	if gone, _ := g.remove(cms, "e"); gone {
+	if gone, _ := g.Remove(cms, "e"); gone {
 		t.Fatal("a resource that does not serve e removed it")
 	}
-	if gone, deps := g.remove(newEvents, "e"); !gone || len(deps) != 0 {
+	if gone, deps := g.Remove(newEvents, "e"); !gone || len(deps) != 0 {
 		t.Fatalf("e: gone %v, dependents %v", gone, deps)
 	}
-	if deps := g.dependentsOf("b"); len(deps) != 0 {
+	if deps := g.DependentsOf("b"); len(deps) != 0 {
 		t.Fatalf("b keeps the removed e as a dependent: %v", deps)
 	}
 	// configmaps leave the set: a and b are forgotten, b's owner c (never
 	// seen) loses its dependent, and a's dependent (a secret) is returned.
 	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
-	g.upsert(secrets, schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, obj("d", "d", "a"))
-	if deps := g.forgetResource(cms); !slices.Equal(deps, []types.UID{"d"}) {
+	g.Upsert(secrets, schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, obj("d", "d", "a"))
+	if deps := g.ForgetResource(cms); !slices.Equal(deps, []types.UID{"d"}) {
 		t.Fatalf("forgetResource returned %v, want a's dependent d", deps)
 	}
-	if objects, owners := g.size(); objects != 1 || owners != 1 {
+	if objects, owners := g.Size(); objects != 1 || owners != 1 {
 		t.Fatalf("after forgetResource: %d objects, %d owners; want d and its owner a", objects, owners)
 	}
-	if got := g.withOwners(); !slices.Equal(got, []types.UID{"d"}) {
+	if got := g.WithOwners(); !slices.Equal(got, []types.UID{"d"}) {
 		t.Fatalf("withOwners after forgetResource: %v", got)
 	}
 }
