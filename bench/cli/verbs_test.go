@@ -678,3 +678,17 @@ func TestAutoscaleMatchesKubectl(t *testing.T) {
 func toolSuffix(b []byte) []byte {
 	return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-T")), []byte("-kdyn"), []byte("-T"))
 }
+
+// Flag and argument errors kubectl scripts check by their words: an
+// invalid --request-timeout, and a name with --all-namespaces.
+func TestRequestErrorsMatchKubectl(t *testing.T) {
+	env := testenv.Shared(t)
+	p := newPair(t, env, testenv.Admin)
+	for _, args := range [][]string{
+		{"get", "pods", "--request-timeout=1p"},
+		{"get", "pod", "valid-pod", "--all-namespaces"},
+		{"get", "pods", "-A", "-o", "name", "--request-timeout=5"},
+	} {
+		p.check(t, same{args: args, stderr: true})
+	}
+}

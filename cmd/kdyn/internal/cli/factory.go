@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -166,7 +167,8 @@ func parseRequestTimeout(s string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		return 0, fmt.Errorf("invalid --request-timeout %q: use a duration such as 30s or 2m, or a number of seconds", s)
+		//lint:ignore ST1005 kubectl's words, capital and period included
+		return 0, errors.New("Invalid timeout value. Timeout must be a single integer in seconds, or an integer followed by a corresponding time unit (e.g. 1s | 2m | 3h)")
 	}
 	return d, nil
 }

@@ -2,6 +2,7 @@ package get
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -194,6 +195,11 @@ func runGet(ctx context.Context, f *cli.Factory, o *getOptions, args []string) e
 	}
 	if o.allNamespaces {
 		ns = ""
+		for _, t := range targets {
+			if len(t.names) > 0 && !o.manifests.Given() {
+				return errors.New("a resource cannot be retrieved by name across all namespaces")
+			}
+		}
 	}
 	if o.watch {
 		return runWatch(ctx, f, o, out, targets, ns)
