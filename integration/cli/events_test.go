@@ -178,3 +178,21 @@ func TestEventsWatch(t *testing.T) {
 		t.Fatalf("--types=Warning printed a Normal event:\n%s", out.String())
 	}
 }
+
+// TestEventsWatchRequestTimeout: --request-timeout ends events -w, without
+// an error, after printing the list (kubectl's scripts bound a watch so).
+func TestEventsWatchRequestTimeout(t *testing.T) {
+	env := testenv.Shared(t)
+	ns := mfNamespace(t, env)
+	c := mfClient(t, env)
+	cm := evConfigMap(t, c, ns, "bounded")
+	evRecord(t, c, func(rec *events.Recorder) {
+		rec.Eventf(cm, nil, events.Warning, "Bounded", "Check", "listed before the watch")
+	})
+	// It returns (a watch that ignored the timeout would hang here), with
+	// exit code 0 and the list printed.
+	r := kdyn(t, env, "events", "-n", ns, "--for=configmap/bounded", "--watch", "--request-timeout=1").must(t)
+	if !strings.Contains(r.stdout, "Bounded") {
+		t.Fatalf("events -w --request-timeout=1 printed %q", r.stdout)
+	}
+}

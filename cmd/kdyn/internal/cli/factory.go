@@ -178,6 +178,19 @@ func (f *Factory) RequestTimeout() (time.Duration, error) {
 	return parseRequestTimeout(f.Flags.RequestTimeout)
 }
 
+// WatchContext bounds a watch by --request-timeout, as kubectl's watches
+// are: the watch ends then, without an error. stop releases the context.
+func (f *Factory) WatchContext(ctx context.Context) (wctx context.Context, timeout time.Duration, stop context.CancelFunc, err error) {
+	if timeout, err = f.RequestTimeout(); err != nil {
+		return ctx, 0, func() {}, err
+	}
+	if timeout <= 0 {
+		return ctx, 0, func() {}, nil
+	}
+	wctx, stop = context.WithTimeout(ctx, timeout)
+	return wctx, timeout, stop, nil
+}
+
 func (f *Factory) overrides() (kubeconfig.Overrides, error) {
 	fl := f.Flags
 	timeout, err := parseRequestTimeout(fl.RequestTimeout)

@@ -138,6 +138,11 @@ func run(ctx context.Context, f *cli.Factory, o *options) error {
 	sort.Sort(byLastSeen(evs))
 	p := newPrinter(f.Streams.Out, format, o)
 	if o.watch {
+		ctx, _, stop, err := f.WatchContext(ctx)
+		if err != nil {
+			return err
+		}
+		defer stop()
 		return watchEvents(ctx, eventSource{rc: rc, ns: listNS, selector: selector}, o, p, f.Streams.ErrOut, evs, rv)
 	}
 	if len(evs) == 0 {

@@ -40,17 +40,11 @@ type watchSession struct {
 }
 
 func runWatch(ctx context.Context, f *cli.Factory, o *getOptions, out cli.OutputSpec, targets []getTarget, ns string) error {
-	// --request-timeout bounds a watch as kubectl's: it ends then, without
-	// an error.
-	timeout, err := f.RequestTimeout()
+	ctx, timeout, stop, err := f.WatchContext(ctx)
 	if err != nil {
 		return err
 	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
+	defer stop()
 	s := &watchSession{f: f, o: o, out: out, ns: ns, headers: map[string]bool{}}
 	if !out.IsTable() {
 		if out.Kind == cli.OutJSONPath || (out.Kind == cli.OutGJSON && strings.HasPrefix(out.Arg, "items")) {
