@@ -680,7 +680,8 @@ func toolSuffix(b []byte) []byte {
 }
 
 // Flag and argument errors kubectl scripts check by their words: an
-// invalid --request-timeout, and a name with --all-namespaces.
+// invalid --request-timeout, a name with --all-namespaces, standard input
+// for both the objects and the variables of set env.
 func TestRequestErrorsMatchKubectl(t *testing.T) {
 	env := testenv.Shared(t)
 	p := newPair(t, env, testenv.Admin)
@@ -688,6 +689,7 @@ func TestRequestErrorsMatchKubectl(t *testing.T) {
 		{"get", "pods", "--request-timeout=1p"},
 		{"get", "pod", "valid-pod", "--all-namespaces"},
 		{"get", "pods", "-A", "-o", "name", "--request-timeout=5"},
+		{"set", "env", "-f", "-", "-"},
 	} {
 		p.check(t, same{args: args, stderr: true})
 	}

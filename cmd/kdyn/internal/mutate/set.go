@@ -492,6 +492,9 @@ lines from stdin. --list prints the variables instead of changing them.`,
 			if len(keys) > 0 && from == "" {
 				return errors.New("when specifying --keys, a configmap or secret must be provided with --from")
 			}
+			if slices.Contains(o.Manifests.Filenames, "-") && slices.Contains(envArgs, "-") {
+				return errors.New("standard input cannot be used for multiple arguments")
+			}
 			set, remove, err := parseEnvArgs(append(slices.Clone(envs), envArgs...), f)
 			if err != nil {
 				return err
@@ -627,7 +630,9 @@ func parseEnvArgs(specs []string, f *cli.Factory) ([]envVar, []string, error) {
 	for _, spec := range specs {
 		switch {
 		case spec == "-":
-			f.ClaimStdin("used by set env")
+			// kubectl's words for any command reading stdin, which its
+			// scripts look for.
+			f.ClaimStdin(cli.StdinManifestUse)
 			b, err := io.ReadAll(f.Streams.In)
 			if err != nil {
 				return nil, nil, err
