@@ -388,7 +388,8 @@ func (a *execAuthenticator) parse(out []byte) (*execCredential, error) {
 	if err := json.Unmarshal(out, &ec); err != nil {
 		return nil, fmt.Errorf("rest: exec plugin %q: output is not a JSON ExecCredential object (%d bytes, not shown since it may hold a credential); the plugin must print one ExecCredential to stdout", a.command, len(out))
 	}
-	if ec.Kind != "ExecCredential" {
+	// As client-go's decoder: a missing kind is the one asked for.
+	if ec.Kind != "ExecCredential" && ec.Kind != "" {
 		return nil, fmt.Errorf("rest: exec plugin %q: output has kind %q, want \"ExecCredential\"", a.command, ec.Kind)
 	}
 	if ec.APIVersion != a.apiVersion {

@@ -48,6 +48,7 @@ func TestExecPlugin(t *testing.T) {
 	t.Run("CacheHonoursExpiryAndSkew", p.testCacheExpiryFakeClock)
 	t.Run("RetryAfter401", p.testRetryAfter401)
 	t.Run("APIVersions", p.testAPIVersions)
+	t.Run("KindOptional", p.testKindOptional)
 	t.Run("ClientCertificate", p.testClientCertificate)
 	t.Run("ExecInfo", p.testExecInfo)
 	t.Run("Errors", p.testErrors)
@@ -623,6 +624,22 @@ func (p *pluginEnv) testExecInfo(t *testing.T) {
 				t.Errorf("KUBERNETES_EXEC_INFO (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// A plugin's output may leave kind out, as client-go's decoder allows
+// (kubectl's own suite has such a plugin); a kind that is not
+// ExecCredential is an error.
+func (p *pluginEnv) testKindOptional(t *testing.T) {
+	t.Parallel()
+	srv := newAuthServer(t)
+	ok := p.config(srv.Server, execAPIv1, map[string]string{"PLUGIN_GARBAGE": `{"apiVersion":"` + execAPIv1 + `","status":{"token":"tok"}}`})
+	if code, err := get(t, httpClient(t, ok), srv.URL); err != nil || code != 200 {
+		t.Fatalf("without kind: GET = %d, %v; want 200", code, err)
+	}
+	wrong := p.config(srv.Server, execAPIv1, map[string]string{"PLUGIN_GARBAGE": `{"apiVersion":"` + execAPIv1 + `","kind":"Token","status":{"token":"tok"}}`})
+	if _, err := get(t, httpClient(t, wrong), srv.URL); err == nil || !strings.Contains(err.Error(), `output has kind "Token", want "ExecCredential"`) {
+		t.Fatalf("kind Token: %v", err)
 	}
 }
 
