@@ -323,3 +323,49 @@ func TestRecordMatchesKubectl(t *testing.T) {
 		p.check(t, same{args: subst("kubectl"), kdynArgs: subst("kdyn"), norm: norm, stderr: true})
 	}
 }
+
+// patch -f names the objects by manifests, and --local patches the
+// manifests' objects without the server: a strategic merge patch is
+// refused for a custom resource, in kubectl's words.
+func TestPatchManifestsMatchKubectl(t *testing.T) {
+	env := testenv.Shared(t)
+	p := newPair(t, env, testenv.Admin)
+	ns := vbNamespace(t, vbClient(t, env))
+	p.kubectl(t, describeCRD, "apply", "-f", "-")
+	p.kubectl(t, "", "wait", "--for=condition=Established", "crd/widgets.describe.example.com")
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	for _, tool := range []string{"kubectl", "kdyn"} {
+		write("cm-"+tool+".yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-"+tool+"\ndata:\n  a: \"1\"\n")
+		p.kubectl(t, "", "create", "-n", ns, "-f", filepath.Join(dir, "cm-"+tool+".yaml"))
+	}
+	widget := write("widget.yaml", describeWidget)
+	norm := func(b []byte) []byte {
+		b = regexp.MustCompile(`"(uid|resourceVersion|creationTimestamp)": "[^"]*"`).ReplaceAll(b, []byte(`"$1": "X"`))
+		b = regexp.MustCompile(`(?s)"managedFields": \[.*?\n        \],?\n`).ReplaceAll(b, nil)
+		return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-TOOL")), []byte("-kdyn"), []byte("-TOOL"))
+	}
+	for _, s := range [][]string{
+		{"patch", "--local", "-f", "DIR/cm-TOOL.yaml", "-p", `{"data":{"a":"2"}}`, "-o", "json"},
+		{"patch", "--local", "-f", "DIR/cm-TOOL.yaml", "-p", `{"data":{"b":"3"}}`},
+		{"patch", "--local", "-f", widget, "-p", `{"spec":{"size":4}}`},
+		{"patch", "--local", "-f", widget, "-p", `{"spec":{"size":4}}`, "--type=merge", "-o", "yaml"},
+		{"patch", "-f", "DIR/cm-TOOL.yaml", "-p", `{"data":{"c":"4"}}`},
+		{"get", "configmap", "cm-TOOL", "-o", "jsonpath={.data}"},
+	} {
+		subst := func(tool string) []string {
+			out := make([]string, len(s))
+			for i, a := range s {
+				out[i] = strings.ReplaceAll(strings.ReplaceAll(a, "TOOL", tool), "DIR", dir)
+			}
+			return append(out, "-n", ns)
+		}
+		p.check(t, same{args: subst("kubectl"), kdynArgs: subst("kdyn"), norm: norm, stderr: true})
+	}
+}

@@ -350,3 +350,25 @@ func ManifestTargets(ctx context.Context, f *Factory, m *ManifestFlags, verb str
 	}
 	return out, nil
 }
+
+// LiveManifestTargets are the live objects the manifests of m name (for
+// verb, as ManifestTargets reads them), each in its manifest's namespace,
+// else the command's.
+func LiveManifestTargets(ctx context.Context, f *Factory, m *ManifestFlags, verb string) ([]Target, error) {
+	named, err := ManifestTargets(ctx, f, m, verb)
+	if err != nil {
+		return nil, err
+	}
+	ns, _, err := f.Namespace()
+	if err != nil {
+		return nil, err
+	}
+	targets := make([]Target, len(named))
+	for i, n := range named {
+		targets[i] = n.Target
+		if n.Match.Namespaced && n.Namespace == "" {
+			targets[i].Namespace = ns
+		}
+	}
+	return targets, nil
+}

@@ -36,6 +36,10 @@ type patchOptions struct {
 	validate     *cli.ValidateFlag
 	// showManagedFields keeps managedFields in json and yaml output.
 	showManagedFields bool
+	// manifests (-f) name the objects; with local the manifests' objects
+	// themselves are patched and printed, and nothing is sent.
+	manifests cli.ManifestFlags
+	local     bool
 }
 
 // patchTypes are the --type values.
@@ -107,6 +111,8 @@ change the object (its resourceVersion stayed the same).`,
 	o.record = cli.AddRecordFlag(cmd)
 	o.validate = cli.AddValidateFlag(cmd)
 	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in json and yaml output.")
+	o.manifests.AddFlags(cmd, "with the objects to patch")
+	fl.BoolVar(&o.local, "local", false, "Patch the objects of -f and print them, without contacting the server.")
 	return cmd
 }
 
@@ -221,7 +227,24 @@ func runPatch(ctx context.Context, f *cli.Factory, o *patchOptions, args []strin
 	if err != nil {
 		return err
 	}
-	targets, err := cli.NamedTargets(ctx, f, args)
+	if o.local {
+		if len(args) > 0 {
+			return cli.Usagef("cannot specify --local and server resources")
+		}
+		if !o.manifests.Given() {
+			return cli.Usagef("must specify --filename with --local")
+		}
+		return patchManifests(f, o, p, data)
+	}
+	var targets []cli.Target
+	if o.manifests.Given() {
+		if len(args) > 0 {
+			return cli.Usagef("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
+		}
+		targets, err = cli.LiveManifestTargets(ctx, f, &o.manifests, "patch")
+	} else {
+		targets, err = cli.NamedTargets(ctx, f, args)
+	}
 	if err != nil {
 		return err
 	}
@@ -439,4 +462,44 @@ func patchChanged(before, after *unstructured.Unstructured, dryRun bool) bool {
 		return c.Object
 	}
 	return !reflect.DeepEqual(strip(before), strip(after))
+}
+
+// patchManifests is patch --local: each object of the manifests, patched
+// here and printed. Without --type the patch is a strategic merge patch,
+// as kubectl's, which a custom resource does not take.
+func patchManifests(f *cli.Factory, o *patchOptions, p *cli.ResultPrinter, data []byte) error {
+	entries, err := cli.ReadEntries(f, &o.manifests, "patch")
+	if err != nil {
+		return err
+	}
+	pt := types.StrategicMergePatchType
+	if o.patchType != "" {
+		pt = patchTypes[strings.ToLower(o.patchType)]
+	}
+	for _, e := range entries {
+		if err := e.Err(); err != nil {
+			return fmt.Errorf("%s: %w", e.Where(), err)
+		}
+		obj := e.Object()
+		gvk := obj.GroupVersionKind()
+		if pt == types.StrategicMergePatchType && !builtinGroup(gvk.Group) {
+			return fmt.Errorf("strategic merge patch is not supported for %s locally, try --type merge", gvk)
+		}
+		after, err := patchLocally(obj, pt, data, gvk.String())
+		if err != nil {
+			return err
+		}
+		if err := p.Print(gvk.GroupKind(), obj.GetName(), "patched", after); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// builtinGroup reports whether a group is one of Kubernetes' own (the
+// core group, a group without a dot, or one under k8s.io), whose kinds
+// take strategic merge patches; others are custom resources' or
+// aggregated APIs'.
+func builtinGroup(group string) bool {
+	return !strings.Contains(group, ".") || strings.HasSuffix(group, ".k8s.io")
 }

@@ -115,7 +115,7 @@ func Run(ctx context.Context, f *cli.Factory, o *Options, args []string, change 
 		if len(args) > 0 {
 			return cli.Usagef("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
 		}
-		if targets, err = manifestTargets(ctx, f, &o.Manifests); err != nil {
+		if targets, err = cli.LiveManifestTargets(ctx, f, &o.Manifests, "set"); err != nil {
 			return err
 		}
 	default:
@@ -174,27 +174,6 @@ func local(f *cli.Factory, o *Options, p *cli.ResultPrinter, change Change) erro
 		}
 	}
 	return nil
-}
-
-// manifestTargets are the live objects the manifests of -f name, in the
-// manifest's namespace, else the command's.
-func manifestTargets(ctx context.Context, f *cli.Factory, m *cli.ManifestFlags) ([]cli.Target, error) {
-	named, err := cli.ManifestTargets(ctx, f, m, "set")
-	if err != nil {
-		return nil, err
-	}
-	ns, _, err := f.Namespace()
-	if err != nil {
-		return nil, err
-	}
-	targets := make([]cli.Target, len(named))
-	for i, n := range named {
-		targets[i] = n.Target
-		if n.Match.Namespaced && n.Namespace == "" {
-			targets[i].Namespace = ns
-		}
-	}
-	return targets, nil
 }
 
 // client is what one needs of a resource client.
