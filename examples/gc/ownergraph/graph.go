@@ -2,6 +2,7 @@ package ownergraph
 
 import (
 	"slices"
+	"strings"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -220,4 +221,49 @@ func (g *Graph) Size() (objects, owners int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.nodes), len(g.dependents)
+}
+
+// String names the object as Kind[.group]/namespace/name (namespace empty
+// for a cluster-scoped object), with the resource where the kind is
+// unknown.
+func (n Node) String() string {
+	k := kindName(n.GVK.Group, n.GVK.Kind)
+	if n.GVK.Kind == "" {
+		k = kindName(n.GVR.Group, n.GVR.Resource)
+	}
+	return k + "/" + n.Namespace + "/" + n.Name
+}
+
+// kindName is "Kind" for the core group, else "Kind.group".
+func kindName(group, kind string) string {
+	if group == "" {
+		return kind
+	}
+	return kind + "." + group
+}
+
+// DescribeRef names an owner reference as Kind[.group]/name uid=UID.
+func DescribeRef(r metav1.OwnerReference) string {
+	group := ""
+	if gv, err := schema.ParseGroupVersion(r.APIVersion); err == nil {
+		group = gv.Group
+	}
+	return kindName(group, r.Kind) + "/" + r.Name + " uid=" + string(r.UID)
+}
+
+// DescribeRefs names owner references, comma-separated.
+func DescribeRefs(refs []metav1.OwnerReference) string {
+	parts := make([]string, len(refs))
+	for i, r := range refs {
+		parts[i] = DescribeRef(r)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// SameOwners compares owner references by the fields a collector reads:
+// UID, name, kind and apiVersion, in order.
+func SameOwners(a, b []metav1.OwnerReference) bool {
+	return slices.EqualFunc(a, b, func(x, y metav1.OwnerReference) bool {
+		return x.UID == y.UID && x.Name == y.Name && x.Kind == y.Kind && x.APIVersion == y.APIVersion
+	})
 }

@@ -76,3 +76,22 @@ func TestGraph(t *testing.T) {
 		t.Fatalf("withOwners after forgetResource: %v", got)
 	}
 }
+
+// A node and owner references are named as the collectors print them.
+func TestNames(t *testing.T) {
+	n := Node{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Namespace: "ns", Name: "web"}
+	if got := n.String(); got != "deployments.apps/ns/web" {
+		t.Errorf("unknown kind: %q", got)
+	}
+	n.GVK = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	if got := n.String(); got != "Deployment.apps/ns/web" {
+		t.Errorf("known kind: %q", got)
+	}
+	refs := []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "a", UID: "1"}, {APIVersion: "example.com/v1", Kind: "Widget", Name: "w", UID: "2"}}
+	if got := DescribeRefs(refs); got != "ConfigMap/a uid=1, Widget.example.com/w uid=2" {
+		t.Errorf("DescribeRefs: %q", got)
+	}
+	if !SameOwners(refs, slices.Clone(refs)) || SameOwners(refs, refs[:1]) || SameOwners(refs, []metav1.OwnerReference{refs[1], refs[0]}) {
+		t.Error("SameOwners")
+	}
+}

@@ -245,7 +245,7 @@ func (c *collector) upsert(r resource, obj *metav1.PartialObjectMetadata, q work
 		}
 	}
 	owners := obj.GetOwnerReferences()
-	changed := !sameOwners(oldOwners, owners)
+	changed := !ownergraph.SameOwners(oldOwners, owners)
 	if changed {
 		c.forgetReported(uid)
 	}
@@ -371,7 +371,7 @@ func (c *collector) Reconcile(ctx context.Context, uid types.UID) (reconcile.Res
 	case apierrors.IsNotFound(err):
 		return reconcile.Result{}, nil // its delete event will come
 	case err != nil:
-		return reconcile.Result{}, fmt.Errorf("get dependent %s: %w", describe(n), err)
+		return reconcile.Result{}, fmt.Errorf("get dependent %s: %w", n.String(), err)
 	case live.UID != uid || live.DeletionTimestamp != nil || len(live.OwnerReferences) == 0:
 		return reconcile.Result{}, nil
 	}
@@ -389,10 +389,10 @@ func (c *collector) Reconcile(ctx context.Context, uid types.UID) (reconcile.Res
 		case ownerAliveUnobserved:
 			waiting = true
 		case ownerUnresolvable:
-			c.log.V(1).Info("owner kind not served; leaving the dependent alone", "dependent", describe(n), "owner", describeRef(ref))
+			c.log.V(1).Info("owner kind not served; leaving the dependent alone", "dependent", n.String(), "owner", ownergraph.DescribeRef(ref))
 			return reconcile.Result{}, nil
 		case ownerInvalid:
-			c.log.Info("cluster-scoped object has a namespaced owner, which is invalid; leaving it alone", "dependent", describe(n), "owner", describeRef(ref))
+			c.log.Info("cluster-scoped object has a namespaced owner, which is invalid; leaving it alone", "dependent", n.String(), "owner", ownergraph.DescribeRef(ref))
 			return reconcile.Result{}, nil
 		}
 	}
@@ -402,11 +402,11 @@ func (c *collector) Reconcile(ctx context.Context, uid types.UID) (reconcile.Res
 		}
 		return reconcile.Result{}, nil
 	}
-	line := fmt.Sprintf("%s (owners gone: %s)", describe(n), describeRefs(gone))
+	line := fmt.Sprintf("%s (owners gone: %s)", n.String(), ownergraph.DescribeRefs(gone))
 	if !c.delete {
 		if c.markReported(uid) {
 			c.println("orphan " + line)
-			c.events.Eventf(live, nil, corev1.EventTypeWarning, "Orphaned", "Report", "every owner is gone: %s", describeRefs(gone))
+			c.events.Eventf(live, nil, corev1.EventTypeWarning, "Orphaned", "Report", "every owner is gone: %s", ownergraph.DescribeRefs(gone))
 		}
 		return reconcile.Result{}, nil
 	}
@@ -419,10 +419,10 @@ func (c *collector) Reconcile(ctx context.Context, uid types.UID) (reconcile.Res
 	case apierrors.IsNotFound(err):
 		return reconcile.Result{}, nil
 	case err != nil:
-		return reconcile.Result{}, fmt.Errorf("delete %s: %w", describe(n), err)
+		return reconcile.Result{}, fmt.Errorf("delete %s: %w", n.String(), err)
 	}
 	c.println("deleted " + line)
-	c.events.Eventf(live, nil, corev1.EventTypeNormal, "OrphanDeleted", "Delete", "deleted: every owner is gone: %s", describeRefs(gone))
+	c.events.Eventf(live, nil, corev1.EventTypeNormal, "OrphanDeleted", "Delete", "deleted: every owner is gone: %s", ownergraph.DescribeRefs(gone))
 	return reconcile.Result{}, nil
 }
 
@@ -463,7 +463,7 @@ func (c *collector) ownerState(ctx context.Context, dep ownergraph.Node, ref met
 	case meta.IsNoMatchError(err):
 		return ownerUnresolvable, nil
 	case err != nil:
-		return 0, fmt.Errorf("map owner %s: %w", describeRef(ref), err)
+		return 0, fmt.Errorf("map owner %s: %w", ownergraph.DescribeRef(ref), err)
 	}
 	ns := ""
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
@@ -483,7 +483,7 @@ func (c *collector) ownerState(ctx context.Context, dep ownergraph.Node, ref met
 		c.addAbsent(key)
 		return ownerAbsent, nil
 	case err != nil:
-		return 0, fmt.Errorf("get owner %s: %w", describeRef(ref), err)
+		return 0, fmt.Errorf("get owner %s: %w", ownergraph.DescribeRef(ref), err)
 	case o.UID != ref.UID:
 		// Same name, another object: the owner was deleted and recreated.
 		c.addAbsent(key)
@@ -532,51 +532,4 @@ func (c *collector) println(s string) {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
 	fmt.Fprintln(c.out, s)
-}
-
-// kindName is "Kind" for the core group, else "Kind.group".
-func kindName(group, kind string) string {
-	if group == "" {
-		return kind
-	}
-	return kind + "." + group
-}
-
-// describe names a dependent as Kind[.group]/namespace/name.
-func describe(n ownergraph.Node) string {
-	k := kindName(n.GVK.Group, n.GVK.Kind)
-	if n.GVK.Kind == "" {
-		k = kindName(n.GVR.Group, n.GVR.Resource)
-	}
-	return k + "/" + n.Namespace + "/" + n.Name
-}
-
-// describeRef names an owner reference as Kind[.group]/name uid=UID.
-func describeRef(r metav1.OwnerReference) string {
-	group := ""
-	if gv, err := schema.ParseGroupVersion(r.APIVersion); err == nil {
-		group = gv.Group
-	}
-	return kindName(group, r.Kind) + "/" + r.Name + " uid=" + string(r.UID)
-}
-
-func describeRefs(refs []metav1.OwnerReference) string {
-	parts := make([]string, len(refs))
-	for i, r := range refs {
-		parts[i] = describeRef(r)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// sameOwners compares owner references by the fields the check reads.
-func sameOwners(a, b []metav1.OwnerReference) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].UID != b[i].UID || a[i].Name != b[i].Name || a[i].Kind != b[i].Kind || a[i].APIVersion != b[i].APIVersion {
-			return false
-		}
-	}
-	return true
 }
