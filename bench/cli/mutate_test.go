@@ -202,9 +202,7 @@ func TestCertificateMatchesKubectl(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	norm := func(b []byte) []byte {
-		return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-TOOL")), []byte("-kdyn"), []byte("-TOOL"))
-	}
+	norm := toolNames
 	for _, s := range [][]string{
 		{"certificate", "approve", "a-TOOL"},
 		{"certificate", "approve", "a-TOOL"},
@@ -214,14 +212,7 @@ func TestCertificateMatchesKubectl(t *testing.T) {
 		{"certificate", "deny", "-f", "DIR/c-TOOL.yaml"},
 		{"get", "csr", "a-TOOL", "b-TOOL", "-o", "jsonpath={range .items[*]}{.status.conditions[*].type} {.status.conditions[*].reason} {.status.conditions[*].message};{end}"},
 	} {
-		subst := func(tool string) []string {
-			out := make([]string, len(s))
-			for i, a := range s {
-				out[i] = strings.ReplaceAll(strings.ReplaceAll(a, "TOOL", tool), "DIR", dir)
-			}
-			return out
-		}
-		p.check(t, same{args: subst("kubectl"), kdynArgs: subst("kdyn"), norm: norm})
+		p.check(t, same{args: toolArgs(s, "kubectl", dir), kdynArgs: toolArgs(s, "kdyn", dir), norm: norm})
 	}
 }
 
@@ -232,13 +223,7 @@ func TestLastAppliedMatchesKubectl(t *testing.T) {
 	p := newPair(t, env, testenv.Admin)
 	ns := vbNamespace(t, vbClient(t, env))
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := func(name, content string) string { return writeFile(t, dir, name, content) }
 	for _, tool := range []string{"kubectl", "kdyn"} {
 		write("cm-"+tool+".yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-"+tool+"\n  labels: {app: web}\ndata:\n  a: \"1\"\n")
 		write("cm2-"+tool+".yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-"+tool+"\n  labels: {app: web}\ndata:\n  a: \"2\"\n  b: x\n")
@@ -246,9 +231,7 @@ func TestLastAppliedMatchesKubectl(t *testing.T) {
 		p.kubectl(t, "", "create", "--save-config", "-n", ns, "-f", filepath.Join(dir, "cm-"+tool+".yaml"))
 		p.kubectl(t, "", "create", "-n", ns, "-f", filepath.Join(dir, "plain-"+tool+".yaml"))
 	}
-	norm := func(b []byte) []byte {
-		return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-TOOL")), []byte("-kdyn"), []byte("-TOOL"))
-	}
+	norm := toolNames
 	for _, s := range [][]string{
 		{"apply", "view-last-applied", "configmap/cm-TOOL"},
 		{"apply", "view-last-applied", "configmap", "cm-TOOL", "-o", "json"},
@@ -263,14 +246,7 @@ func TestLastAppliedMatchesKubectl(t *testing.T) {
 		{"apply", "set-last-applied", "-f", "DIR/plain-TOOL.yaml", "--create-annotation"},
 		{"apply", "view-last-applied", "configmap/plain-TOOL"},
 	} {
-		subst := func(tool string) []string {
-			out := make([]string, len(s))
-			for i, a := range s {
-				out[i] = strings.ReplaceAll(strings.ReplaceAll(a, "TOOL", tool), "DIR", dir)
-			}
-			return append(out, "-n", ns)
-		}
-		p.check(t, same{args: subst("kubectl"), kdynArgs: subst("kdyn"), norm: norm})
+		p.check(t, same{args: toolArgs(s, "kubectl", dir, "-n", ns), kdynArgs: toolArgs(s, "kdyn", dir, "-n", ns), norm: norm})
 	}
 }
 
@@ -284,19 +260,13 @@ func TestRecordMatchesKubectl(t *testing.T) {
 	dir := t.TempDir()
 	for _, tool := range []string{"kubectl", "kdyn"} {
 		for _, n := range []string{"cm", "applied"} {
-			path := filepath.Join(dir, n+"-"+tool+".yaml")
-			if err := os.WriteFile(path, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "+n+"-"+tool+"\ndata:\n  a: \"1\"\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			writeFile(t, dir, n+"-"+tool+".yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "+n+"-"+tool+"\ndata:\n  a: \"1\"\n")
 		}
 	}
 	// The change cause names the program and every flag given: kdyn's
 	// own --cache-dir and its name aside, the two must agree.
 	norm := func(b []byte) []byte {
-		b = regexp.MustCompile(` --cache-dir=\S+`).ReplaceAll(b, nil)
-		for _, tool := range []string{"kubectl", "kdyn"} {
-			b = bytes.ReplaceAll(b, []byte("-"+tool), []byte("-TOOL"))
-		}
+		b = toolNames(regexp.MustCompile(` --cache-dir=\S+`).ReplaceAll(b, nil))
 		return bytes.ReplaceAll(b, []byte("kdyn "), []byte("kubectl "))
 	}
 	for _, s := range [][]string{
@@ -313,14 +283,7 @@ func TestRecordMatchesKubectl(t *testing.T) {
 		{"run", "pod-TOOL", "--image=nginx", "--record"},
 		{"get", "deployment/dep-TOOL", "pod/pod-TOOL", "-o", `jsonpath={range .items[*]}{.metadata.annotations.kubernetes\.io/change-cause}{"\n"}{end}`},
 	} {
-		subst := func(tool string) []string {
-			out := make([]string, len(s))
-			for i, a := range s {
-				out[i] = strings.ReplaceAll(strings.ReplaceAll(a, "TOOL", tool), "DIR", dir)
-			}
-			return append(out, "-n", ns)
-		}
-		p.check(t, same{args: subst("kubectl"), kdynArgs: subst("kdyn"), norm: norm, stderr: true})
+		p.check(t, same{args: toolArgs(s, "kubectl", dir, "-n", ns), kdynArgs: toolArgs(s, "kdyn", dir, "-n", ns), norm: norm, stderr: true})
 	}
 }
 
@@ -334,13 +297,7 @@ func TestPatchManifestsMatchKubectl(t *testing.T) {
 	p.kubectl(t, describeCRD, "apply", "-f", "-")
 	p.kubectl(t, "", "wait", "--for=condition=Established", "crd/widgets.describe.example.com")
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := func(name, content string) string { return writeFile(t, dir, name, content) }
 	for _, tool := range []string{"kubectl", "kdyn"} {
 		write("cm-"+tool+".yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-"+tool+"\ndata:\n  a: \"1\"\n")
 		p.kubectl(t, "", "create", "-n", ns, "-f", filepath.Join(dir, "cm-"+tool+".yaml"))
@@ -349,7 +306,7 @@ func TestPatchManifestsMatchKubectl(t *testing.T) {
 	norm := func(b []byte) []byte {
 		b = regexp.MustCompile(`"(uid|resourceVersion|creationTimestamp)": "[^"]*"`).ReplaceAll(b, []byte(`"$1": "X"`))
 		b = regexp.MustCompile(`(?s)"managedFields": \[.*?\n        \],?\n`).ReplaceAll(b, nil)
-		return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-TOOL")), []byte("-kdyn"), []byte("-TOOL"))
+		return toolNames(b)
 	}
 	for _, s := range [][]string{
 		{"patch", "--local", "-f", "DIR/cm-TOOL.yaml", "-p", `{"data":{"a":"2"}}`, "-o", "json"},
@@ -359,13 +316,33 @@ func TestPatchManifestsMatchKubectl(t *testing.T) {
 		{"patch", "-f", "DIR/cm-TOOL.yaml", "-p", `{"data":{"c":"4"}}`},
 		{"get", "configmap", "cm-TOOL", "-o", "jsonpath={.data}"},
 	} {
-		subst := func(tool string) []string {
-			out := make([]string, len(s))
-			for i, a := range s {
-				out[i] = strings.ReplaceAll(strings.ReplaceAll(a, "TOOL", tool), "DIR", dir)
-			}
-			return append(out, "-n", ns)
-		}
-		p.check(t, same{args: subst("kubectl"), kdynArgs: subst("kdyn"), norm: norm, stderr: true})
+		p.check(t, same{args: toolArgs(s, "kubectl", dir, "-n", ns), kdynArgs: toolArgs(s, "kdyn", dir, "-n", ns), norm: norm, stderr: true})
 	}
+}
+
+// toolArgs is a step of a comparison for one tool: TOOL in each argument
+// becomes the tool's name (each tool works on objects of its own), DIR the
+// directory of the step's files; extra follows.
+func toolArgs(step []string, tool, dir string, extra ...string) []string {
+	out := make([]string, 0, len(step)+len(extra))
+	for _, a := range step {
+		out = append(out, strings.ReplaceAll(strings.ReplaceAll(a, "TOOL", tool), "DIR", dir))
+	}
+	return append(out, extra...)
+}
+
+// toolNames makes the two tools' outputs comparable: the names of their
+// objects, "-kubectl" and "-kdyn", read "-TOOL".
+func toolNames(b []byte) []byte {
+	return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("-kubectl"), []byte("-TOOL")), []byte("-kdyn"), []byte("-TOOL"))
+}
+
+// writeFile writes content to dir/name and returns the path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
