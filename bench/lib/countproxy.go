@@ -1,27 +1,21 @@
 package lib
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/base64"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kdyn/kdyn/integration/faultproxy"
 )
 
 // countingProxy is a TLS reverse proxy on 127.0.0.1 in front of the API
@@ -32,7 +26,7 @@ import (
 // compressed lists and watches stream as they would without it.
 type countingProxy struct {
 	url   string
-	caPEM []byte
+	caPEM []byte // the CA its clients trust it by
 	srv   *http.Server
 	done  chan struct{}
 	tr    *http.Transport
@@ -60,11 +54,11 @@ func newCountingProxy(upstream string, caPEM []byte) (*countingProxy, error) {
 	if !roots.AppendCertsFromPEM(caPEM) {
 		return nil, errors.New("counting proxy: no PEM certificate in the upstream's CA")
 	}
-	certPEM, cert, err := selfSignedLoopbackCert()
+	proxyCA, cert, err := faultproxy.ServingCert()
 	if err != nil {
 		return nil, err
 	}
-	p := &countingProxy{caPEM: certPEM, done: make(chan struct{})}
+	p := &countingProxy{caPEM: proxyCA, done: make(chan struct{})}
 	p.tr = &http.Transport{
 		TLSClientConfig:     &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 		ForceAttemptHTTP2:   true,
@@ -128,68 +122,12 @@ func (p *countingProxy) requestsBefore(t time.Time) []proxiedRequest {
 	return out
 }
 
-// writeKubeconfig writes a kubeconfig that reaches the API server through
-// the proxy with token.
-func (p *countingProxy) writeKubeconfig(path, token string) error {
-	kc := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: proxy
-  cluster:
-    server: %q
-    certificate-authority-data: %q
-users:
-- name: admin
-  user:
-    token: %q
-contexts:
-- name: proxy
-  context:
-    cluster: proxy
-    user: admin
-current-context: proxy
-`, p.url, base64.StdEncoding.EncodeToString(p.caPEM), token)
-	return os.WriteFile(path, []byte(kc), 0o600)
-}
-
 // Close stops the proxy and cuts the exchanges in flight.
 func (p *countingProxy) Close() error {
 	err := p.srv.Close()
 	<-p.done
 	p.tr.CloseIdleConnections()
 	return err
-}
-
-// selfSignedLoopbackCert returns a self-signed certificate for 127.0.0.1
-// and localhost (PEM, to trust it, and the key pair to serve it).
-func selfSignedLoopbackCert() ([]byte, tls.Certificate, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, tls.Certificate{}, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(time.Now().UnixNano()),
-		Subject:               pkix.Name{CommonName: "libbench counting proxy"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
-		DNSNames:              []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, tls.Certificate{}, err
-	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, tls.Certificate{}, err
-	}
-	cert, err := tls.X509KeyPair(certPEM, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))
-	return certPEM, cert, err
 }
 
 // requestClass sorts an API request for the per-kind counts: "discovery"

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/integration/faultproxy"
 	"github.com/kdyn/kdyn/integration/testenv"
 )
 
@@ -171,7 +172,7 @@ func (b *Bench) GC(ctx context.Context) ([]*Table, error) {
 	}
 	defer proxy.Close()
 	proxied := filepath.Join(tmp, "kubeconfig-proxy")
-	if err := proxy.writeKubeconfig(proxied, b.Conn.Token); err != nil {
+	if err := faultproxy.WriteKubeconfig(proxied, proxy.url, proxy.caPEM, b.Conn.Token, ""); err != nil {
 		return nil, err
 	}
 

@@ -14,9 +14,10 @@ import (
 	"time"
 )
 
-// servingCert returns a fresh CA (as PEM) and a serving certificate it
-// signed for 127.0.0.1, ::1 and localhost, valid for a day.
-func servingCert() (caPEM []byte, cert tls.Certificate, err error) {
+// ServingCert returns a fresh CA (as PEM) and a serving certificate it
+// signed for 127.0.0.1, ::1 and localhost, valid for a day: for a proxy of
+// a test's own, which its clients trust by the CA.
+func ServingCert() (caPEM []byte, cert tls.Certificate, err error) {
 	now := time.Now()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

@@ -82,7 +82,7 @@ func New(opts Options) (*Proxy, error) {
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("faultproxy: Upstream %q is not an http(s) URL", opts.Upstream)
 	}
-	caPEM, cert, err := servingCert()
+	caPEM, cert, err := ServingCert()
 	if err != nil {
 		return nil, err
 	}
@@ -178,6 +178,13 @@ func (p *Proxy) RESTConfig(base *rest.Config) *rest.Config {
 // upstream through the proxy with token, its context's namespace set to
 // namespace ("" for none): for a child process or a CLI under test.
 func (p *Proxy) WriteKubeconfig(path, token, namespace string) error {
+	return WriteKubeconfig(path, p.URL(), p.caPEM, token, namespace)
+}
+
+// WriteKubeconfig writes a kubeconfig (0600) that reaches server, trusted
+// by caPEM, with a bearer token, its context's namespace set to namespace
+// ("" for none).
+func WriteKubeconfig(path, server string, caPEM []byte, token, namespace string) error {
 	ns := ""
 	if namespace != "" {
 		ns = fmt.Sprintf("    namespace: %q\n", namespace)
@@ -199,7 +206,7 @@ contexts:
     cluster: proxy
     user: admin
 %scurrent-context: proxy
-`, p.URL(), base64.StdEncoding.EncodeToString(p.caPEM), token, ns)
+`, server, base64.StdEncoding.EncodeToString(caPEM), token, ns)
 	return os.WriteFile(path, []byte(kc), 0o600)
 }
 
