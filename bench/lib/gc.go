@@ -79,12 +79,13 @@ type gcCount struct {
 	reqs    []proxiedRequest
 }
 
-// startEnv starts a control plane of the scenario's own (testenv's
-// defaults plus args), points the bench at it, and returns a client
-// without a rate limit. The caller stops b.Env.
-func (b *Bench) startEnv(ctx context.Context, args ...string) (*dynamic.DynamicClient, error) {
-	b.logf("starting a control plane %v", args)
-	env, err := testenv.Start(ctx, testenv.Options{ExtraArgs: args, KeepDir: os.Getenv("LIBBENCH_KEEP") != ""})
+// startEnv starts a control plane of the scenario's own (testenv with
+// opts; LIBBENCH_KEEP keeps its directory), points the bench at it, and
+// returns a client without a rate limit. The caller stops b.Env.
+func (b *Bench) startEnv(ctx context.Context, opts testenv.Options) (*dynamic.DynamicClient, error) {
+	b.logf("starting a control plane %v", opts.ExtraArgs)
+	opts.KeepDir = os.Getenv("LIBBENCH_KEEP") != ""
+	env, err := testenv.Start(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +155,7 @@ func (b *Bench) GC(ctx context.Context) ([]*Table, error) {
 		c.size = st.Size()
 	}
 
-	dc, err := b.startEnv(ctx)
+	dc, err := b.startEnv(ctx, testenv.Options{})
 	if err != nil {
 		return nil, err
 	}

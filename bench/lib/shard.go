@@ -43,24 +43,10 @@ const (
 // ShardedListAndWatch feature gate on, points the bench at it, and returns
 // a client without a rate limit. The caller stops b.Env.
 func (b *Bench) startGatedEnv(ctx context.Context) (*dynamic.DynamicClient, error) {
-	b.logf("starting a control plane with %s", shardGate)
-	env, err := testenv.Start(ctx, testenv.Options{
+	return b.startEnv(ctx, testenv.Options{
 		ExtraArgs:    []string{shardGate},
-		KeepDir:      os.Getenv("LIBBENCH_KEEP") != "",
 		ReadyTimeout: 5 * time.Minute, // a restart with 250k objects reloads every watch cache
 	})
-	if err != nil {
-		return nil, err
-	}
-	b.Env = env
-	b.Conn = Conn{Host: env.Host(), Token: env.AdminToken(), CA: env.CAData()}
-	b.logf("control plane at %s, directory %s", b.Conn.Host, env.Dir())
-	dc, err := dynamic.NewForConfig(b.Conn.Kdyn(Unlimited, nil))
-	if err != nil {
-		env.Stop()
-		return nil, err
-	}
-	return dc, nil
 }
 
 // createNamespaces creates namespaces that may exist already.
