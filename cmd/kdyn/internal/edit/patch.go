@@ -482,7 +482,9 @@ func patchManifests(f *cli.Factory, o *patchOptions, p *cli.ResultPrinter, data 
 		}
 		obj := e.Object()
 		gvk := obj.GroupVersionKind()
-		if pt == types.StrategicMergePatchType && !builtinGroup(gvk.Group) {
+		// Without the server, the group alone says whether the kind is
+		// built in: the rule of the default patch type, no CRD looked up.
+		if pt == types.StrategicMergePatchType && defaultPatchType(gvk.Group, patchCRDUnknown) != types.StrategicMergePatchType {
 			return fmt.Errorf("strategic merge patch is not supported for %s locally, try --type merge", gvk)
 		}
 		after, err := patchLocally(obj, pt, data, gvk.String())
@@ -494,12 +496,4 @@ func patchManifests(f *cli.Factory, o *patchOptions, p *cli.ResultPrinter, data 
 		}
 	}
 	return nil
-}
-
-// builtinGroup reports whether a group is one of Kubernetes' own (the
-// core group, a group without a dot, or one under k8s.io), whose kinds
-// take strategic merge patches; others are custom resources' or
-// aggregated APIs'.
-func builtinGroup(group string) bool {
-	return !strings.Contains(group, ".") || strings.HasSuffix(group, ".k8s.io")
 }
