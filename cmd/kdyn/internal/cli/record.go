@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -27,12 +28,16 @@ const ChangeCauseAnnotation = "kubernetes.io/change-cause"
 type RecordFlag struct {
 	on  bool
 	cmd *cobra.Command
+	// cause is the change cause, worked out once (sync.OnceValue) from
+	// the command line: every object a command writes gets the same.
+	cause func() string
 }
 
 // AddRecordFlag adds kubectl's --record flag to cmd: with it, the objects
 // the command writes carry the command line in ChangeCauseAnnotation.
 func AddRecordFlag(cmd *cobra.Command) *RecordFlag {
 	r := &RecordFlag{cmd: cmd}
+	r.cause = sync.OnceValue(r.changeCause)
 	cmd.Flags().BoolVar(&r.on, "record", false, "Record current kubectl command in the resource annotation. If set to false, do not record the command. If set to true, record the command. If not set, default to updating the existing annotation value only if one already exists.")
 	_ = cmd.Flags().MarkDeprecated("record", "--record will be removed in the future")
 	return r
@@ -46,6 +51,11 @@ func (r *RecordFlag) Cause() string {
 	if r == nil || !r.on || len(os.Args) == 0 {
 		return ""
 	}
+	return r.cause()
+}
+
+// changeCause is Cause, worked out from the command line.
+func (r *RecordFlag) changeCause() string {
 	// A parse of its own, over stand-ins for the command's flags: the
 	// flags keep the values of the real parse (a repeated -f is not
 	// appended twice) and no deprecation is printed again.
