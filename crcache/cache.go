@@ -181,7 +181,7 @@ func (c *Cache) Start(ctx context.Context) error {
 	c.mu.Lock()
 	if c.ctx != nil {
 		c.mu.Unlock()
-		return errors.New("Informer already started") //lint:ignore ST1005 controller-runtime's text
+		return errors.New("informer already started")
 	}
 	c.ctx = ctx
 	c.fmu.Lock()

@@ -64,7 +64,8 @@ func (v view) key() string {
 // fromObject converts a stored whole object (shared, read-only) to the
 // view's form. With share, an Unstructured is returned as stored (the
 // caller promised not to modify it); otherwise the result is the caller's
-// own.
+// own. Typed objects are always decoded afresh, so they are the caller's
+// own either way.
 func (v view) fromObject(u *unstructured.Unstructured, share bool) (client.Object, error) {
 	switch v.form {
 	case unstructuredForm:
@@ -88,7 +89,13 @@ func (v view) fromObject(u *unstructured.Unstructured, share bool) (client.Objec
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
 		return nil, fmt.Errorf("crcache: %s %s as %T: %w", v.gvk.Kind, informer.Key(u), obj, err)
 	}
-	obj.GetObjectKind().SetGroupVersionKind(v.gvk)
+	// As controller-runtime's typed objects: a copy has its kind set, an
+	// object as its informer holds it (shared reads, handlers) has not.
+	if share {
+		obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	} else {
+		obj.GetObjectKind().SetGroupVersionKind(v.gvk)
+	}
 	return obj, nil
 }
 

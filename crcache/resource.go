@@ -2,10 +2,12 @@ package crcache
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -82,6 +84,7 @@ func (r *resource) newBacking(s *scope, whole bool) backing {
 		opts.FieldSelector = s.cfg.field.String()
 	}
 	if !whole {
+		opts.MetadataTransform = metadataTransform(r.gvk, s.cfg.transform)
 		return newMetadataBacking(f.ForResourceMetadata(r.gvr, opts), func() { f.ReleaseMetadata(r.gvr, opts) })
 	}
 	opts.Transform = r.c.transform(r.gvk, s.cfg.transform)
@@ -350,5 +353,28 @@ func (c *Cache) transform(gvk schema.GroupVersionKind, t toolscache.TransformFun
 			return nil, err
 		}
 		return toUnstructured(out)
+	}
+}
+
+// metadataTransform adapts a controller-runtime transform to kdyn's
+// metadata-only informers: it gets each object as PartialObjectMetadata of
+// kind gvk, as controller-runtime's metadata informers give it (the server
+// sends them as kind PartialObjectMetadata). Without a transform it only
+// sets the kind.
+func metadataTransform(gvk schema.GroupVersionKind, t toolscache.TransformFunc) func(*metav1.PartialObjectMetadata) (*metav1.PartialObjectMetadata, error) {
+	return func(m *metav1.PartialObjectMetadata) (*metav1.PartialObjectMetadata, error) {
+		m.SetGroupVersionKind(gvk)
+		if t == nil {
+			return m, nil
+		}
+		out, err := t(m)
+		if err != nil {
+			return nil, err
+		}
+		pm, ok := out.(*metav1.PartialObjectMetadata)
+		if !ok {
+			return nil, fmt.Errorf("crcache: a transform of metadata-only objects returned %T, not *metav1.PartialObjectMetadata", out)
+		}
+		return pm, nil
 	}
 }

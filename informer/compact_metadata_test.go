@@ -1,11 +1,13 @@
 package informer
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kdyn/kdyn/dynamic/fake"
@@ -81,5 +83,40 @@ func TestFactoryCompactMetadata(t *testing.T) {
 	}
 	if _, ok := plain.store.data.(*compactMetadataStorage); ok {
 		t.Fatal("the default metadata informer stores compactly")
+	}
+}
+
+// InformerOptions.MetadataTransform applies to metadata-only informers
+// (and Transform does not): objects enter the cache transformed, and an
+// informer with a transform is distinct from one without.
+func TestFactoryMetadataTransform(t *testing.T) {
+	cm := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "a", "namespace": "ns"},
+	}}
+	client := fake.NewClient(cm)
+	f := NewFactory(client, FactoryOptions{})
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	mark := func(m *metav1.PartialObjectMetadata) (*metav1.PartialObjectMetadata, error) {
+		m.SetAnnotations(map[string]string{"transformed": "yes"})
+		return m, nil
+	}
+	plain := f.ForResourceMetadata(gvr, InformerOptions{})
+	marked := f.ForResourceMetadata(gvr, InformerOptions{MetadataTransform: mark})
+	if plain == marked {
+		t.Fatal("MetadataTransform gave the same informer as none")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = f.Run(ctx) }()
+	if err := f.WaitForSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := marked.Store().Get("ns/a")
+	if !ok || got.GetAnnotations()["transformed"] != "yes" {
+		t.Fatalf("transformed informer holds %v", got)
+	}
+	if got, _ := plain.Store().Get("ns/a"); got.GetAnnotations()["transformed"] != "" {
+		t.Fatalf("the informer without a transform holds %v", got)
 	}
 }

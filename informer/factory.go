@@ -53,8 +53,11 @@ type InformerOptions struct {
 	KeepManagedFields bool
 	// Transform changes objects before they are cached, after managedFields
 	// stripping. Informers with different Transform functions are distinct.
-	// Metadata-only informers ignore it.
+	// Metadata-only informers ignore it (see MetadataTransform).
 	Transform func(*unstructured.Unstructured) (*unstructured.Unstructured, error)
+	// MetadataTransform is Transform for metadata-only informers (after
+	// managedFields stripping); informers of whole objects ignore it.
+	MetadataTransform func(*metav1.PartialObjectMetadata) (*metav1.PartialObjectMetadata, error)
 	// Compact keeps objects as JSON bytes (the text the server sent, less
 	// managedFields) and decodes them on each read (see RawJSON): far less
 	// memory, slower reads. Metadata-only informers keep each object's
@@ -132,8 +135,9 @@ func NewFactory(client dynamic.Interface, opts FactoryOptions) *Factory {
 }
 
 func (f *Factory) key(gvr schema.GroupVersionResource, o InformerOptions, metadata bool) factoryKey {
+	var transform any = o.Transform
 	if metadata {
-		o.Transform = nil
+		transform = o.MetadataTransform
 	}
 	ns := o.Namespace
 	switch {
@@ -143,8 +147,8 @@ func (f *Factory) key(gvr schema.GroupVersionResource, o InformerOptions, metada
 		ns = f.opts.Namespace
 	}
 	k := factoryKey{gvr: gvr, ns: ns, labels: o.LabelSelector, fields: o.FieldSelector, keepMF: o.KeepManagedFields, compact: o.Compact, metadata: metadata, shard: o.Shard}
-	if o.Transform != nil {
-		k.transform = reflect.ValueOf(o.Transform).Pointer()
+	if v := reflect.ValueOf(transform); !v.IsNil() {
+		k.transform = v.Pointer()
 	}
 	return k
 }
@@ -164,7 +168,7 @@ func (f *Factory) ForResource(gvr schema.GroupVersionResource, opts InformerOpti
 // objects are *metav1.PartialObjectMetadata (with kdyn's own client, the
 // server sends only metadata). opts.Compact keeps each object's metadata
 // as its protobuf encoding (see InformerOptions.Compact); opts.Transform
-// does not apply.
+// does not apply, opts.MetadataTransform does.
 func (f *Factory) ForResourceMetadata(gvr schema.GroupVersionResource, opts InformerOptions) *Informer[*metav1.PartialObjectMetadata] {
 	return shared(f, metadataOnly, gvr, opts, true)
 }
@@ -197,6 +201,7 @@ var (
 	metadataOnly = objectKind[*metav1.PartialObjectMetadata]{
 		metadata: true,
 		build: func(ri dynamic.ResourceInterface, opts InformerOptions, o Options[*metav1.PartialObjectMetadata]) *Informer[*metav1.PartialObjectMetadata] {
+			o.Transform = opts.MetadataTransform
 			if opts.Compact {
 				o.storage = newCompactMetadataStorage()
 			}
