@@ -59,6 +59,7 @@ test: controlplane ## Run every test (unit, golden, httptest, real control plane
 	cd bench && $(GO) test -count=1 ./wire/ ./cli/ ./kustomize/ ./applyset/   # kdyn's requests equal client-go's, verb by verb; clibench's output comparison; kdyn kustomize byte-identical to kubectl's; ApplySets equal kubectl's
 	cd bench && $(GO) test -count=1 -v ./clientgodynamic/   # client-go's own dynamic tests, imports switched to kdyn; lists every test that ran
 	cd bench && $(GO) test -count=1 ./leaderelection/   # a kdyn and a client-go candidate on one Lease: one leader, hand-overs both ways
+	cd crcache && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...   # the controller-runtime cache: controller-runtime's own cache tests on it, an operator on both caches
 	@if [ -z '$(RACE)' ]; then echo "NOTICE: make test ran WITHOUT the race detector (the NOTICE at the start says why)"; fi
 
 .PHONY: test-kubectl-suite
@@ -75,6 +76,8 @@ lint: ## gofmt, go vet, staticcheck (pinned) and govulncheck (offline database f
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 	./scripts/govulncheck.sh ./...
+	cd crcache && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...
+	./scripts/govulncheck.sh -C crcache ./...
 
 .PHONY: cluster
 cluster: ## Run a local control plane in the foreground and print the KUBECONFIG to use.
@@ -102,3 +105,4 @@ tidy: ## go mod tidy for every module.
 	$(GO) mod tidy
 	cd integration/controlplane && $(GO) mod tidy
 	cd bench && $(GO) mod tidy
+	cd crcache && $(GO) mod tidy

@@ -1,9 +1,80 @@
 // Package crcache is a controller-runtime cache (sigs.k8s.io/controller-runtime
-// v0.25 cache.Cache) on kdyn's informers, so an existing operator gets kdyn's
-// memory and sync speed by changing one line:
+// v0.25, cache.Cache) on kdyn's informers, so an existing operator gets
+// kdyn's memory and sync speed by changing one line of its manager's
+// options, and nothing in its reconcilers:
 //
 //	mgr, err := ctrl.NewManager(cfg, ctrl.Options{NewCache: crcache.New})
 //
-// It lives in a Go module of its own so that kdyn's core stays free of
-// client-go and controller-runtime.
+// It lives in a Go module of its own (github.com/kdyn/kdyn/crcache) so that
+// kdyn's library packages stay free of client-go and controller-runtime.
+//
+// # What it keeps
+//
+// One store per kind (group, version, kind), whichever form a caller reads
+// it in: the scheme's Go type, *unstructured.Unstructured or
+// *metav1.PartialObjectMetadata. controller-runtime's own cache keeps a
+// store for each form, so a typed Get beside a metadata-only watch of the
+// same kind caches the kind twice; here the reads and the informers of all
+// three forms share one list and watch. A kind first asked for as metadata
+// only is cached as metadata only (kdyn's metadata informer, protobuf on
+// the wire); the first typed or Unstructured request turns its stores into
+// stores of whole objects: each registered handler then gets the new
+// store's objects as adds (in the form it asked for) and stays on the old
+// store until it has had them, so no change is missed — some may be seen
+// twice, which level-based reconcilers do not mind.
+//
+// Stores hold objects as kdyn's informers decode them, without
+// metadata.managedFields (Options.KeepManagedFields keeps them), or, with
+// Options.Compact, as the JSON text the server sent, decoded on every read.
+// Informers use streaming lists where the server has them, resume watches
+// from the last resourceVersion, and can cache one shard of a kind's hash
+// range (Options.Shard).
+//
+// # Reads
+//
+// Get and List convert the stored object to the caller's form: a typed
+// object is decoded from the store on every read (runtime's unstructured
+// converter), so it is always the caller's own; an Unstructured is a
+// DeepCopy unless UnsafeDisableDeepCopy is set (then it is the stored
+// object, which must not be modified); a PartialObjectMetadata is built
+// from the stored metadata. Label selectors filter in memory; field
+// selectors must be exact matches of fields indexed with IndexField (as in
+// controller-runtime). Reads wait for the kind's informer to sync and
+// return controller-runtime's errors: ErrCacheNotStarted before Start, a
+// Timeout error when the context ends first, ErrResourceNotCached with
+// ReaderFailOnMissingInformer, NotFound (group and kind, as
+// controller-runtime names it).
+//
+// # Options
+//
+// cache.Options are applied with controller-runtime's defaulting rules:
+// DefaultNamespaces (a "" entry covers the namespaces not named),
+// DefaultLabelSelector, DefaultFieldSelector, DefaultTransform,
+// DefaultUnsafeDisableDeepCopy, SyncPeriod, ByObject (Namespaces, Label,
+// Field, Transform, UnsafeDisableDeepCopy, SyncPeriod), Scheme, Mapper,
+// HTTPClient and ReaderFailOnMissingInformer. A transform gets each object
+// in the form controller-runtime would give it: the scheme's type when the
+// scheme knows the kind, else Unstructured; PartialObjectMetadata for
+// metadata-only stores. Requests go through the manager's HTTPClient (its
+// authentication and TLS), at client-go's default rate limit unless the
+// rest.Config sets QPS and Burst.
+//
+// # Differences from controller-runtime's cache
+//
+//   - managedFields are not cached unless Options.KeepManagedFields.
+//   - A typed read with UnsafeDisableDeepCopy still returns an object of the
+//     caller's own (decoded afresh), not the cached one: changing it changes
+//     nothing in the cache, and two reads share no maps.
+//   - Options.NewInformer is refused (New returns an error): the informers
+//     are kdyn's.
+//   - RemoveInformer removes the kind's store, whatever form it was asked
+//     for in (they are one).
+//   - A handler's own resync period (AddEventHandlerWithResyncPeriod) is
+//     not used: resyncs follow the cache's SyncPeriod.
+//   - EnableWatchBookmarks is not used: kdyn's informers always ask for
+//     bookmarks.
+//
+// docs/crcache.md has the table of controller-runtime's own cache tests
+// run against this cache (TestControllerRuntimeCacheSuite) and the
+// benchmark against controller-runtime's cache.
 package crcache

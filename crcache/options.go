@@ -185,11 +185,3 @@ func toScope(c cache.Config) scopeConfig {
 	}
 	return s
 }
-
-// selectorString is sel's text for a list or watch request ("" for none).
-func selectorString[S interface{ String() string }](sel S, empty bool) string {
-	if empty {
-		return ""
-	}
-	return sel.String()
-}
