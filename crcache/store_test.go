@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/integration/testenv"
 )
 
@@ -206,5 +207,48 @@ func TestUpgradeKeepsHandlers(t *testing.T) {
 	// objects.
 	if n := requests.count(); n != 2 {
 		t.Errorf("%d configmap lists and watches, want 2", n)
+	}
+}
+
+// With Options.Shard, a cache holds only its shard's objects: two caches
+// with the two halves of the hash range hold every object once.
+func TestShardedCaches(t *testing.T) {
+	env := testenv.Shared(t)
+	ctx := context.Background()
+	direct, err := client.New(&rest.Config{Host: env.Host(), BearerToken: env.AdminToken(), TLSClientConfig: rest.TLSClientConfig{CAData: env.CAData()}}, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := "sharded"
+	if err := direct.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		if err := direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%02d", i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]int{}
+	for _, r := range informer.SplitRanges(2) {
+		shard, err := informer.NewShard(informer.ShardByUID, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := startCache(t, env, Options{Shard: shard})
+		var list corev1.ConfigMapList
+		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Items) == 0 || len(list.Items) == 40 {
+			t.Errorf("shard %s holds %d of 40 objects", informer.FormatRanges([]informer.HashRange{r}), len(list.Items))
+		}
+		for _, cm := range list.Items {
+			seen[cm.Name]++
+		}
+	}
+	for i := range 40 {
+		if n := seen[fmt.Sprintf("cm-%02d", i)]; n != 1 {
+			t.Errorf("cm-%02d is in %d shards", i, n)
+		}
 	}
 }
