@@ -162,9 +162,13 @@ func (r *resource) upgrade() {
 		reg.moveTo(r.scopes)
 		moved = append(moved, reg)
 	}
+	now := make([]backing, len(r.scopes))
+	for i, s := range r.scopes {
+		now[i] = s.backing
+	}
 	go func() {
 		for _, reg := range moved {
-			reg.finishMove(r.c.ctxDone(), r.stopped)
+			reg.finishMove(r.c.ctxDone(), r.stopped, old, now)
 		}
 		for _, b := range old {
 			b.release()
@@ -206,7 +210,9 @@ type registration struct {
 func (r *resource) addHandler(v view, h toolscache.ResourceEventHandler) (*registration, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	reg := &registration{r: r, v: v, h: h}
+	// Several stores deliver to one handler (scopes, and both stores while
+	// an upgrade moves it): it still gets one event at a time.
+	reg := &registration{r: r, v: v, h: &serialHandler{h: h}}
 	for _, s := range r.scopes {
 		remove, synced, err := s.backing.addHandler(v, h)
 		if err != nil {
@@ -237,25 +243,38 @@ func (reg *registration) moveTo(scopes []*scope) {
 }
 
 // finishMove removes the old registrations once the new ones have synced
-// (or the cache or resource stopped).
-func (reg *registration) finishMove(cacheDone, stopped <-chan struct{}) {
+// (or the cache or resource stopped). An object the old store holds and
+// the new one does not was deleted while the handler moved, perhaps unseen
+// by the old store's watch: the handler gets it as a
+// DeletedFinalStateUnknown (unless the old store saw it after the new
+// store's last resourceVersion, which then will bring it).
+func (reg *registration) finishMove(cacheDone, stopped <-chan struct{}, old, now []backing) {
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
 	for !reg.HasSynced() {
 		select {
 		case <-cacheDone:
+			return
 		case <-stopped:
+			return
 		case <-t.C:
-			continue
 		}
-		break
 	}
 	reg.mu.Lock()
-	defer reg.mu.Unlock()
 	for _, rm := range reg.oldRemoves {
 		rm()
 	}
 	reg.oldRemoves = nil
+	removed := reg.removed
+	reg.mu.Unlock()
+	if removed {
+		return
+	}
+	for i, b := range old {
+		for _, gone := range b.missingFrom(reg.v, now[i]) {
+			reg.h.OnDelete(gone)
+		}
+	}
 }
 
 // HasSynced reports whether the handler has had the initial list of
@@ -377,4 +396,28 @@ func metadataTransform(gvk schema.GroupVersionKind, t toolscache.TransformFunc) 
 		}
 		return pm, nil
 	}
+}
+
+// serialHandler delivers one event at a time to h.
+type serialHandler struct {
+	mu sync.Mutex
+	h  toolscache.ResourceEventHandler
+}
+
+func (s *serialHandler) OnAdd(obj any, initial bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.h.OnAdd(obj, initial)
+}
+
+func (s *serialHandler) OnUpdate(oldObj, newObj any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.h.OnUpdate(oldObj, newObj)
+}
+
+func (s *serialHandler) OnDelete(obj any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.h.OnDelete(obj)
 }

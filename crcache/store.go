@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,6 +31,14 @@ type backing interface {
 	addHandler(v view, h toolscache.ResourceEventHandler) (remove func(), synced func() bool, err error)
 	hasSynced() bool
 	waitForSync(ctx context.Context) error
+	// missingFrom returns, as DeletedFinalStateUnknown in v's form, the
+	// objects this backing holds and other does not, less those this one
+	// saw at a resourceVersion past other's last sync.
+	missingFrom(v view, other backing) []toolscache.DeletedFinalStateUnknown
+	// has reports whether the backing holds key; lastSync is the
+	// resourceVersion it last synced at.
+	has(key string) bool
+	lastSync() string
 	// release stops the informer.
 	release()
 }
@@ -140,6 +149,40 @@ func (s *store[T]) hasSynced() bool { return s.inf.HasSynced() }
 func (s *store[T]) waitForSync(ctx context.Context) error { return s.inf.WaitForSync(ctx) }
 
 func (s *store[T]) release() { s.stop() }
+
+func (s *store[T]) has(key string) bool {
+	_, ok := s.inf.Store().Get(key)
+	return ok
+}
+
+func (s *store[T]) lastSync() string { return s.inf.LastSyncResourceVersion() }
+
+func (s *store[T]) missingFrom(v view, other backing) []toolscache.DeletedFinalStateUnknown {
+	since, sinceErr := strconv.ParseUint(other.lastSync(), 10, 64)
+	var out []toolscache.DeletedFinalStateUnknown
+	for _, key := range s.inf.Store().Keys() {
+		if other.has(key) {
+			continue
+		}
+		obj, ok := s.inf.Store().Get(key)
+		if !ok {
+			continue
+		}
+		// resourceVersions are opaque, but etcd's are integers: one past
+		// the other store's last sync is a change that store has yet to
+		// see (a create, not a delete).
+		if rv, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64); err == nil && sinceErr == nil && rv > since {
+			continue
+		}
+		c, err := s.conv(v, obj, true)
+		if err != nil {
+			utilruntime.HandleError(err)
+			continue
+		}
+		out = append(out, toolscache.DeletedFinalStateUnknown{Key: key, Obj: c})
+	}
+	return out
+}
 
 // handler delivers an informer's events to a controller-runtime handler in
 // one view's form.

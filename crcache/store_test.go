@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kdyn/kdyn/informer"
+	"github.com/kdyn/kdyn/integration/faultproxy"
 	"github.com/kdyn/kdyn/integration/testenv"
 )
 
@@ -251,4 +252,101 @@ func TestShardedCaches(t *testing.T) {
 			t.Errorf("cm-%02d is in %d shards", i, n)
 		}
 	}
+}
+
+// The upgrade of a metadata-only store misses nothing when the connection
+// fails around it: every watch cut, connections refused for a while, then
+// slow responses while the store of whole objects lists.
+func TestUpgradeUnderFaults(t *testing.T) {
+	env := testenv.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p := faultproxy.NewForTest(t, faultproxy.Options{Upstream: env.Host(), UpstreamCAData: env.CAData()})
+	cfg := &rest.Config{Host: p.URL(), BearerToken: env.AdminToken(), TLSClientConfig: rest.TLSClientConfig{CAData: p.CAData()}}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := newCache(cfg, cache.Options{HTTPClient: hc}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Start(cctx) }()
+	defer func() {
+		stop()
+		<-done
+		// The proxy's Close waits for the client's idle connections.
+		hc.CloseIdleConnections()
+	}()
+	direct, err := client.New(restConfigOf(env), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := "upgrade-faults"
+	if err := direct.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	inf, err := c.GetInformer(ctx, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { rec.add("add " + obj.(client.Object).GetName()) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			rec.add("delete " + obj.(client.Object).GetName())
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for !cond() {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("timed out waiting for %s", what)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	create := func(name string) {
+		t.Helper()
+		if err := direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("before")
+	waitFor("the add of before", func() bool { return rec.has("add before") })
+
+	// Cut every watch and refuse connections for 2 s; changes go on.
+	p.Down(2 * time.Second)
+	p.CutAll()
+	create("during")
+	if err := direct.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "before"}}); err != nil {
+		t.Fatal(err)
+	}
+	// The typed read upgrades the store while the server is unreachable,
+	// then slow.
+	p.Delay(200 * time.Millisecond)
+	var cm corev1.ConfigMap
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "during"}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	p.Delay(0)
+	create("after")
+	for _, e := range []string{"add during", "delete before", "add after"} {
+		waitFor(e, func() bool { return rec.has(e) })
+	}
+}
+
+// restConfigOf is client-go's configuration of env's admin.
+func restConfigOf(env *testenv.Env) *rest.Config {
+	return &rest.Config{Host: env.Host(), BearerToken: env.AdminToken(), TLSClientConfig: rest.TLSClientConfig{CAData: env.CAData()}}
 }

@@ -34,8 +34,9 @@
 // Response bytes are copied by the proxy itself and flushed after every
 // write, so streaming responses arrive as the server sends them. A watch
 // (a request with watch=true or watch=1) is copied frame by frame, a frame
-// being one line: kube-apiserver ends every JSON watch event with a
-// newline. That is what lets CloseWatchMidFrame cut inside a frame and
+// being one line of a JSON stream (kube-apiserver ends every JSON watch
+// event with a newline) or one length-prefixed message of a protobuf
+// stream. That is what lets CloseWatchMidFrame cut inside a frame and
 // InjectMalformedFrame insert a broken one between two.
 //
 // # Faults

@@ -356,7 +356,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if streamFrames {
-		p.copyFrames(ctx, w, rc, resp.Body, ex)
+		next := readLine
+		if strings.Contains(resp.Header.Get("Content-Type"), "protobuf") {
+			next = readLengthPrefixed
+		}
+		p.copyFrames(ctx, w, rc, resp.Body, next, ex)
 	} else {
 		p.copyBody(ctx, w, rc, resp.Body, ex)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -50,16 +51,17 @@ type frameOrErr struct {
 	err   error
 }
 
-// copyFrames copies a watch stream frame by frame (a frame is one line),
-// applying the watch faults between frames.
-func (p *Proxy) copyFrames(ctx context.Context, w io.Writer, rc *http.ResponseController, body io.ReadCloser, ex *exchange) {
+// copyFrames copies a watch stream frame by frame (next reads one: a line
+// of JSON, or a length-prefixed protobuf message), applying the watch
+// faults between frames.
+func (p *Proxy) copyFrames(ctx context.Context, w io.Writer, rc *http.ResponseController, body io.ReadCloser, next func(*bufio.Reader) ([]byte, error), ex *exchange) {
 	frames := make(chan frameOrErr)
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		readFrames(quit, body, frames)
+		readFrames(quit, body, next, frames)
 	}()
 	defer func() {
 		close(quit)
@@ -111,9 +113,10 @@ func (p *Proxy) copyFrames(ctx context.Context, w io.Writer, rc *http.ResponseCo
 	}
 }
 
-// readFrames sends each line of body on frames, then the error that ended
-// the body (io.EOF at its clean end). It returns early when quit closes.
-func readFrames(quit <-chan struct{}, body io.Reader, frames chan<- frameOrErr) {
+// readFrames sends each frame of body (as next reads them) on frames, then
+// the error that ended the body (io.EOF at its clean end). It returns early
+// when quit closes.
+func readFrames(quit <-chan struct{}, body io.Reader, next func(*bufio.Reader) ([]byte, error), frames chan<- frameOrErr) {
 	br := bufio.NewReaderSize(body, 64<<10)
 	send := func(f frameOrErr) bool {
 		select {
@@ -124,7 +127,7 @@ func readFrames(quit <-chan struct{}, body io.Reader, frames chan<- frameOrErr) 
 		}
 	}
 	for {
-		line, err := readLine(br)
+		line, err := next(br)
 		if len(line) > 0 && !send(frameOrErr{frame: line}) {
 			return
 		}
@@ -150,4 +153,27 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 		}
 		return line, err
 	}
+}
+
+// readLengthPrefixed returns the next frame of a protobuf watch stream: a
+// 4-byte big-endian length and that many bytes, at most maxFrame in all.
+func readLengthPrefixed(br *bufio.Reader) ([]byte, error) {
+	var size [4]byte
+	if _, err := io.ReadFull(br, size[:]); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return size[:], err
+		}
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(size[:])
+	if int64(n)+4 > maxFrame {
+		return nil, fmt.Errorf("faultproxy: a watch frame is larger than %d bytes", maxFrame)
+	}
+	frame := make([]byte, 4+int(n))
+	copy(frame, size[:])
+	m, err := io.ReadFull(br, frame[4:])
+	if err != nil {
+		return frame[:4+m], err
+	}
+	return frame, nil
 }
