@@ -287,9 +287,9 @@ func TestRecordMatchesKubectl(t *testing.T) {
 	}
 }
 
-// patch -f names the objects by manifests, and --local patches the
-// manifests' objects without the server: a strategic merge patch is
-// refused for a custom resource, in kubectl's words.
+// patch, label and annotate -f name the objects by manifests, and --local
+// changes the manifests' objects without the server: a strategic merge
+// patch is refused for a custom resource, in kubectl's words.
 func TestPatchManifestsMatchKubectl(t *testing.T) {
 	env := testenv.Shared(t)
 	p := newPair(t, env, testenv.Admin)
@@ -315,6 +315,16 @@ func TestPatchManifestsMatchKubectl(t *testing.T) {
 		{"patch", "--local", "-f", widget, "-p", `{"spec":{"size":4}}`, "--type=merge", "-o", "yaml"},
 		{"patch", "-f", "DIR/cm-TOOL.yaml", "-p", `{"data":{"c":"4"}}`},
 		{"get", "configmap", "cm-TOOL", "-o", "jsonpath={.data}"},
+		{"label", "--local", "-f", "DIR/cm-TOOL.yaml", "tier=web", "-o", "json"},
+		{"label", "--local", "-f", "DIR/cm-TOOL.yaml", "tier=web"},
+		{"annotate", "--local", "-f", "DIR/cm-TOOL.yaml", "note=x", "-o", "yaml"},
+		{"label", "--local", "-f", "DIR/cm-TOOL.yaml", "tier=web", "--dry-run=server"},
+		{"label", "--local", "configmap", "cm-TOOL", "tier=web"},
+		{"annotate", "--local", "note=x"},
+		{"label", "-f", "DIR/cm-TOOL.yaml", "tier=live"},
+		{"annotate", "-f", "DIR/cm-TOOL.yaml", "note=live"},
+		{"label", "-f", "DIR/cm-TOOL.yaml", "configmap", "tier=again"},
+		{"get", "configmap", "cm-TOOL", "-o", "jsonpath={.metadata.labels.tier} {.metadata.annotations.note}"},
 	} {
 		p.check(t, same{args: toolArgs(s, "kubectl", dir, "-n", ns), kdynArgs: toolArgs(s, "kdyn", dir, "-n", ns), norm: norm, stderr: true})
 	}

@@ -3,6 +3,7 @@ package edit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -51,6 +52,10 @@ type metaOptions struct {
 	record          *cli.RecordFlag
 	// showManagedFields keeps managedFields in json and yaml output.
 	showManagedFields bool
+	// manifests (-f) name the objects; with local the manifests' objects
+	// themselves are changed and printed, and nothing is sent.
+	manifests cli.ManifestFlags
+	local     bool
 }
 
 // NewLabelCommand returns "kdyn label".
@@ -141,6 +146,8 @@ func newMetaCommand(f *cli.Factory, mf metaField) *cobra.Command {
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	o.record = cli.AddRecordFlag(cmd)
 	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in json and yaml output.")
+	o.manifests.AddFlags(cmd, "with the objects to "+mf.command)
+	fl.BoolVar(&o.local, "local", false, fmt.Sprintf("Change the %ss of the objects of -f and print them, without contacting the server.", mf.noun))
 	return cmd
 }
 
@@ -338,7 +345,20 @@ func runMeta(ctx context.Context, f *cli.Factory, o *metaOptions, args []string)
 	if err != nil {
 		return err
 	}
-	targets, err := cli.ResolveObjects(ctx, f, resources, o.sel)
+	if o.local {
+		return metaLocal(f, o, p, dry, resources, set, remove)
+	}
+	var targets []cli.Target
+	switch {
+	case o.manifests.Given() && len(resources) > 0:
+		return errors.New("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
+	case o.manifests.Given():
+		targets, err = cli.LiveManifestTargets(ctx, f, &o.manifests, mf.command)
+	case len(resources) == 0:
+		return errors.New("one or more resources must be specified as <resource> <name> or <resource>/<name>")
+	default:
+		targets, err = cli.ResolveObjects(ctx, f, resources, o.sel)
+	}
 	if err != nil {
 		return err
 	}
@@ -369,6 +389,54 @@ func runMeta(ctx context.Context, f *cli.Factory, o *metaOptions, args []string)
 		}
 	}
 	return errs.Result()
+}
+
+// metaLocal is label or annotate --local: the objects of the manifests,
+// changed here and printed, as kubectl prints them.
+func metaLocal(f *cli.Factory, o *metaOptions, p *cli.ResultPrinter, dry cli.DryRunMode, resources []string, set map[string]string, remove []string) error {
+	switch {
+	case dry == cli.DryRunServer:
+		return errors.New("cannot specify --local and --dry-run=server - did you mean --dry-run=client?")
+	case len(resources) > 0:
+		return errors.New("can only use local files by -f pod.yaml or --filename=pod.json when --local=true is set")
+	case !o.manifests.Given():
+		return errors.New("one or more files must be specified as -f pod.yaml or --filename=pod.json")
+	}
+	entries, err := cli.ReadEntries(f, &o.manifests, o.mf.command)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := e.Err(); err != nil {
+			return fmt.Errorf("%s: %w", e.Where(), err)
+		}
+		obj := e.Object()
+		current := obj.GetLabels()
+		if o.mf == annotationsField {
+			current = obj.GetAnnotations()
+		}
+		ch, err := computeMetaChange(current, set, remove, o.overwrite, o.mf)
+		if err != nil {
+			return err
+		}
+		gk := obj.GroupVersionKind().GroupKind()
+		if o.list {
+			t := cli.Target{Name: obj.GetName(), Namespace: obj.GetNamespace()}
+			t.Match.GVK = obj.GroupVersionKind()
+			if err := printMetaList(f, o.mf, t, ch.result, len(entries) > 1); err != nil {
+				return err
+			}
+			continue
+		}
+		msg := o.mf.done
+		if o.mf == labelsField {
+			msg = labelMessage(current, ch.result)
+		}
+		if err := p.Print(gk, obj.GetName(), msg, withMetaMap(obj, o.mf, ch.result, o.resourceVersion)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type metaClient interface {
