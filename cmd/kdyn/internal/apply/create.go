@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/edit"
 )
 
 type createOptions struct {
@@ -23,6 +25,8 @@ type createOptions struct {
 	failFast     bool
 	timeout      time.Duration
 	selector     string
+	// edit opens each object in the editor before it is created.
+	edit, windowsLineEndings bool
 }
 
 // NewCreateCommand returns "kdyn create -f": create the objects of
@@ -65,11 +69,16 @@ created (unless --fail-fast).`,
 	fl.BoolVar(&o.failFast, "fail-fast", false, "Stop at the first document that fails.")
 	fl.StringVarP(&o.selector, "selector", "l", "", "Create only the objects whose labels match this selector.")
 	fl.DurationVar(&o.timeout, "timeout", 60*time.Second, "How long to wait for a CustomResourceDefinition created in this run to be Established.")
+	fl.BoolVar(&o.edit, "edit", false, "Open each object in the editor ($KUBE_EDITOR, else $EDITOR, else vi) before creating it; saving it unchanged skips it. With -o json it is edited as JSON.")
+	fl.BoolVar(&o.windowsLineEndings, "windows-line-endings", false, "With --edit, write the file to edit with Windows line endings (CRLF).")
 	return cmd
 }
 
 func runCreate(ctx context.Context, f *cli.Factory, o *createOptions) error {
 	if o.manifests.Raw != "" {
+		if o.edit {
+			return errors.New("--raw and --edit are mutually exclusive")
+		}
 		if o.output != "" {
 			return cli.Usagef("--raw and --output are mutually exclusive")
 		}
@@ -90,6 +99,11 @@ func runCreate(ctx context.Context, f *cli.Factory, o *createOptions) error {
 	entries, err := cli.ReadEntries(f, &o.manifests, "create")
 	if err != nil {
 		return err
+	}
+	if o.edit {
+		if entries, err = editEntries(ctx, f, o, entries); err != nil {
+			return err
+		}
 	}
 	o.record.AnnotateEntries(entries)
 	if entries, err = cli.FilterManifests(entries, o.selector); err != nil {
@@ -127,4 +141,28 @@ func runCreate(ctx context.Context, f *cli.Factory, o *createOptions) error {
 		}
 	}
 	return r.Finish()
+}
+
+// editEntries is create --edit: each object in the editor, one after the
+// other, as kubectl opens them; an object saved unchanged (or empty) is
+// left out. The edited objects are created afterwards, all of them as
+// create creates manifests (kubectl creates each right after its edit and
+// reopens the editor when the server refuses it).
+func editEntries(ctx context.Context, f *cli.Factory, o *createOptions, entries []*cli.ManifestEntry) ([]*cli.ManifestEntry, error) {
+	kept := entries[:0]
+	for _, e := range entries {
+		if e.Err() != nil {
+			kept = append(kept, e)
+			continue
+		}
+		obj, ok, err := edit.BeforeCreate(ctx, f, e.Object(), o.output, o.windowsLineEndings)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			e.SetObject(obj)
+			kept = append(kept, e)
+		}
+	}
+	return kept, nil
 }

@@ -23,6 +23,7 @@ type replaceOptions struct {
 	cascade      string
 	gracePeriod  int
 	timeout      time.Duration
+	timeoutSet   bool // --timeout was given
 	fieldManager string
 	dryRun       *cli.DryRunFlag
 	validate     *cli.ValidateFlag
@@ -55,7 +56,10 @@ creates it again from the manifest.`,
   # Delete and recreate (for fields that cannot be changed in place)
   kdyn replace --force -f job.yaml`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runReplace(cmd.Context(), f, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.timeoutSet = cmd.Flags().Changed("timeout")
+			return runReplace(cmd.Context(), f, o)
+		},
 	}
 	o.manifests.AddFlags(cmd, "with the objects to replace")
 	o.manifests.AddRawFlag(cmd, "PUT")
@@ -84,8 +88,14 @@ func runReplace(ctx context.Context, f *cli.Factory, o *replaceOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.force && dry != cli.DryRunNone {
-		return cli.Usagef("--dry-run cannot be used with --force")
+	// kubectl's checks, in its order and words.
+	switch {
+	case o.gracePeriod >= 0 && !o.force:
+		return errors.New("--grace-period must have --force specified")
+	case o.timeoutSet && !o.force:
+		return errors.New("--timeout must have --force specified")
+	case o.force && dry != cli.DryRunNone:
+		return errors.New("--dry-run can not be used when --force is set")
 	}
 	validation, err := o.validate.Directive()
 	if err != nil {

@@ -17,6 +17,10 @@ import (
 // read). Changes to it are what the run sends.
 func (e *ManifestEntry) Object() *unstructured.Unstructured { return e.obj }
 
+// SetObject replaces the entry's object (create --edit gives the edited
+// one).
+func (e *ManifestEntry) SetObject(obj *unstructured.Unstructured) { e.obj = obj }
+
 // Err returns why the entry cannot be sent, or nil.
 func (e *ManifestEntry) Err() error { return e.err }
 

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/dynamic"
 	kunstructured "github.com/kdyn/kdyn/unstructured"
 )
 
@@ -30,6 +31,10 @@ type editOptions struct {
 	showManagedFields bool
 	validate          *cli.ValidateFlag
 	saveConfig        bool
+	// windowsLineEndings writes the file with CRLF line endings.
+	windowsLineEndings bool
+	// outputPatch prints the change of each object edited ("Patch: ...").
+	outputPatch bool
 }
 
 // NewEditCommand returns "kdyn edit": edit objects in $KUBE_EDITOR and
@@ -70,6 +75,8 @@ which case your text is kept in a temporary file whose name is printed.`,
 	fl.StringVar(&o.fieldManager, "field-manager", "kubectl-edit", "Name of the manager recorded in managedFields for this change.")
 	fl.BoolVar(&o.showManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in the file.")
 	fl.BoolVar(&o.saveConfig, "save-config", false, "Record the edited configuration in the last-applied-configuration annotation, for a later client-side apply.")
+	fl.BoolVar(&o.windowsLineEndings, "windows-line-endings", false, "Write the file to edit with Windows line endings (CRLF).")
+	fl.BoolVar(&o.outputPatch, "output-patch", false, "Print the change made to each object, as a JSON merge patch (\"Patch: ...\").")
 	o.validate = cli.AddValidateFlag(cmd)
 	return cmd
 }
@@ -88,9 +95,18 @@ func runEdit(ctx context.Context, f *cli.Factory, o *editOptions, args []string)
 	if err != nil {
 		return err
 	}
-	targets, err := cli.NamedTargets(ctx, f, args)
+	var targets []cli.Target
+	if len(args) == 1 && !strings.Contains(args[0], "/") {
+		// A type alone: every object of it, as kubectl edits them.
+		targets, err = cli.ResolveObjects(ctx, f, args, cli.Selection{All: true})
+	} else {
+		targets, err = cli.NamedTargets(ctx, f, args)
+	}
 	if err != nil {
 		return err
+	}
+	if len(targets) > 1 {
+		return editList(ctx, f, o, editor, targets)
 	}
 	errs := &cli.ObjErrors{Factory: f}
 	for _, t := range targets {
@@ -299,34 +315,48 @@ func updateFailureNotes(t cli.Target, err error) []string {
 	return []string{what + " could not be updated:", "* " + cli.ErrorMessage(err)}
 }
 
-// editSession is one object's edit: its file and what was shown.
-type editSession struct {
+// objectEdit is an edit of one object in the user's editor: the file is
+// shown again, with notes, until the edited object passes check and save,
+// or the user gives up.
+type objectEdit struct {
 	f      *cli.Factory
-	o      *editOptions
 	editor []string
-	t      cli.Target
-	path   string
+	format string // yaml or json
+	header string
+	crlf   bool // write the file with Windows line endings
+	// check validates the edited object against the shown one (and may
+	// complete it); nil accepts any object.
+	check func(shown, edited *unstructured.Unstructured) error
+	// save stores the edited object; its error is shown in the file by
+	// notes, and the editor opens again.
+	save  func(ctx context.Context, edited *unstructured.Unstructured) error
+	notes func(err error) []string
+	path  string
 }
 
-func (s *editSession) write(notes []string, body []byte) error {
+func (s *objectEdit) write(notes []string, body []byte) error {
 	var buf bytes.Buffer
-	buf.WriteString(editHeader)
+	buf.WriteString(s.header)
 	if len(notes) > 0 {
 		buf.Write(editNotes(notes))
 	}
 	buf.Write(body)
-	return os.WriteFile(s.path, buf.Bytes(), 0o600)
+	b := buf.Bytes()
+	if s.crlf {
+		b = bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n"))
+	}
+	return os.WriteFile(s.path, b, 0o600)
 }
 
 // preserve says where the user's text is kept and returns err.
-func (s *editSession) preserve(err error) error {
+func (s *objectEdit) preserve(err error) error {
 	fmt.Fprintf(s.f.Streams.ErrOut, "A copy of your changes has been stored to %q\n", s.path)
 	return err
 }
 
-func (s *editSession) discard() { _ = os.Remove(s.path) }
+func (s *objectEdit) discard() { _ = os.Remove(s.path) }
 
-func (s *editSession) runEditor(ctx context.Context) error {
+func (s *objectEdit) runEditor(ctx context.Context) error {
 	argv := append(append([]string(nil), s.editor[1:]...), s.path)
 	cmd := exec.CommandContext(ctx, s.editor[0], argv...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.f.Streams.In, s.f.Streams.Out, s.f.Streams.ErrOut
@@ -340,6 +370,89 @@ func (s *editSession) runEditor(ctx context.Context) error {
 //
 //lint:ignore ST1005 kubectl's wording, which scripts may match
 var errEditGivenUp = errors.New("Edit cancelled, no valid changes were saved.")
+
+// run edits shown until it is saved (true), the edit is cancelled — the
+// file saved unchanged or empty, said on stderr as kubectl says it — or
+// given up (an error).
+func (s *objectEdit) run(ctx context.Context, shown *unstructured.Unstructured) (bool, error) {
+	original, err := encodeEditBody(shown, s.format)
+	if err != nil {
+		return false, err
+	}
+	file, err := os.CreateTemp("", "kdyn-edit-*."+s.format)
+	if err != nil {
+		return false, err
+	}
+	s.path = file.Name()
+	file.Close()
+	if err := os.Chmod(s.path, 0o600); err != nil {
+		s.discard()
+		return false, err
+	}
+	if err := s.write(nil, original); err != nil {
+		s.discard()
+		return false, err
+	}
+	cancel := func(why string) (bool, error) {
+		s.discard()
+		fmt.Fprintln(s.f.Streams.ErrOut, why)
+		return false, nil
+	}
+	var failed []byte // the text of the last attempt that failed
+	for {
+		if err := s.runEditor(ctx); err != nil {
+			return false, s.preserve(err)
+		}
+		raw, err := os.ReadFile(s.path)
+		if err != nil {
+			return false, s.preserve(err)
+		}
+		if s.crlf {
+			raw = bytes.ReplaceAll(raw, []byte("\r\n"), []byte("\n"))
+		}
+		edited := stripEditHeader(raw)
+		if failed != nil && bytes.Equal(bytes.TrimSpace(edited), bytes.TrimSpace(failed)) {
+			return false, s.preserve(errEditGivenUp)
+		}
+		if bytes.Equal(edited, original) {
+			return cancel("Edit cancelled, no changes made.")
+		}
+		if len(bytes.TrimSpace(edited)) == 0 {
+			return cancel("Edit cancelled, saved file was empty.")
+		}
+		failed = edited
+		obj, err := decodeEditBody(edited)
+		if err != nil {
+			if werr := s.write([]string{"The edited file had a syntax error: " + err.Error()}, edited); werr != nil {
+				return false, s.preserve(werr)
+			}
+			continue
+		}
+		if s.check != nil {
+			if err := s.check(shown, obj); err != nil {
+				if werr := s.write([]string{err.Error()}, edited); werr != nil {
+					return false, s.preserve(werr)
+				}
+				continue
+			}
+		}
+		if reflect.DeepEqual(obj.Object, shown.Object) {
+			return cancel("Edit cancelled, no changes made.")
+		}
+		if err := s.save(ctx, obj); err != nil {
+			if ctx.Err() != nil {
+				return false, s.preserve(err)
+			}
+			cli.PrintError(s.f.Streams.ErrOut, err)
+			if werr := s.write(s.notes(err), edited); werr != nil {
+				return false, s.preserve(werr)
+			}
+			continue
+		}
+		s.discard()
+		return true, nil
+	}
+}
 
 func editOne(ctx context.Context, f *cli.Factory, o *editOptions, editor []string, t cli.Target) error {
 	client, err := f.WriteClient(o.fieldManager, cli.DryRunNone)
@@ -359,84 +472,142 @@ func editOne(ctx context.Context, f *cli.Factory, o *editOptions, editor []strin
 	if !o.showManagedFields {
 		shown = kunstructured.StripManagedFields(live)
 	}
-	original, err := encodeEditBody(shown, o.output)
+	s := &objectEdit{
+		f: f, editor: editor, format: o.output, header: editHeader, crlf: o.windowsLineEndings,
+		check: checkEditIdentity,
+		save: func(ctx context.Context, obj *unstructured.Unstructured) error {
+			return updateEdited(ctx, f, o, rc, sub, shown, obj)
+		},
+		notes: func(err error) []string { return updateFailureNotes(t, err) },
+	}
+	saved, err := s.run(ctx, shown)
+	if err != nil || !saved {
+		return err
+	}
+	_, err = fmt.Fprintf(f.Streams.Out, "%s edited\n", t.KindName())
+	return err
+}
+
+// createEditHeader heads the file of create --edit.
+const createEditHeader = `# Edit the object below, then save and close the editor to create it.
+# Comment lines at the top of this file are ignored. Saving the object
+# unchanged, or an empty file, cancels its creation.
+#
+`
+
+// BeforeCreate is create --edit: obj in the user's editor (YAML, or JSON
+// when format is "json"; Windows line endings with crlf). It returns the
+// edited object, or false when the user cancelled (saved it unchanged or
+// empty), which it has said on stderr as kubectl says it.
+func BeforeCreate(ctx context.Context, f *cli.Factory, obj *unstructured.Unstructured, format string, crlf bool) (*unstructured.Unstructured, bool, error) {
+	editor, err := editorCommand(os.Getenv)
+	if err != nil {
+		return nil, false, err
+	}
+	if format != "json" {
+		format = "yaml"
+	}
+	var edited *unstructured.Unstructured
+	s := &objectEdit{
+		f: f, editor: editor, format: format, header: createEditHeader, crlf: crlf,
+		save: func(_ context.Context, obj *unstructured.Unstructured) error { edited = obj; return nil },
+	}
+	saved, err := s.run(ctx, obj)
+	return edited, saved, err
+}
+
+// updateEdited sends one edited object (shown is what the editor showed).
+func updateEdited(ctx context.Context, f *cli.Factory, o *editOptions, rc dynamic.ResourceInterface, sub []string, shown, obj *unstructured.Unstructured) error {
+	if o.saveConfig {
+		// As kubectl edit --save-config: the edited object itself.
+		if err := cli.SetLastApplied(obj); err != nil {
+			return err
+		}
+	}
+	if _, err := rc.Update(ctx, obj, metav1.UpdateOptions{}, sub...); err != nil {
+		return err
+	}
+	if o.outputPatch {
+		patch, err := kunstructured.MergePatch(shown, obj)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(f.Streams.Out, "Patch: %s\n", patch)
+	}
+	return nil
+}
+
+// editList edits several objects in one file, as a List (kubectl's form
+// for them), and updates those that changed, in order; an object the
+// server refuses reopens the file with the error, the updates before it
+// kept.
+func editList(ctx context.Context, f *cli.Factory, o *editOptions, editor []string, targets []cli.Target) error {
+	client, err := f.WriteClient(o.fieldManager, cli.DryRunNone)
 	if err != nil {
 		return err
 	}
-	file, err := os.CreateTemp("", "kdyn-edit-*."+o.output)
-	if err != nil {
+	if client, err = o.validate.Client(client); err != nil {
 		return err
 	}
-	s := &editSession{f: f, o: o, editor: editor, t: t, path: file.Name()}
-	file.Close()
-	if err := os.Chmod(s.path, 0o600); err != nil {
-		s.discard()
-		return err
-	}
-	if err := s.write(nil, original); err != nil {
-		s.discard()
-		return err
-	}
-	var failed []byte // the text of the last attempt that failed
-	for {
-		if err := s.runEditor(ctx); err != nil {
-			return s.preserve(err)
-		}
-		raw, err := os.ReadFile(s.path)
+	sub := cli.Subresources(o.subresource)
+	items := make([]any, len(targets))
+	for i, t := range targets {
+		live, err := t.Resource(client).Get(ctx, t.Name, metav1.GetOptions{}, sub...)
 		if err != nil {
-			return s.preserve(err)
+			return err
 		}
-		edited := stripEditHeader(raw)
-		if failed != nil && bytes.Equal(bytes.TrimSpace(edited), bytes.TrimSpace(failed)) {
-			return s.preserve(errEditGivenUp)
+		if !o.showManagedFields {
+			live = kunstructured.StripManagedFields(live)
 		}
-		if bytes.Equal(edited, original) {
-			s.discard()
-			fmt.Fprintln(f.Streams.ErrOut, "Edit cancelled, no changes made.")
-			return nil
-		}
-		if len(bytes.TrimSpace(edited)) == 0 {
-			s.discard()
-			fmt.Fprintln(f.Streams.ErrOut, "Edit cancelled, saved file was empty.")
-			return nil
-		}
-		failed = edited
-		obj, err := decodeEditBody(edited)
-		if err != nil {
-			if werr := s.write([]string{"The edited file had a syntax error: " + err.Error()}, edited); werr != nil {
-				return s.preserve(werr)
-			}
-			continue
-		}
-		if err := checkEditIdentity(shown, obj); err != nil {
-			if werr := s.write([]string{err.Error()}, edited); werr != nil {
-				return s.preserve(werr)
-			}
-			continue
-		}
-		if reflect.DeepEqual(obj.Object, shown.Object) {
-			s.discard()
-			fmt.Fprintln(f.Streams.ErrOut, "Edit cancelled, no changes made.")
-			return nil
-		}
-		if o.saveConfig {
-			// As kubectl edit --save-config: the edited object itself.
-			if err := cli.SetLastApplied(obj); err != nil {
-				return s.preserve(err)
-			}
-		}
-		if _, err := rc.Update(ctx, obj, metav1.UpdateOptions{}, sub...); err != nil {
-			if ctx.Err() != nil {
-				return s.preserve(err)
-			}
-			cli.PrintError(f.Streams.ErrOut, err)
-			if werr := s.write(updateFailureNotes(t, err), edited); werr != nil {
-				return s.preserve(werr)
-			}
-			continue
-		}
-		s.discard()
-		_, err = fmt.Fprintf(f.Streams.Out, "%s edited\n", t.KindName())
-		return err
+		items[i] = live.Object
 	}
+	shown := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]any{}, "items": items}}
+	done := make([]bool, len(targets))
+	var failed int
+	s := &objectEdit{
+		f: f, editor: editor, format: o.output, header: editHeader, crlf: o.windowsLineEndings,
+		check: checkListIdentity,
+		save: func(ctx context.Context, edited *unstructured.Unstructured) error {
+			after := edited.Object["items"].([]any)
+			for i, t := range targets {
+				was := &unstructured.Unstructured{Object: items[i].(map[string]any)}
+				now := &unstructured.Unstructured{Object: after[i].(map[string]any)}
+				if done[i] || reflect.DeepEqual(was.Object, now.Object) {
+					continue
+				}
+				if err := updateEdited(ctx, f, o, t.Resource(client), sub, was, now); err != nil {
+					failed = i
+					return err
+				}
+				done[i] = true
+				fmt.Fprintf(f.Streams.Out, "%s edited\n", t.KindName())
+			}
+			return nil
+		},
+		notes: func(err error) []string { return updateFailureNotes(targets[failed], err) },
+	}
+	_, err = s.run(ctx, shown)
+	return err
+}
+
+// checkListIdentity refuses a List edit that adds, removes or reorders
+// objects, or changes one's identity (checkEditIdentity).
+func checkListIdentity(shown, edited *unstructured.Unstructured) error {
+	before, _ := shown.Object["items"].([]any)
+	after, ok := edited.Object["items"].([]any)
+	if edited.GetKind() != "List" || !ok || len(after) != len(before) {
+		//lint:ignore ST1005 the wording of the single-object edit
+		return errors.New("At least one of apiVersion, kind and name was changed")
+	}
+	for i := range before {
+		b, bok := before[i].(map[string]any)
+		a, aok := after[i].(map[string]any)
+		if !bok || !aok {
+			return errors.New("the List's items must be objects")
+		}
+		if err := checkEditIdentity(&unstructured.Unstructured{Object: b}, &unstructured.Unstructured{Object: a}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -34,10 +34,19 @@ func patchLocally(obj *unstructured.Unstructured, pt types.PatchType, patch []by
 		if mergeEquivalent(doc) {
 			return kunstructured.ApplyMergePatch(obj, patch)
 		}
-		return nil, fmt.Errorf("a strategic merge patch with lists or $ directives cannot be computed locally for %s (how lists merge is in the type's schema): use --dry-run=server, or --type merge", gvk)
+		return nil, schemaError{fmt.Errorf("a strategic merge patch with lists or $ directives cannot be computed locally for %s (how lists merge is in the type's schema): use --dry-run=server, or --type merge", gvk)}
 	}
 	return nil, errors.New("a server-side apply patch (--type apply) cannot be computed locally: use --dry-run=server")
 }
+
+// errNeedsSchema marks a strategic merge patch that only the type's schema
+// (the server's) can apply: errors.Is finds it in a schemaError.
+var errNeedsSchema = errors.New("the patch needs the type's schema")
+
+// schemaError is an error that is errNeedsSchema, in its own words.
+type schemaError struct{ error }
+
+func (schemaError) Is(target error) bool { return target == errNeedsSchema }
 
 // mergeEquivalent reports whether a strategic merge patch means what the
 // same JSON merge patch means: objects all the way down, with no list and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -300,6 +301,12 @@ func (pc *patcher) patchOne(ctx context.Context, t cli.Target) error {
 	}
 	if pc.dry == cli.DryRunClient {
 		after, err := patchLocally(before, pt, data, t.Match.GVK.String())
+		if errors.Is(err, errNeedsSchema) {
+			// How the lists of a strategic merge patch merge is in the
+			// type's schema, which the server has: it applies the patch
+			// in a dry run of its own, storing nothing.
+			after, err = pc.serverDryRun(ctx, t, pt, data, sub)
+		}
 		if err != nil {
 			return err
 		}
@@ -338,6 +345,16 @@ func (pc *patcher) patchOne(ctx context.Context, t cli.Target) error {
 		after = recorded
 	}
 	return pc.p.Print(t.Match.GVK.GroupKind(), t.Name, op, after)
+}
+
+// serverDryRun is the object as the patch would make it, computed by the
+// server (dryRun=All).
+func (pc *patcher) serverDryRun(ctx context.Context, t cli.Target, pt types.PatchType, data []byte, sub []string) (*unstructured.Unstructured, error) {
+	client, err := pc.f.WriteClient(pc.o.fieldManager, cli.DryRunServer)
+	if err != nil {
+		return nil, err
+	}
+	return t.Resource(client).Patch(ctx, t.Name, pt, data, metav1.PatchOptions{}, sub...)
 }
 
 // patchAPIMessage is the server's message of a status error.
