@@ -321,12 +321,57 @@ func TestPatchManifestsMatchKubectl(t *testing.T) {
 		{"label", "--local", "-f", "DIR/cm-TOOL.yaml", "tier=web", "--dry-run=server"},
 		{"label", "--local", "configmap", "cm-TOOL", "tier=web"},
 		{"annotate", "--local", "note=x"},
+		{"annotate", "--local", "configmap", "cm-TOOL", "note=x"},
+		{"label", "--local", "tier=web"},
 		{"label", "-f", "DIR/cm-TOOL.yaml", "tier=live"},
 		{"annotate", "-f", "DIR/cm-TOOL.yaml", "note=live"},
 		{"label", "-f", "DIR/cm-TOOL.yaml", "configmap", "tier=again"},
 		{"get", "configmap", "cm-TOOL", "-o", "jsonpath={.metadata.labels.tier} {.metadata.annotations.note}"},
 	} {
 		p.check(t, same{args: toolArgs(s, "kubectl", dir, "-n", ns), kdynArgs: toolArgs(s, "kdyn", dir, "-n", ns), norm: norm, stderr: true})
+	}
+}
+
+// edit and create --edit with kubectl's editor protocol: the file shown
+// (EDITOR=cat prints it), a cancelled edit, an edit by a script, several
+// objects as one List, Windows line endings.
+func TestEditMatchesKubectl(t *testing.T) {
+	env := testenv.Shared(t)
+	p := newPair(t, env, testenv.Admin)
+	ns := vbNamespace(t, vbClient(t, env))
+	dir := t.TempDir()
+	for _, tool := range []string{"kubectl", "kdyn"} {
+		writeFile(t, dir, "cm-"+tool+".yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-"+tool+"\ndata:\n  a: mock\n")
+	}
+	sed := writeFile(t, dir, "editor.sh", "#!/bin/sh\nsed -i 's/mock/modified/g' \"$1\"\n")
+	edited := writeFile(t, dir, "editor2.sh", "#!/bin/sh\nsed -i 's/modified/edited/g' \"$1\"\n")
+	for _, script := range []string{sed, edited} {
+		if err := os.Chmod(script, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	norm := func(b []byte) []byte {
+		b = regexp.MustCompile(`("?)(uid|resourceVersion|creationTimestamp)("?): .*`).ReplaceAll(b, []byte(`$1$2$3: X`))
+		b = regexp.MustCompile(`/tmp/[^ "]*`).ReplaceAll(b, []byte(`TMPFILE`))
+		return toolNames(b)
+	}
+	for _, c := range []struct {
+		editor string
+		step   []string
+	}{
+		{"cat", []string{"create", "--edit", "-f", "DIR/cm-TOOL.yaml"}},
+		{"cat", []string{"create", "--edit", "-f", "DIR/cm-TOOL.yaml", "-o", "json"}},
+		{sed, []string{"create", "--edit", "-f", "DIR/cm-TOOL.yaml"}},
+		{"cat", []string{"edit", "configmap", "cm-TOOL"}},
+		{"cat", []string{"edit", "configmap", "cm-TOOL", "-o", "json"}},
+		{"cat", []string{"edit", "configmap", "cm-TOOL", "--windows-line-endings"}},
+		{sed, []string{"get", "configmap", "cm-TOOL", "-o", "jsonpath={.data.a}"}},
+		{edited, []string{"edit", "configmap", "cm-TOOL", "--output-patch"}},
+		{"cat", []string{"get", "configmap", "cm-TOOL", "-o", "jsonpath={.data.a} {.metadata.managedFields[*].manager}"}},
+		{"cat", []string{"edit", "configmap"}},
+	} {
+		p.env = []string{"EDITOR=" + c.editor}
+		p.check(t, same{args: toolArgs(c.step, "kubectl", dir, "-n", ns), kdynArgs: toolArgs(c.step, "kdyn", dir, "-n", ns), norm: norm, stderr: true})
 	}
 }
 

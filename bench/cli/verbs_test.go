@@ -70,6 +70,8 @@ type pair struct {
 	kubecfg string
 	home    string
 	cache   string
+	// env is added to both tools' environment.
+	env []string
 }
 
 func newPair(t *testing.T, env *testenv.Env, u testenv.User) *pair {
@@ -87,7 +89,7 @@ type run struct {
 func (p *pair) exec(t *testing.T, bin, stdin string, args ...string) run {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), bin, args...)
-	cmd.Env = []string{"HOME=" + p.home, "PATH=" + os.Getenv("PATH"), "LANG=C", "TZ=UTC"}
+	cmd.Env = append([]string{"HOME=" + p.home, "PATH=" + os.Getenv("PATH"), "LANG=C", "TZ=UTC"}, p.env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -101,7 +102,7 @@ func runCreate(ctx context.Context, f *cli.Factory, o *createOptions) error {
 		return err
 	}
 	if o.edit {
-		if entries, err = editEntries(ctx, f, o, entries); err != nil {
+		if entries, err = editEntries(ctx, f, o, entries); err != nil || len(entries) == 0 {
 			return err
 		}
 	}
@@ -149,13 +150,31 @@ func runCreate(ctx context.Context, f *cli.Factory, o *createOptions) error {
 // create creates manifests (kubectl creates each right after its edit and
 // reopens the editor when the server refuses it).
 func editEntries(ctx context.Context, f *cli.Factory, o *createOptions, entries []*cli.ManifestEntry) ([]*cli.ManifestEntry, error) {
+	ns, _, err := f.Namespace()
+	if err != nil {
+		return nil, err
+	}
+	mapper, err := f.RESTMapper()
+	if err != nil {
+		return nil, err
+	}
 	kept := entries[:0]
 	for _, e := range entries {
 		if e.Err() != nil {
 			kept = append(kept, e)
 			continue
 		}
-		obj, ok, err := edit.BeforeCreate(ctx, f, e.Object(), o.output, o.windowsLineEndings)
+		obj := e.Object()
+		if obj.GetNamespace() == "" {
+			// The object is shown in the namespace it will be created
+			// in, as kubectl shows it.
+			gvk := obj.GroupVersionKind()
+			if m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil && m.Scope.Name() == meta.RESTScopeNameNamespace {
+				obj = obj.DeepCopy()
+				obj.SetNamespace(ns)
+			}
+		}
+		obj, ok, err := edit.BeforeCreate(ctx, f, obj, o.output, o.windowsLineEndings)
 		if err != nil {
 			return nil, err
 		}

@@ -195,10 +195,11 @@ func splitCommandLine(s string) ([]string, error) {
 	return words, nil
 }
 
-const editHeader = `# Edit the object below, then save and close the editor to update it.
-# Comment lines at the top of this file are ignored. Saving the object
-# unchanged, or an empty file, cancels the edit. If the update fails, this
-# file opens again with the error here and your changes kept below.
+// editHeader heads the file to edit, in kubectl's words (EDITOR=cat shows
+// it).
+const editHeader = `# Please edit the object below. Lines beginning with a '#' will be ignored,
+# and an empty file will abort the edit. If an error occurs while saving this file will be
+# reopened with the relevant failures.
 #
 `
 
@@ -336,9 +337,13 @@ type objectEdit struct {
 
 func (s *objectEdit) write(notes []string, body []byte) error {
 	var buf bytes.Buffer
-	buf.WriteString(s.header)
-	if len(notes) > 0 {
-		buf.Write(editNotes(notes))
+	// As kubectl's: JSON is shown without the comment block (the notes
+	// of a failed attempt are then only on stderr).
+	if s.format != "json" {
+		buf.WriteString(s.header)
+		if len(notes) > 0 {
+			buf.Write(editNotes(notes))
+		}
 	}
 	buf.Write(body)
 	b := buf.Bytes()
@@ -488,13 +493,6 @@ func editOne(ctx context.Context, f *cli.Factory, o *editOptions, editor []strin
 	return err
 }
 
-// createEditHeader heads the file of create --edit.
-const createEditHeader = `# Edit the object below, then save and close the editor to create it.
-# Comment lines at the top of this file are ignored. Saving the object
-# unchanged, or an empty file, cancels its creation.
-#
-`
-
 // BeforeCreate is create --edit: obj in the user's editor (YAML, or JSON
 // when format is "json"; Windows line endings with crlf). It returns the
 // edited object, or false when the user cancelled (saved it unchanged or
@@ -509,7 +507,7 @@ func BeforeCreate(ctx context.Context, f *cli.Factory, obj *unstructured.Unstruc
 	}
 	var edited *unstructured.Unstructured
 	s := &objectEdit{
-		f: f, editor: editor, format: format, header: createEditHeader, crlf: crlf,
+		f: f, editor: editor, format: format, header: editHeader, crlf: crlf,
 		save: func(_ context.Context, obj *unstructured.Unstructured) error { edited = obj; return nil },
 	}
 	saved, err := s.run(ctx, obj)

@@ -25,11 +25,12 @@ type metaField struct {
 	noun    string // "label", "annotation"
 	command string // "label", "annotate"
 	done    string // "labeled", "annotated"
+	file    string // the file name in kubectl's --local errors: "pod", "rsrc"
 }
 
 var (
-	labelsField      = metaField{field: "labels", noun: "label", command: "label", done: "labeled"}
-	annotationsField = metaField{field: "annotations", noun: "annotation", command: "annotate", done: "annotated"}
+	labelsField      = metaField{field: "labels", noun: "label", command: "label", done: "labeled", file: "pod"}
+	annotationsField = metaField{field: "annotations", noun: "annotation", command: "annotate", done: "annotated", file: "rsrc"}
 )
 
 // kubectl's wording for what a label command did.
@@ -398,9 +399,9 @@ func metaLocal(f *cli.Factory, o *metaOptions, p *cli.ResultPrinter, dry cli.Dry
 	case dry == cli.DryRunServer:
 		return errors.New("cannot specify --local and --dry-run=server - did you mean --dry-run=client?")
 	case len(resources) > 0:
-		return errors.New("can only use local files by -f pod.yaml or --filename=pod.json when --local=true is set")
+		return fmt.Errorf("can only use local files by -f %[1]s.yaml or --filename=%[1]s.json when --local=true is set", o.mf.file)
 	case !o.manifests.Given():
-		return errors.New("one or more files must be specified as -f pod.yaml or --filename=pod.json")
+		return fmt.Errorf("one or more files must be specified as -f %[1]s.yaml or --filename=%[1]s.json", o.mf.file)
 	}
 	entries, err := cli.ReadEntries(f, &o.manifests, o.mf.command)
 	if err != nil {
