@@ -47,7 +47,7 @@ type backing interface {
 type store[T informer.Object] struct {
 	inf *informer.Informer[T]
 	// conv converts a stored object to a view's form.
-	conv    func(v view, obj T, share bool) (client.Object, error)
+	conv func(v view, obj T, share bool) (client.Object, error)
 	stop func()
 }
 

@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kdyn/kdyn/informer"
 	"github.com/kdyn/kdyn/integration/faultproxy"
 	"github.com/kdyn/kdyn/integration/testenv"
 )
@@ -49,7 +48,7 @@ func (c *countingTransport) count() int {
 // watches; it stops with the test.
 func startCache(t *testing.T, env *testenv.Env, o Options) (*Cache, *countingTransport) {
 	t.Helper()
-	cfg := &rest.Config{Host: env.Host(), BearerToken: env.AdminToken(), TLSClientConfig: rest.TLSClientConfig{CAData: env.CAData()}}
+	cfg := restConfigOf(env)
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -107,22 +106,94 @@ func TestOneStorePerKind(t *testing.T) {
 	}
 }
 
-// recorder is a handler recording the names it sees, by event.
+// recorder is a handler recording the names it sees, by event, and the
+// objects it got in another form than PartialObjectMetadata.
 type recorder struct {
-	mu     sync.Mutex
-	events []string
+	mu        sync.Mutex
+	events    []string
+	wrongForm []string
 }
 
-func (r *recorder) add(e string) {
+func (r *recorder) add(e string, obj any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.events = append(r.events, e)
+	if _, ok := obj.(*metav1.PartialObjectMetadata); !ok {
+		r.wrongForm = append(r.wrongForm, fmt.Sprintf("%T", obj))
+	}
+	r.events = append(r.events, e+" "+obj.(client.Object).GetName())
 }
 
 func (r *recorder) has(e string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Contains(r.events, e)
+}
+
+// metaWatch is a namespace of its own and a handler of a metadata-only
+// informer of ConfigMaps, recording what it sees.
+type metaWatch struct {
+	t      *testing.T
+	ctx    context.Context
+	direct client.Client
+	ns     string
+	rec    *recorder
+}
+
+func newMetaWatch(t *testing.T, ctx context.Context, env *testenv.Env, c *Cache, ns string) *metaWatch {
+	t.Helper()
+	direct, err := client.New(restConfigOf(env), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := direct.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	inf, err := c.GetInformer(ctx, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { rec.add("add", obj) },
+		UpdateFunc: func(_, obj any) { rec.add("update", obj) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			rec.add("delete", obj)
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return &metaWatch{t: t, ctx: ctx, direct: direct, ns: ns, rec: rec}
+}
+
+func (w *metaWatch) create(name string) {
+	w.t.Helper()
+	if err := w.direct.Create(w.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}}); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *metaWatch) delete(name string) {
+	w.t.Helper()
+	if err := w.direct.Delete(w.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}}); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// waitFor waits until the handler has seen event ("add NAME").
+func (w *metaWatch) waitFor(event string) {
+	w.t.Helper()
+	for !w.rec.has(event) {
+		select {
+		case <-w.ctx.Done():
+			w.t.Fatalf("timed out waiting for %s", event)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // A metadata-only store becomes one of whole objects when a typed read
@@ -133,124 +204,25 @@ func TestUpgradeKeepsHandlers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, requests := startCache(t, env, Options{})
-	direct, err := client.New(&rest.Config{Host: env.Host(), BearerToken: env.AdminToken(), TLSClientConfig: rest.TLSClientConfig{CAData: env.CAData()}}, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := "upgrade"
-	if err := direct.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-
-	meta := &metav1.PartialObjectMetadata{}
-	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-	inf, err := c.GetInformer(ctx, meta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{}
-	var wrongForm []string
-	var wmu sync.Mutex
-	form := func(obj any) {
-		if _, ok := obj.(*metav1.PartialObjectMetadata); !ok {
-			wmu.Lock()
-			wrongForm = append(wrongForm, fmt.Sprintf("%T", obj))
-			wmu.Unlock()
-		}
-	}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { form(obj); rec.add("add " + obj.(client.Object).GetName()) },
-		UpdateFunc: func(_, obj any) { form(obj); rec.add("update " + obj.(client.Object).GetName()) },
-		DeleteFunc: func(obj any) {
-			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			form(obj)
-			rec.add("delete " + obj.(client.Object).GetName())
-		},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		for !cond() {
-			select {
-			case <-ctx.Done():
-				t.Fatalf("timed out waiting for %s", what)
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	}
-	create := func(name string) {
-		t.Helper()
-		if err := direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	create("before")
-	waitFor("the add of before", func() bool { return rec.has("add before") })
-
+	w := newMetaWatch(t, ctx, env, c, "upgrade")
+	w.create("before")
+	w.waitFor("add before")
 	// The typed read upgrades the store.
 	var cm corev1.ConfigMap
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "before"}, &cm); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: "before"}, &cm); err != nil {
 		t.Fatal(err)
 	}
-	create("after")
-	waitFor("the add of after", func() bool { return rec.has("add after") })
-	if err := direct.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "before"}}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor("the delete of before", func() bool { return rec.has("delete before") })
-	if len(wrongForm) > 0 {
-		t.Errorf("the handler got objects not in its form: %v", wrongForm)
+	w.create("after")
+	w.waitFor("add after")
+	w.delete("before")
+	w.waitFor("delete before")
+	if len(w.rec.wrongForm) > 0 {
+		t.Errorf("the handler got objects not in its form: %v", w.rec.wrongForm)
 	}
 	// Two lists and watches: the metadata-only one, then the one of whole
 	// objects.
 	if n := requests.count(); n != 2 {
 		t.Errorf("%d configmap lists and watches, want 2", n)
-	}
-}
-
-// With Options.Shard, a cache holds only its shard's objects: two caches
-// with the two halves of the hash range hold every object once.
-func TestShardedCaches(t *testing.T) {
-	env := testenv.Shared(t)
-	ctx := context.Background()
-	direct, err := client.New(&rest.Config{Host: env.Host(), BearerToken: env.AdminToken(), TLSClientConfig: rest.TLSClientConfig{CAData: env.CAData()}}, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := "sharded"
-	if err := direct.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 40 {
-		if err := direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%02d", i)}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	seen := map[string]int{}
-	for _, r := range informer.SplitRanges(2) {
-		shard, err := informer.NewShard(informer.ShardByUID, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, _ := startCache(t, env, Options{Shard: shard})
-		var list corev1.ConfigMapList
-		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			t.Fatal(err)
-		}
-		if len(list.Items) == 0 || len(list.Items) == 40 {
-			t.Errorf("shard %s holds %d of 40 objects", informer.FormatRanges([]informer.HashRange{r}), len(list.Items))
-		}
-		for _, cm := range list.Items {
-			seen[cm.Name]++
-		}
-	}
-	for i := range 40 {
-		if n := seen[fmt.Sprintf("cm-%02d", i)]; n != 1 {
-			t.Errorf("cm-%02d is in %d shards", i, n)
-		}
 	}
 }
 
@@ -280,69 +252,26 @@ func TestUpgradeUnderFaults(t *testing.T) {
 		// The proxy's Close waits for the client's idle connections.
 		hc.CloseIdleConnections()
 	}()
-	direct, err := client.New(restConfigOf(env), client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := "upgrade-faults"
-	if err := direct.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	meta := &metav1.PartialObjectMetadata{}
-	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-	inf, err := c.GetInformer(ctx, meta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { rec.add("add " + obj.(client.Object).GetName()) },
-		DeleteFunc: func(obj any) {
-			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			rec.add("delete " + obj.(client.Object).GetName())
-		},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		for !cond() {
-			select {
-			case <-ctx.Done():
-				t.Fatalf("timed out waiting for %s", what)
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	}
-	create := func(name string) {
-		t.Helper()
-		if err := direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	create("before")
-	waitFor("the add of before", func() bool { return rec.has("add before") })
+	w := newMetaWatch(t, ctx, env, c, "upgrade-faults")
+	w.create("before")
+	w.waitFor("add before")
 
 	// Cut every watch and refuse connections for 2 s; changes go on.
 	p.Down(2 * time.Second)
 	p.CutAll()
-	create("during")
-	if err := direct.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "before"}}); err != nil {
-		t.Fatal(err)
-	}
+	w.create("during")
+	w.delete("before")
 	// The typed read upgrades the store while the server is unreachable,
 	// then slow.
 	p.Delay(200 * time.Millisecond)
 	var cm corev1.ConfigMap
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "during"}, &cm); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: "during"}, &cm); err != nil {
 		t.Fatal(err)
 	}
 	p.Delay(0)
-	create("after")
+	w.create("after")
 	for _, e := range []string{"add during", "delete before", "add after"} {
-		waitFor(e, func() bool { return rec.has(e) })
+		w.waitFor(e)
 	}
 }
 
