@@ -17,4 +17,13 @@
 // manifests' objects are changed and printed without the server (as
 // written plus the change, where kubectl prints its typed object with zero
 // values filled in).
+//
+// drain cordons nodes with the same change, then evicts their pods (a
+// policy/v1 Eviction each, all at once, retried while a
+// PodDisruptionBudget answers 429) or deletes them (--disable-eviction),
+// and polls until they are gone, as kubectl drain does, with its filters
+// (DaemonSet, mirror, emptyDir and unreplicated pods), output and errors.
+// Where kubectl's order comes from a map or from goroutines finishing (the
+// kinds of pods in one warning or error, the failed evictions), kdyn's
+// follows the pods' list order.
 package mutate

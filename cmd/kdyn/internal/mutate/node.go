@@ -35,26 +35,61 @@ pods on them; pods already there stay. Prints "node/NAME %s", or "already
   # Every node with a label
   kdyn %s -l pool=batch`, map[bool]string{true: "unschedulable", false: "schedulable"}[cordon], verb, verb),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 && o.Sel.Selector == "" {
-				return cli.Usagef("USAGE: %s NODE [flags]", verb)
+			if err := checkNodeArgs(cmd, args, o.Sel.Selector); err != nil {
+				return err
 			}
-			return Run(cmd.Context(), f, o, nodeArgs(args), func(obj *unstructured.Unstructured) (Result, error) {
-				current, _, _ := unstructured.NestedBool(obj.Object, "spec", "unschedulable")
-				if current == cordon {
-					return Result{Op: "already " + done}, nil
-				}
-				if cordon {
-					_ = unstructured.SetNestedField(obj.Object, true, "spec", "unschedulable")
-				} else {
-					unstructured.RemoveNestedField(obj.Object, "spec", "unschedulable")
-				}
-				return Result{Op: done, Changed: true}, nil
-			})
+			return Run(cmd.Context(), f, o, nodeArgs(args), cordonChange(cordon))
 		},
 	}
 	o.AddFlags(cmd, "kubectl-cordon", false)
 	cmd.Flags().StringVarP(&o.Sel.Selector, "selector", "l", "", "Label selector of the nodes.")
 	return cmd
+}
+
+// cordonChange sets a node's spec.unschedulable to cordon (removing the
+// field to uncordon): "cordoned", or "already cordoned" with nothing to
+// send; "uncordoned" likewise.
+func cordonChange(cordon bool) Change {
+	done := "cordoned"
+	if !cordon {
+		done = "uncordoned"
+	}
+	return func(obj *unstructured.Unstructured) (Result, error) {
+		current, _, _ := unstructured.NestedBool(obj.Object, "spec", "unschedulable")
+		if current == cordon {
+			return Result{Op: "already " + done}, nil
+		}
+		if cordon {
+			_ = unstructured.SetNestedField(obj.Object, true, "spec", "unschedulable")
+		} else {
+			unstructured.RemoveNestedField(obj.Object, "spec", "unschedulable")
+		}
+		return Result{Op: done, Changed: true}, nil
+	}
+}
+
+// errNoResources is kubectl's refusal when nothing names a resource (an
+// empty --selector= and no node).
+const errNoResources = `You must provide one or more resources by argument or filename.
+Example resource specifications include:
+   '-f rsrc.yaml'
+   '--filename=rsrc.json'
+   '<resource> <name>'
+   '<resource>'`
+
+// checkNodeArgs refuses the node arguments of cordon, uncordon and drain
+// as kubectl does: none and no --selector, both names and a selector, or
+// an empty --selector= and no names.
+func checkNodeArgs(cmd *cobra.Command, names []string, selector string) error {
+	switch {
+	case len(names) == 0 && !cmd.Flags().Changed("selector"):
+		return cli.Usagef("USAGE: %s [flags]\nSee '%s -h' for help and examples", cmd.Use, cmd.CommandPath())
+	case len(names) > 0 && selector != "":
+		return cli.Usagef("cannot specify both a node name and a --selector option\nSee '%s -h' for help and examples", cmd.CommandPath())
+	case len(names) == 0 && strings.TrimSpace(selector) == "":
+		return cli.Usagef("%s", errNoResources)
+	}
+	return nil
 }
 
 // nodeArgs turns node names into resource arguments; none means every

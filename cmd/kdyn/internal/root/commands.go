@@ -73,6 +73,7 @@ func addObjectCommands(root *cobra.Command, f *cli.Factory) {
 		rollout.NewCommand(f),
 		mutate.NewCordonCommand(f, true),
 		mutate.NewCordonCommand(f, false),
+		mutate.NewDrainCommand(f),
 		mutate.NewTaintCommand(f),
 		mutate.NewSetCommand(f),
 		mutate.NewCertificateCommand(f),
