@@ -275,7 +275,7 @@ func TestCLINeverPrintsCredentials(t *testing.T) {
 						t.Fatalf("-v %d printed the credential %q:\nstdout:\n%s\nstderr:\n%s", v, s, r.stdout, r.stderr)
 					}
 				}
-				if v >= 6 && tt.name != "TLS failure" && !strings.Contains(r.stderr, "HTTP request") {
+				if v >= 6 && tt.name != "TLS failure" && !strings.Contains(r.stderr, `"Response"`) {
 					t.Fatalf("-v %d did not log the request, so the test proves little:\n%s", v, r.stderr)
 				}
 			}

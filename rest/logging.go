@@ -13,21 +13,32 @@ import (
 
 // Log verbosity thresholds, following kubectl's -v levels.
 const (
-	verbosityURLs   = 6
-	verbosityBodies = 8
-	verbosityCurl   = 9
+	verbosityURLs    = 6
+	verbosityHeaders = 7
+	verbosityBodies  = 8
+	verbosityCurl    = 9
 )
 
 // maxLoggedBody bounds how much of a body is logged at verbosity 8.
 const maxLoggedBody = 10 << 10
 
+// logRequest logs a request as kubectl does: from -v 7 its method, URL and
+// headers (credentials masked), from -v 8 its body too.
 func (r *Request) logRequest(req *http.Request) {
-	if r.c.verbose < verbosityBodies || r.body == nil {
+	if r.c.verbose < verbosityHeaders {
 		return
 	}
-	r.c.log.V(4).Info("request body", "verb", req.Method, "url", req.URL.Redacted(), "body", string(r.redactBody(r.body)))
+	fields := []any{"verb", req.Method, "url", req.URL.Redacted(), "headers", headerLines(req.Header)}
+	if r.c.verbose >= verbosityBodies && r.body != nil {
+		fields = append(fields, "body", string(r.redactBody(r.body)))
+	}
+	r.c.log.V(4).Info("Request", fields...)
 }
 
+// logResponse logs a response as kubectl does: from -v 6 the request's
+// method and URL, the status and the time taken ("Response" verb="GET"
+// url="..." status="200 OK" milliseconds=3), from -v 8 the response's
+// headers and body too.
 func (r *Request) logResponse(resp *http.Response, start time.Time, body []byte) {
 	if r.c.verbose < verbosityURLs {
 		return
@@ -35,13 +46,33 @@ func (r *Request) logResponse(resp *http.Response, start time.Time, body []byte)
 	fields := []any{
 		"verb", r.verb,
 		"url", resp.Request.URL.Redacted(),
-		"status", resp.StatusCode,
-		"latency", time.Since(start),
+		"status", resp.Status,
+		"milliseconds", time.Since(start).Milliseconds(),
 	}
-	if r.c.verbose >= verbosityBodies && body != nil {
-		fields = append(fields, "body", string(r.redactBody(body)))
+	if r.c.verbose >= verbosityBodies {
+		fields = append(fields, "headers", headerLines(resp.Header))
+		if body != nil {
+			fields = append(fields, "body", string(r.redactBody(body)))
+		}
 	}
-	r.c.log.V(4).Info("HTTP request", fields...)
+	r.c.log.V(4).Info("Response", fields...)
+}
+
+// headerLines renders headers as "Key: value" lines, sorted, credentials
+// masked.
+func headerLines(h http.Header) string {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		for _, v := range h[k] {
+			b.WriteString(k + ": " + maskHeader(k, v) + "\n")
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // debugRoundTripper logs an equivalent curl command line for every request
@@ -76,6 +107,9 @@ func curlCommand(req *http.Request) string {
 }
 
 func maskHeader(key, value string) string {
+	if strings.EqualFold(key, "Cookie") || strings.EqualFold(key, "Set-Cookie") {
+		return "<masked>"
+	}
 	if !strings.EqualFold(key, "Authorization") && !strings.EqualFold(key, "Proxy-Authorization") {
 		return value
 	}

@@ -537,7 +537,7 @@ func TestSecretPatchBodiesNotLogged(t *testing.T) {
 		}
 	}
 	out := buf.String()
-	if !strings.Contains(out, "request body") {
+	if !strings.Contains(out, `"M":"Request"`) || !strings.Contains(out, `"body"`) {
 		t.Fatalf("no request body was logged; the test proves nothing:\n%s", out)
 	}
 	for _, s := range []string{"SECRETVALUE", "U0VDUkVUVkFMVUU"} {

@@ -135,12 +135,11 @@ func CompareText(kdyn, kubectl []byte) Diff {
 
 var (
 	urlRE    = regexp.MustCompile(`https?://[^\s"'\\]+`)
-	statusRE = regexp.MustCompile(`status"?[=:]\s*"?(\d{3})`) // zap: "status": 304; klog: status="304 Not Modified"
+	statusRE = regexp.MustCompile(`status"?[=:]\s*"?(\d{3})`) // klog: status="304 Not Modified"
 )
 
-// Requests counts the HTTP requests in a -v 6 log (kdyn's zap lines or
-// kubectl's klog "Response" lines): one per line that has both a URL and a
-// status.
+// Requests counts the HTTP requests in a -v 6 log (the klog "Response"
+// lines both tools write): one per line that has both a URL and a status.
 type Requests struct {
 	Discovery int // GET /api, /api/v1, /apis, /apis/GROUP/VERSION
 	Other     int

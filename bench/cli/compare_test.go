@@ -3,9 +3,10 @@ package cli
 import "testing"
 
 func TestCountRequests(t *testing.T) {
-	kdyn := []byte("DEBUG\tHTTP request\t{\"verb\": \"GET\", \"url\": \"https://127.0.0.1:1234/api\", \"status\": 304, \"latency\": \"1ms\"}\n" +
-		"DEBUG\tHTTP request\t{\"verb\": \"GET\", \"url\": \"https://127.0.0.1:1234/apis\", \"status\": 304, \"latency\": \"1ms\"}\n" +
-		"DEBUG\tHTTP request\t{\"verb\": \"GET\", \"url\": \"https://127.0.0.1:1234/api/v1/namespaces/x/configmaps?limit=500\", \"status\": 200}\n")
+	kdyn := []byte(`I1205 10:22:06.792306   23042 logging.go:61] "Response" verb="GET" url="https://127.0.0.1:1234/api" status="304 Not Modified" milliseconds=1` + "\n" +
+		`I1205 10:22:06.792306   23042 logging.go:61] "Response" verb="GET" url="https://127.0.0.1:1234/apis" status="304 Not Modified" milliseconds=1` + "\n" +
+		`I1205 10:22:06.792306   23042 logging.go:35] "Request" verb="GET" url="https://127.0.0.1:1234/api/v1/namespaces/x/configmaps?limit=500" headers="Accept: application/json"` + "\n" +
+		`I1205 10:22:06.792306   23042 logging.go:61] "Response" verb="GET" url="https://127.0.0.1:1234/api/v1/namespaces/x/configmaps?limit=500" status="200 OK" milliseconds=2` + "\n")
 	kubectl := []byte(`I1202 10:00:00.000000   1 round_trippers.go:632] "Response" verb="GET" url="https://127.0.0.1:1234/apis/apps/v1?timeout=32s" status="200 OK" milliseconds=2` + "\n" +
 		`I1202 10:00:00.000000   1 round_trippers.go:632] "Response" verb="GET" url="https://127.0.0.1:1234/api/v1/namespaces/x/configmaps?limit=500" status="200 OK" milliseconds=2` + "\n" +
 		`I1202 10:00:00.000000   1 loader.go:402] Config loaded from file:  /tmp/kubeconfig` + "\n")

@@ -123,7 +123,7 @@ func TestTreeDependents(t *testing.T) {
 	lists, gets := 0, 0
 	for _, l := range strings.Split(r.stderr, "\n") {
 		switch {
-		case !strings.Contains(l, "HTTP request"):
+		case !strings.Contains(l, `"Response"`):
 		case strings.Contains(l, "limit=500"):
 			lists++
 		default:

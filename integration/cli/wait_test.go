@@ -54,7 +54,7 @@ func ocWatching(t *testing.T, r *ocRun) {
 	deadline := time.After(30 * time.Second)
 	for {
 		for _, line := range strings.Split(r.logSoFar(), "\n") {
-			if strings.Contains(line, "watch=true") && strings.Contains(line, `"status": 200`) {
+			if strings.Contains(line, "watch=true") && strings.Contains(line, `status="200 OK"`) {
 				return
 			}
 		}

@@ -16,11 +16,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/zapr"
 	"github.com/spf13/pflag"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/klog/v2/textlogger"
 
 	"github.com/kdyn/kdyn/discovery"
 	"github.com/kdyn/kdyn/dynamic"
@@ -118,7 +116,7 @@ type Factory struct {
 	err      error
 	result   *kubeconfig.Result
 	cfg      *rest.Config
-	log      *zap.Logger
+	log      *logr.Logger
 	rc       *rest.Client
 	dc       *discovery.Client
 	mapper   *restmapper.Mapper
@@ -136,26 +134,26 @@ func NewFactory(flags *GlobalFlags, streams IOStreams) *Factory {
 }
 
 // Logger returns the logger the library packages are given, for -v: a
-// logr.Logger on zap (go-logr/zapr), writing to stderr. By default it
-// shows what the library logs at V(0) (warnings); from -v 1 also V(1)
-// (its informational lines); from -v 6 everything, the request logs
-// included.
+// logr.Logger writing klog's text format to stderr, as kubectl's -v does
+// (`I1205 10:30:00.123456   12345 logging.go:61] "Response" verb="GET"
+// url="..." status="200 OK" milliseconds=3`), so scripts that grep
+// kubectl's request logs find kdyn's. By default it shows what the library
+// logs at V(0) (warnings); from -v 1 also V(1) (its informational lines);
+// from -v 6 everything: the requests (-v 6), their headers (-v 7) and
+// bodies (-v 8), and curl command lines (-v 9).
 func (f *Factory) Logger() logr.Logger {
 	if f.log != nil {
-		return zapr.NewLogger(f.log)
+		return *f.log
 	}
-	level := zapcore.InfoLevel // logr's V(0)
+	level := 0 // logr's V(0)
 	if f.Flags.Verbosity >= 6 {
-		level = zapcore.Level(-127) // every V level
+		level = 127 // every V level
 	} else if f.Flags.Verbosity > 0 {
-		level = zapcore.DebugLevel // V(1)
+		level = 1
 	}
-	enc := zap.NewDevelopmentEncoderConfig()
-	enc.TimeKey = ""
-	enc.CallerKey = ""
-	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(zapcore.AddSync(f.Streams.ErrOut)), level)
-	f.log = zap.New(core)
-	return zapr.NewLogger(f.log)
+	log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(level), textlogger.Output(f.Streams.ErrOut)))
+	f.log = &log
+	return log
 }
 
 func parseRequestTimeout(s string) (time.Duration, error) {
