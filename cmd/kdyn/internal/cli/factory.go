@@ -141,21 +141,30 @@ func NewFactory(flags *GlobalFlags, streams IOStreams) *Factory {
 // (its informational lines); from -v 6 everything, the request logs
 // included.
 func (f *Factory) Logger() logr.Logger {
-	if f.log != nil {
-		return zapr.NewLogger(f.log)
+	if f.log == nil {
+		f.log = newZapLogger(f.Streams.ErrOut, f.Flags.Verbosity)
 	}
+	return zapr.NewLogger(f.log)
+}
+
+// NewLogger returns a logger like Factory.Logger's, writing to w at
+// verbosity (-v), for what runs before the command line is parsed.
+func NewLogger(w io.Writer, verbosity int) logr.Logger {
+	return zapr.NewLogger(newZapLogger(w, verbosity))
+}
+
+func newZapLogger(w io.Writer, verbosity int) *zap.Logger {
 	level := zapcore.InfoLevel // logr's V(0)
-	if f.Flags.Verbosity >= 6 {
+	if verbosity >= 6 {
 		level = zapcore.Level(-127) // every V level
-	} else if f.Flags.Verbosity > 0 {
+	} else if verbosity > 0 {
 		level = zapcore.DebugLevel // V(1)
 	}
 	enc := zap.NewDevelopmentEncoderConfig()
 	enc.TimeKey = ""
 	enc.CallerKey = ""
-	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(zapcore.AddSync(f.Streams.ErrOut)), level)
-	f.log = zap.New(core)
-	return zapr.NewLogger(f.log)
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(zapcore.AddSync(w)), level)
+	return zap.New(core)
 }
 
 func parseRequestTimeout(s string) (time.Duration, error) {

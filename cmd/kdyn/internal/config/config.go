@@ -45,7 +45,7 @@ func newConfigViewCommand(f *cli.Factory) *cobra.Command {
   kdyn config view --template='{{ .kind }}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			output = viewOutput(output, template, cmd.Flags().Changed("output"))
+			output = cli.OutputOverDefault(output, template, cmd.Flags().Changed("output"), "yaml")
 			cfg, err := kubeconfig.Load(f.LoadingRules())
 			if err != nil {
 				return err
@@ -92,23 +92,6 @@ func newConfigViewCommand(f *cli.Factory) *cobra.Command {
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "Output format: yaml, json, jsonpath=TEMPLATE or go-template=TEMPLATE.")
 	cmd.Flags().StringVar(&template, "template", "", "Template string or path to template file to use when -o=go-template, -o=go-template-file or -o=jsonpath; without -o, -o go-template.")
 	return cmd
-}
-
-// viewOutput is the output config view prints, as kubectl's: --template
-// without -o means go-template (over the default yaml), and a template
-// format given without "=" takes --template.
-func viewOutput(output, template string, outputSet bool) string {
-	if template == "" {
-		return output
-	}
-	if !outputSet {
-		output = "go-template"
-	}
-	switch output {
-	case "go-template", "template", "go-template-file", "templatefile", "jsonpath":
-		return output + "=" + template
-	}
-	return output
 }
 
 func newConfigGetContextsCommand(f *cli.Factory) *cobra.Command {
