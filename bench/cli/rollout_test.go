@@ -379,7 +379,8 @@ func roHistories(t *testing.T, c dynamic.Interface, ns string) {
 // revisions with their change causes and describes one revision's pod
 // template as kubectl does, for the three kinds (a Deployment's
 // ReplicaSets, a StatefulSet's or DaemonSet's ControllerRevisions); prints
-// the revisions with -o yaml, json and name; and refuses a revision that
+// the revisions with -o yaml, json, name and go-template (and the workload
+// with --template alone); and refuses a revision that
 // does not exist and a kind without history.
 func TestRolloutHistoryMatchesKubectl(t *testing.T) {
 	env := testenv.Shared(t)
@@ -398,6 +399,9 @@ func TestRolloutHistoryMatchesKubectl(t *testing.T) {
 			{web, "-o", "yaml"},
 			{web, "-o", "json"},
 			{web, "-o", "name"},
+			// --template without -o prints the workload, not its revisions.
+			{web, "--template={{.kind}}/{{.metadata.name}}:"},
+			{web, "-o", "go-template", "--template={{.kind}}/{{.metadata.name}}:"},
 			{web, "--revision=1", "-o", "yaml"},
 			{web, "--revision=2", "-o", "json"},
 			{web, "--revision=3", "-o", "json"},

@@ -20,14 +20,14 @@
 //	wait        wait
 //	rollout     rollout status, restart, history, undo
 //	kustomize   kustomize (the build itself is cli's, for -k too)
-//	auth        auth can-i, auth whoami
+//	auth        auth can-i, auth whoami, auth reconcile
 //	explain     explain
 //	tree        tree
 //	config      config view, get-contexts, current-context, use-context
 //	serverinfo  api-resources, api-versions, version
 //	kuberc      kubectl's preferences file: flag defaults, aliases and
 //	            the credential plugin policy, applied by root before
-//	            the command line is parsed
+//	            the command line is parsed; kuberc view, kuberc set
 //	cli         the shared plumbing: factory (kubeconfig → clients,
 //	            mapper, disk-cached discovery), global flags, -o and
 //	            --dry-run, errors and exit codes, manifest reading

@@ -9,14 +9,15 @@ import (
 	"strings"
 )
 
-// rule is one rule of a SelfSubjectRulesReview's answer, in the shape of
-// rbac/v1's PolicyRule, which kubectl's can-i --list works on.
+// rule is one rule of a SelfSubjectRulesReview's answer or of a Role, in
+// the shape of rbac/v1's PolicyRule (its JSON too), which kubectl's can-i
+// --list and auth reconcile work on.
 type rule struct {
-	Verbs           []string
-	APIGroups       []string
-	Resources       []string
-	ResourceNames   []string
-	NonResourceURLs []string
+	Verbs           []string `json:"verbs"`
+	APIGroups       []string `json:"apiGroups,omitempty"`
+	Resources       []string `json:"resources,omitempty"`
+	ResourceNames   []string `json:"resourceNames,omitempty"`
+	NonResourceURLs []string `json:"nonResourceURLs,omitempty"`
 }
 
 // String is the generated PolicyRule.String of k8s.io/api, by which

@@ -142,18 +142,23 @@ func NewFactory(flags *GlobalFlags, streams IOStreams) *Factory {
 // from -v 6 everything: the requests (-v 6), their headers (-v 7) and
 // bodies (-v 8), and curl command lines (-v 9).
 func (f *Factory) Logger() logr.Logger {
-	if f.log != nil {
-		return *f.log
+	if f.log == nil {
+		log := NewLogger(f.Streams.ErrOut, f.Flags.Verbosity)
+		f.log = &log
 	}
+	return *f.log
+}
+
+// NewLogger returns a logger like Factory.Logger's, writing to w at
+// verbosity (-v), for what runs before the command line is parsed.
+func NewLogger(w io.Writer, verbosity int) logr.Logger {
 	level := 0 // logr's V(0)
-	if f.Flags.Verbosity >= 6 {
+	if verbosity >= 6 {
 		level = 127 // every V level
-	} else if f.Flags.Verbosity > 0 {
+	} else if verbosity > 0 {
 		level = 1
 	}
-	log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(level), textlogger.Output(f.Streams.ErrOut)))
-	f.log = &log
-	return log
+	return textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(level), textlogger.Output(w)))
 }
 
 func parseRequestTimeout(s string) (time.Duration, error) {

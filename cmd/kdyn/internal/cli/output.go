@@ -66,6 +66,21 @@ func (t TemplateFlags) Output(o string) (OutputSpec, error) {
 	return spec, nil
 }
 
+// OutputOverDefault is the -o of a command whose output defaults to def
+// (config view's and kuberc view's yaml), given -o (oSet: on the command
+// line) and --template: --template without -o means go-template, not
+// def, as kubectl's print flags make it, and a template format given
+// without "=" takes --template.
+func OutputOverDefault(o, template string, oSet bool, def string) string {
+	switch {
+	case !oSet && template != "":
+		o = ""
+	case !oSet || o == "":
+		o = def
+	}
+	return joinTemplate(o, template)
+}
+
 // joinTemplate is the -o that -o o and --template template make together:
 // --template alone means -o go-template, and a template format given
 // without "=" takes its template from --template, as in kubectl.

@@ -41,3 +41,23 @@ func TestJSONPathAsJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputOverDefault: --template without -o is a go template even where
+// -o has a default (config view's and kuberc view's yaml), as in kubectl.
+func TestOutputOverDefault(t *testing.T) {
+	for _, c := range []struct {
+		o, template string
+		oSet        bool
+		want        string
+	}{
+		{"yaml", "", false, "yaml"},
+		{"yaml", "{{.kind}}", false, "go-template={{.kind}}"},
+		{"json", "{{.kind}}", true, "json"},
+		{"jsonpath", "{.kind}", true, "jsonpath={.kind}"},
+		{"", "", true, "yaml"},
+	} {
+		if got := OutputOverDefault(c.o, c.template, c.oSet, "yaml"); got != c.want {
+			t.Errorf("OutputOverDefault(%q, %q, %v) = %q, want %q", c.o, c.template, c.oSet, got, c.want)
+		}
+	}
+}

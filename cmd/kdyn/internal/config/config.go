@@ -35,15 +35,17 @@ else the first listed file that exists, else the last one.`,
 
 func newConfigViewCommand(f *cli.Factory) *cobra.Command {
 	var raw, minify bool
-	var output string
+	var output, template string
 	cmd := &cobra.Command{
 		Use:   "view",
 		Short: "Print the merged kubeconfig, with secrets redacted",
 		Example: `  kdyn config view
   kdyn config view --minify --raw
-  kdyn config view -o jsonpath='{.users[?(@.name == "e2e")].user.password}'`,
+  kdyn config view -o jsonpath='{.users[?(@.name == "e2e")].user.password}'
+  kdyn config view --template='{{ .kind }}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			output = cli.OutputOverDefault(output, template, cmd.Flags().Changed("output"), "yaml")
 			cfg, err := kubeconfig.Load(f.LoadingRules())
 			if err != nil {
 				return err
@@ -65,6 +67,14 @@ func newConfigViewCommand(f *cli.Factory) *cobra.Command {
 			case output == "json":
 				jb, _ := json.MarshalIndent(v, "", "    ")
 				_, err = fmt.Fprintln(f.Streams.Out, string(jb))
+			case strings.HasPrefix(output, "go-template=") || strings.HasPrefix(output, "go-template-file=") ||
+				strings.HasPrefix(output, "template=") || strings.HasPrefix(output, "templatefile="):
+				spec, perr := cli.ParseOutput(output)
+				if perr != nil {
+					return perr
+				}
+				jb, _ := json.Marshal(v)
+				err = cli.PrintObjectJSON(f.Streams.Out, spec, jb, true, true)
 			case strings.HasPrefix(output, "jsonpath="):
 				j, perr := printers.ParseJSONPath("config", strings.TrimPrefix(output, "jsonpath="))
 				if perr != nil {
@@ -79,7 +89,8 @@ func newConfigViewCommand(f *cli.Factory) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&raw, "raw", false, "Show certificate data, tokens and passwords.")
 	cmd.Flags().BoolVar(&minify, "minify", false, "Show only the current context and what it uses.")
-	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "Output format: yaml, json or jsonpath=TEMPLATE.")
+	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "Output format: yaml, json, jsonpath=TEMPLATE or go-template=TEMPLATE.")
+	cmd.Flags().StringVar(&template, "template", "", "Template string or path to template file to use when -o=go-template, -o=go-template-file or -o=jsonpath; without -o, -o go-template.")
 	return cmd
 }
 

@@ -62,6 +62,9 @@ func TestConfigEdits(t *testing.T) {
 	run("ns1", "view", "--minify", "-o", "jsonpath={.contexts[0].context.namespace}")
 	run("Context \"test\" modified.\n", "set-context", "test", "-n", "ns2")
 	run("ns2", "view", "--minify", "-o", "jsonpath={.contexts[0].context.namespace}")
+	// --template alone is a go template; with -o jsonpath, a JSONPath.
+	run("Config:ns2", "view", "--minify", "--template={{.kind}}:{{(index .contexts 0).context.namespace}}")
+	run("ns2", "view", "--minify", "-o", "jsonpath", "--template={.contexts[0].context.namespace}")
 	run("Context \"test\" modified.\n", "set-context", "--current", "--namespace", "ns1")
 	run(base64.StdEncoding.EncodeToString([]byte("PEM DATA\n")), "view", "--raw", "-o", `jsonpath={.clusters[?(@.name == "embedded")].cluster.certificate-authority-data}`)
 	run("Property \"users.admin.token\" set.\n", "set", "users.admin.token", "other")

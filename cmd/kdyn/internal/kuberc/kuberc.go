@@ -9,14 +9,18 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
-	"github.com/kdyn/kdyn/rest"
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/kdyn/kdyn/rest"
 )
 
 // Group is the API group of the Preference kind.
@@ -73,17 +77,18 @@ type Alias struct {
 
 // AllowlistEntry names a credential plugin an "Allowlist" policy lets run.
 type AllowlistEntry struct {
-	// Command is the plugin's command: a name looked up in PATH, or a path.
-	Command string `json:"command,omitempty"`
 	// Name is the older field for Command.
 	Name string `json:"name,omitempty"`
+	// Command is the plugin's command: a name looked up in PATH, or a path.
+	Command string `json:"command,omitempty"`
 }
 
 // v1beta1 and v1alpha1 are the two versions of the file; v1alpha1 named
-// the defaults "overrides" and the options "flags".
+// the defaults "overrides" and the options "flags". Their members are in
+// the order of kubectl's Go types, which kuberc view -o json prints.
 type v1beta1 struct {
-	APIVersion                string            `json:"apiVersion"`
-	Kind                      string            `json:"kind"`
+	Kind                      string            `json:"kind,omitempty"`
+	APIVersion                string            `json:"apiVersion,omitempty"`
 	Defaults                  []CommandDefaults `json:"defaults"`
 	Aliases                   []Alias           `json:"aliases"`
 	CredentialPluginPolicy    string            `json:"credentialPluginPolicy,omitempty"`
@@ -91,8 +96,8 @@ type v1beta1 struct {
 }
 
 type v1alpha1 struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
+	Kind       string `json:"kind,omitempty"`
+	APIVersion string `json:"apiVersion,omitempty"`
 	Overrides  []struct {
 		Command string          `json:"command"`
 		Flags   []OptionDefault `json:"flags"`
@@ -131,10 +136,20 @@ func Path(flag string, getenv func(string) string) (string, bool, error) {
 	return filepath.Join(home, ".kube", "kuberc"), false, nil
 }
 
+// FeatureEnv names kubectl's feature gate of kuberc: "false" turns
+// kuberc off altogether (no file read, no kuberc command).
+const FeatureEnv = "KUBECTL_KUBERC"
+
+// Enabled reports whether kuberc is on (KUBECTL_KUBERC is not "false").
+func Enabled(getenv func(string) string) bool {
+	return !strings.EqualFold(getenv(FeatureEnv), "false")
+}
+
 // Load reads the file Path chooses. Warnings (an unknown field, a broken
-// default file) go to warn; what is fatal is returned. A nil Preference
-// with a nil error means there are no preferences.
-func Load(flag string, getenv func(string) string, warn io.Writer) (*Preference, error) {
+// default file) go to warn, and a file without any document is noted on
+// log (kubectl notes it at -v 5); what is fatal is returned. A nil
+// Preference with a nil error means there are no preferences.
+func Load(flag string, getenv func(string) string, warn io.Writer, log logr.Logger) (*Preference, error) {
 	path, explicit, err := Path(flag, getenv)
 	if err != nil || path == "" {
 		return nil, err
@@ -147,6 +162,9 @@ func Load(flag string, getenv func(string) string, warn io.Writer) (*Preference,
 		if err == nil {
 			if strictErr != nil {
 				fmt.Fprintf(warn, "kuberc: ignoring strict decoding error in %s: %v\n", path, strictErr)
+			}
+			if p == nil {
+				log.Info("kuberc: no preferences found in " + path)
 			}
 			if p != nil {
 				if err = p.validate(); err != nil {
@@ -196,20 +214,14 @@ func Decode(data []byte, file string) (p *Preference, strictErr, err error) {
 		switch tm.APIVersion {
 		case Group + "/v1beta1":
 			var v v1beta1
-			strictErr = yaml.UnmarshalStrict(doc, &v)
-			if strictErr != nil {
-				if err := yaml.Unmarshal(doc, &v); err != nil {
-					continue
-				}
+			if strictErr, err = decodeDoc(doc, &v); err != nil || conflictingEntry(v.CredentialPluginAllowlist) {
+				continue
 			}
 			return &Preference{Defaults: v.Defaults, Aliases: v.Aliases, CredentialPluginPolicy: v.CredentialPluginPolicy, CredentialPluginAllowlist: v.CredentialPluginAllowlist}, strictErr, nil
 		case Group + "/v1alpha1":
 			var v v1alpha1
-			strictErr = yaml.UnmarshalStrict(doc, &v)
-			if strictErr != nil {
-				if err := yaml.Unmarshal(doc, &v); err != nil {
-					continue
-				}
+			if strictErr, err = decodeDoc(doc, &v); err != nil {
+				continue
 			}
 			p := &Preference{}
 			for _, o := range v.Overrides {
@@ -225,6 +237,45 @@ func Decode(data []byte, file string) (p *Preference, strictErr, err error) {
 		return nil, nil, fmt.Errorf("no valid preferences found in %s (a document with apiVersion %s/v1beta1 and kind Preference)", file, Group)
 	}
 	return nil, nil, nil
+}
+
+// decodeDoc decodes one YAML document into into as kubectl's decoder of
+// the file does: what strictness refuses (a duplicate key, a field the
+// version does not have) is strictErr, worded as kubectl's ("strict
+// decoding error: unknown field "defaults[0].x", ..."), and the document
+// is still used; err (a malformed document, a value of the wrong type)
+// makes it unusable.
+func decodeDoc(doc []byte, into any) (strictErr, err error) {
+	data, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	if _, err := yaml.YAMLToJSONStrict(doc); err != nil {
+		errs = append(errs, err)
+	}
+	unknown, err := kjson.UnmarshalStrict(data, into, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, unknown...)
+	if len(errs) == 0 {
+		return nil, nil
+	}
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return errors.New("strict decoding error: " + strings.Join(msgs, ", ")), nil
+}
+
+// conflictingEntry reports an allowlist entry whose older name field
+// names another command than its command field, which kubectl cannot
+// read.
+func conflictingEntry(entries []AllowlistEntry) bool {
+	return slices.ContainsFunc(entries, func(e AllowlistEntry) bool {
+		return e.Name != "" && e.Command != "" && e.Name != e.Command
+	})
 }
 
 // validate checks what kubectl checks before using the file.

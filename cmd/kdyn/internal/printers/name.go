@@ -34,7 +34,11 @@ func (p *NamePrinter) Print(it *Item) error {
 	if err != nil {
 		return err
 	}
-	line := KindName(obj.GroupVersionKind().GroupKind(), obj.GetName())
+	name := obj.GetName()
+	if name == "" {
+		name = "<unknown>" // kubectl's, for an object without a name
+	}
+	line := KindName(obj.GroupVersionKind().GroupKind(), name)
 	if p.Operation != "" {
 		line += " " + p.Operation
 	}

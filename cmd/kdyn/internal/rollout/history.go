@@ -18,6 +18,10 @@ type historyOptions struct {
 	revision int64
 	selector string
 	output   string
+	// outputSet: -o was given. --template alone prints the object itself
+	// (the history summary's object) with the template, as kubectl does,
+	// not its revisions.
+	outputSet bool
 }
 
 func newHistoryCommand(f *cli.Factory) *cobra.Command {
@@ -33,7 +37,8 @@ are the ControllerRevisions it controls. CHANGE-CAUSE is a revision's
 kubernetes.io/change-cause annotation. --revision=N describes that
 revision's pod template; with -o, kdyn prints the revisions themselves (a
 Deployment's ReplicaSets, or the StatefulSet or DaemonSet as it was at each
-revision).`,
+revision). --template without -o prints the object itself with the
+template, as kubectl does.`,
 		Example: `  # View the rollout history of a deployment
   kdyn rollout history deployment/abc
 
@@ -42,7 +47,10 @@ revision).`,
 
   # The ReplicaSet of revision 2, as YAML
   kdyn rollout history deployment/abc --revision=2 -o yaml`,
-		RunE: func(cmd *cobra.Command, args []string) error { return runHistory(cmd.Context(), f, o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.outputSet = cmd.Flags().Changed("output")
+			return runHistory(cmd.Context(), f, o, args)
+		},
 	}
 	fl := cmd.Flags()
 	fl.Int64Var(&o.revision, "revision", 0, "See the details, including podTemplate of the revision specified")
@@ -74,6 +82,12 @@ func runHistory(ctx context.Context, f *cli.Factory, o *historyOptions, args []s
 		revs, err := revisions(ctx, client, obj)
 		if err != nil {
 			return err
+		}
+		if o.output != "" && !o.outputSet {
+			if err := cli.PrintResults(f, out, []*unstructured.Unstructured{obj}, true); err != nil {
+				return err
+			}
+			continue
 		}
 		if o.output != "" {
 			if err := printRevisions(f, out, obj, revs, o.revision); err != nil {

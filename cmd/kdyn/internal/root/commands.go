@@ -1,6 +1,8 @@
 package root
 
 import (
+	"os"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/apply"
@@ -14,6 +16,7 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/explain"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/generate"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/get"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/kuberc"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/kustomize"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/mutate"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/proxy"
@@ -31,13 +34,16 @@ func addCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(events.NewCommand(f))
 	addManifestCommands(root, f)         // apply, create, replace, delete, diff
 	addObjectCommands(root, f)           // patch, label, annotate, edit, scale, wait, rollout
-	root.AddCommand(auth.NewCommand(f))  // auth can-i, auth whoami
+	root.AddCommand(auth.NewCommand(f))  // auth can-i, auth whoami, auth reconcile
 	root.AddCommand(proxy.NewCommand(f)) // the API on a local address
 	root.AddCommand(generate.NewRunCommand(f))
 	root.AddCommand(generate.NewExposeCommand(f))
 	root.AddCommand(generate.NewAutoscaleCommand(f))
 	root.AddCommand(debug.NewCommand(f)) // ephemeral containers, pod copies, node pods
-	addDiscoveryCommands(root, f)        // api-resources, api-versions, explain, tree, completion
+	if kuberc.Enabled(os.Getenv) {
+		root.AddCommand(kuberc.NewCommand(f)) // kuberc view, kuberc set
+	}
+	addDiscoveryCommands(root, f) // api-resources, api-versions, explain, tree, completion
 	root.AddCommand(&cobra.Command{
 		Use:   "exit-codes",
 		Short: "The exit codes of --exit-codes",

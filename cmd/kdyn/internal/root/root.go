@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
@@ -61,19 +62,55 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // applyKuberc loads kubectl's preferences file and applies it to the
 // command line: aliases, flag defaults, and the credential plugin policy.
 func applyKuberc(root *cobra.Command, flags *cli.GlobalFlags, args []string, warn io.Writer) ([]string, error) {
-	if len(args) == 0 {
+	if len(args) == 0 || !kuberc.Enabled(os.Getenv) {
 		return args, nil
 	}
 	explicit, err := kuberc.FlagValue(args)
 	if err != nil {
 		return args, &cli.UsageError{Msg: err.Error()}
 	}
-	pref, err := kuberc.Load(explicit, os.Getenv, warn)
+	log := logr.Discard()
+	if v := verbosityArg(args); v >= 5 {
+		log = cli.NewLogger(warn, v)
+	}
+	pref, err := kuberc.Load(explicit, os.Getenv, warn, log)
 	if err != nil || pref == nil {
 		return args, err
 	}
 	flags.PluginPolicy = pref.Policy()
 	return pref.Apply(root, args, warn)
+}
+
+// verbosityArg returns the -v (--v) level args give, which is read before
+// the command line is parsed (0 when there is none, or it is not a
+// number).
+func verbosityArg(args []string) int {
+	v := 0
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case !strings.HasPrefix(a, "-"):
+			continue
+		case a == "-v" || a == "--v":
+			if i+1 < len(args) {
+				i++
+				value, hasValue = args[i], true
+			}
+		case name == "v" && hasValue:
+		case strings.HasPrefix(a, "-v") && !strings.HasPrefix(a, "--"):
+			value, hasValue = a[2:], true // -v5
+		default:
+			continue
+		}
+		if n, err := strconv.Atoi(value); hasValue && err == nil {
+			v = n
+		}
+	}
+	return v
 }
 
 // exitCodesAsked reports whether args turn on --exit-codes, for errors
