@@ -90,6 +90,18 @@ func (b *Bench) runs() int {
 	return 5
 }
 
+// sizes returns the object counts of a scenario that runs at several:
+// Opts.ScaleSizes when set, else quick with Opts.Quick, else def.
+func (b *Bench) sizes(def, quick []int) []int {
+	switch {
+	case len(b.Opts.ScaleSizes) > 0:
+		return b.Opts.ScaleSizes
+	case b.Opts.Quick:
+		return quick
+	}
+	return def
+}
+
 // Run starts a control plane, seeds it, runs the scenarios and prints one
 // table per scenario.
 func Run(ctx context.Context, opts Options) error {
