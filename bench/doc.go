@@ -20,5 +20,13 @@
 //     the relist in the reverse order — then 250k in four shards (about 8
 //     minutes on 2 cores, 3 of them seeding; -scale-sizes picks the sizes).
 //
+// `go run ./cmd/libbench -scenario crcache` also runs only when named, on a
+// control plane of its own without the gate: the operator of
+// crcache/examples/secretsync on controller-runtime's cache (as it comes
+// and with TransformStripManagedFields) and on crcache (default and
+// compact) over 10k and 100k objects — sync time and CPU, steady RSS and
+// live heap, the initial list's peak, CPU per reconcile (about 13 minutes
+// on 2 cores; -scale-sizes picks the sizes).
+//
 // See docs/benchmarks.md for the figures and how they were taken.
 package bench

@@ -7,6 +7,7 @@ require (
 	github.com/go-logr/zapr v1.3.0
 	github.com/google/go-cmp v0.7.0
 	github.com/kdyn/kdyn v0.0.0
+	github.com/kdyn/kdyn/crcache v0.0.0
 	github.com/prometheus/client_golang v1.24.0
 	go.uber.org/zap v1.28.0
 	golang.org/x/sys v0.50.0
@@ -132,3 +133,5 @@ require (
 )
 
 replace github.com/kdyn/kdyn => ../
+
+replace github.com/kdyn/kdyn/crcache => ../crcache

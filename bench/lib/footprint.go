@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,6 +54,57 @@ func benchDir() (string, error) {
 		}
 	}
 	return "", fmt.Errorf("cannot find the %s module (run from bench/)", benchModule)
+}
+
+// buildDirs returns the bench module's directory and a new temporary
+// directory for a scenario's binaries, which the caller removes.
+func buildDirs(scenario string) (benchD, tmp string, err error) {
+	if benchD, err = benchDir(); err != nil {
+		return "", "", err
+	}
+	tmp, err = os.MkdirTemp("", "libbench-"+scenario+"-")
+	return benchD, tmp, err
+}
+
+// binContender is a program a scenario (gc, crcache) builds, with go build
+// (and -tags heapprobe), and runs (see proc).
+type binContender struct {
+	name  string // in the table and the raw lines
+	dir   string // the module directory to build in
+	pkg   string // the package, relative to dir
+	flags []string
+	// size is the binary built without the heap probe, for the table;
+	// bin is the one built with it, for the runs.
+	size int64
+	bin  string
+}
+
+// args returns the contender's command line with kubeconfig.
+func (c *binContender) args(kubeconfig string) []string {
+	return append(slices.Clone(c.flags), "--kubeconfig", kubeconfig)
+}
+
+// build builds c into tmp with -tags heapprobe (c.bin) and, with plain,
+// without it too, for c.size.
+func (c *binContender) build(ctx context.Context, tmp string, plain bool) error {
+	flags := []string{"build", "-trimpath", "-ldflags=-s -w"}
+	c.bin = filepath.Join(tmp, c.name+"-heapprobe")
+	if _, err := goCmd(ctx, c.dir, nil, append(flags, "-tags=heapprobe", "-o", c.bin, c.pkg)...); err != nil {
+		return err
+	}
+	if !plain {
+		return nil
+	}
+	path := filepath.Join(tmp, c.name+"-plain")
+	if _, err := goCmd(ctx, c.dir, nil, append(flags, "-o", path, c.pkg)...); err != nil {
+		return err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	c.size = st.Size()
+	return nil
 }
 
 type footprint struct {
@@ -145,11 +197,7 @@ func measureFootprint(ctx context.Context, dir, pkg, tmp string, env *testenv.En
 // Footprint builds the two probe programs with clean build caches.
 func (b *Bench) Footprint(ctx context.Context) (*Table, error) {
 	t := &Table{Title: "footprint (minimal program: kubeconfig + dynamic client + REST mapper + informer factory)"}
-	dir, err := benchDir()
-	if err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp("", "libbench-footprint-")
+	dir, tmp, err := buildDirs("footprint")
 	if err != nil {
 		return nil, err
 	}

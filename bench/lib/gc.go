@@ -1,22 +1,16 @@
 package lib
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -43,23 +37,6 @@ const (
 	// gcOrphans are the orphans the scenario's last check creates.
 	gcOrphans = 3
 )
-
-// gcContender is one of the two collectors.
-type gcContender struct {
-	name  string // in the table and the raw lines
-	dir   string // the module directory to build in
-	pkg   string // the package, relative to dir
-	flags []string
-	// size is the binary built without the heap probe, for the table;
-	// bin is the one built with it, for the runs.
-	size int64
-	bin  string
-}
-
-// args returns the contender's command line with kubeconfig.
-func (c *gcContender) args(kubeconfig string) []string {
-	return append(slices.Clone(c.flags), "--kubeconfig", kubeconfig)
-}
 
 // gcRun is what one measured run of a collector gave.
 type gcRun struct {
@@ -121,17 +98,13 @@ func (b *Bench) GC(ctx context.Context) ([]*Table, error) {
 			rounds = 2
 		}
 	}
-	benchD, err := benchDir()
-	if err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp("", "libbench-gc-")
+	benchD, tmp, err := buildDirs("gc")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
 	common := []string{"--leader-elect", "--lease-namespace", NSGC, "--metrics-bind-address", "127.0.0.1:0", "--metrics-secure=false"}
-	cs := []*gcContender{
+	cs := []*binContender{
 		{name: "kdyn", dir: filepath.Dir(benchD), pkg: "./examples/gc", flags: common},
 		{name: "controller-runtime", dir: benchD, pkg: "./lib/footprint/crgc", flags: append(slices.Clone(common), "--health-probe-bind-address", "127.0.0.1:0")},
 	}
@@ -139,20 +112,10 @@ func (b *Bench) GC(ctx context.Context) ([]*Table, error) {
 		return nil, err
 	}
 	for _, c := range cs {
-		plain := filepath.Join(tmp, c.name+"-plain")
-		c.bin = filepath.Join(tmp, c.name+"-heapprobe")
 		b.logf("gc: build %s (%s), without and with the heap probe", c.pkg, c.name)
-		if _, err := goCmd(ctx, c.dir, nil, "build", "-trimpath", "-ldflags=-s -w", "-o", plain, c.pkg); err != nil {
+		if err := c.build(ctx, tmp, true); err != nil {
 			return nil, err
 		}
-		if _, err := goCmd(ctx, c.dir, nil, "build", "-trimpath", "-ldflags=-s -w", "-tags=heapprobe", "-o", c.bin, c.pkg); err != nil {
-			return nil, err
-		}
-		st, err := os.Stat(plain)
-		if err != nil {
-			return nil, err
-		}
-		c.size = st.Size()
 	}
 
 	dc, err := b.startEnv(ctx, testenv.Options{})
@@ -318,11 +281,7 @@ func seedGC(ctx context.Context, dc *dynamic.DynamicClient, owners, deps int) er
 	uids := make([]string, owners)
 	cms := dc.Resource(GVRConfigMaps).Namespace(NSGC)
 	if err := parallel(ctx, owners, fastSeedWorkers, func(ctx context.Context, i int) error {
-		cm := ConfigMap(NSGC, i)
-		obj, err := cms.Create(ctx, cm, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			obj, err = cms.Get(ctx, cm.GetName(), metav1.GetOptions{})
-		}
+		obj, err := createOrGet(ctx, cms, ConfigMap(NSGC, i))
 		if err != nil {
 			return err
 		}
@@ -378,7 +337,7 @@ func orphanSecret(i int) *unstructured.Unstructured {
 // checkOrphans creates gcOrphans orphans, runs each collector until it has
 // reported as many, checks that both report the same lines, and deletes
 // the orphans again.
-func checkOrphans(ctx context.Context, b *Bench, dc *dynamic.DynamicClient, cs []*gcContender, kubeconfig string) ([]string, error) {
+func checkOrphans(ctx context.Context, b *Bench, dc *dynamic.DynamicClient, cs []*binContender, kubeconfig string) ([]string, error) {
 	secrets := dc.Resource(GVRSecrets).Namespace(NSGC)
 	for i := range gcOrphans {
 		if err := createIgnoreExists(ctx, secrets, orphanSecret(i)); err != nil {
@@ -394,7 +353,7 @@ func checkOrphans(ctx context.Context, b *Bench, dc *dynamic.DynamicClient, cs [
 	for _, c := range cs {
 		waitQuiet(ctx, b.Env)
 		b.logf("gc: orphan check, %s", c.name)
-		p, err := startGCProc(ctx, c.bin, c.args(kubeconfig), nil)
+		p, err := startProc(ctx, c.name, c.bin, c.args(kubeconfig), nil)
 		if err != nil {
 			return nil, err
 		}
@@ -430,12 +389,12 @@ func checkOrphans(ctx context.Context, b *Bench, dc *dynamic.DynamicClient, cs [
 
 // runGC runs one measured run of c: start, synced line, GCSteadyWait,
 // RSS, live heap, and, with profile set, a heap profile written there.
-func runGC(ctx context.Context, c *gcContender, kubeconfig string, profile *string) (gcRun, error) {
+func runGC(ctx context.Context, c *binContender, kubeconfig string, profile *string) (gcRun, error) {
 	var env []string
 	if profile != nil {
 		env = []string{"HEAPPROBE_PROFILE=" + *profile, "HEAPPROBE_CPUPROFILE=" + strings.TrimSuffix(*profile, ".pprof") + "-cpu.pprof"}
 	}
-	p, err := startGCProc(ctx, c.bin, c.args(kubeconfig), env)
+	p, err := startProc(ctx, c.name, c.bin, c.args(kubeconfig), env)
 	if err != nil {
 		return gcRun{}, err
 	}
@@ -471,9 +430,9 @@ func runGC(ctx context.Context, c *gcContender, kubeconfig string, profile *stri
 
 // countGC runs c through the counting proxy until its synced line and
 // counts the requests that arrived before it.
-func countGC(ctx context.Context, c *gcContender, proxy *countingProxy, kubeconfig string) (gcCount, error) {
+func countGC(ctx context.Context, c *binContender, proxy *countingProxy, kubeconfig string) (gcCount, error) {
 	proxy.reset()
-	p, err := startGCProc(ctx, c.bin, c.args(kubeconfig), nil)
+	p, err := startProc(ctx, c.name, c.bin, c.args(kubeconfig), nil)
 	if err != nil {
 		return gcCount{}, err
 	}
@@ -491,203 +450,4 @@ func countGC(ctx context.Context, c *gcContender, proxy *countingProxy, kubeconf
 		return n, fmt.Errorf("%s: %w", c.name, err)
 	}
 	return n, nil
-}
-
-// gcProc is a running collector whose stdout and stderr are read line by
-// line.
-type gcProc struct {
-	cmd    *exec.Cmd
-	start  time.Time
-	synced chan gcSynced // the synced line, once
-	// heap and profile receive the heap probe's answers (bytes; 0 for a
-	// profile written).
-	heap, profile chan int64
-	exited        chan struct{}
-	err           error // the exit status, once exited is closed
-
-	mu     sync.Mutex
-	stdout []string
-	stderr []string // the last lines
-
-	stopOnce sync.Once
-	stopErr  error
-}
-
-// gcSynced is the synced line and when it came.
-type gcSynced struct {
-	at   time.Time
-	cpu  time.Duration
-	line string
-	err  error
-}
-
-// startGCProc starts bin with args and extra environment variables.
-func startGCProc(ctx context.Context, bin string, args, env []string) (*gcProc, error) {
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	p := &gcProc{cmd: cmd, synced: make(chan gcSynced, 1), heap: make(chan int64, 1), profile: make(chan int64, 1), exited: make(chan struct{})}
-	p.start = time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	var readers sync.WaitGroup
-	readers.Go(func() { p.readStdout(stdout) })
-	readers.Go(func() { p.readStderr(stderr) })
-	go func() {
-		readers.Wait()
-		p.err = cmd.Wait()
-		close(p.exited)
-	}()
-	return p, nil
-}
-
-func (p *gcProc) readStdout(r io.Reader) {
-	s := bufio.NewScanner(r)
-	s.Buffer(make([]byte, 64<<10), 1<<20)
-	seen := false
-	for s.Scan() {
-		l := s.Text()
-		if !seen && strings.HasPrefix(l, "synced ") {
-			seen = true
-			at := time.Now()
-			ticks, err := processCPUTicks(strconv.Itoa(p.cmd.Process.Pid))
-			p.synced <- gcSynced{at: at, cpu: time.Duration(ticks) * time.Second / clockTicks, line: l, err: err}
-		}
-		p.mu.Lock()
-		p.stdout = append(p.stdout, l)
-		p.mu.Unlock()
-	}
-}
-
-func (p *gcProc) readStderr(r io.Reader) {
-	s := bufio.NewScanner(r)
-	s.Buffer(make([]byte, 64<<10), 1<<20)
-	for s.Scan() {
-		l := s.Text()
-		if v, ok := strings.CutPrefix(l, "heapprobe: live="); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				n = -1
-			}
-			p.heap <- n
-		} else if _, ok := strings.CutPrefix(l, "heapprobe: profile="); ok {
-			p.profile <- 0
-		} else if _, ok := strings.CutPrefix(l, "heapprobe: profile error="); ok {
-			p.profile <- -1
-		}
-		p.mu.Lock()
-		p.stderr = append(p.stderr, l)
-		if len(p.stderr) > 40 {
-			p.stderr = p.stderr[len(p.stderr)-40:]
-		}
-		p.mu.Unlock()
-	}
-}
-
-// clockTicks is USER_HZ, the unit of /proc/PID/stat's CPU times.
-const clockTicks = 100
-
-// waitSynced waits for the synced line.
-func (p *gcProc) waitSynced(ctx context.Context, timeout time.Duration) (gcSynced, error) {
-	select {
-	case s := <-p.synced:
-		return s, s.err
-	case <-p.exited:
-		return gcSynced{}, fmt.Errorf("%s exited before its synced line: %v\n%s", filepath.Base(p.cmd.Path), p.err, p.tail())
-	case <-time.After(timeout):
-		return gcSynced{}, fmt.Errorf("%s printed no synced line in %s\n%s", filepath.Base(p.cmd.Path), timeout, p.tail())
-	case <-ctx.Done():
-		return gcSynced{}, ctx.Err()
-	}
-}
-
-// probe sends sig and waits (10 s at most) for the heap probe's answer on
-// ch.
-func (p *gcProc) probe(sig syscall.Signal, ch chan int64) (int64, error) {
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		return 0, err
-	}
-	select {
-	case n := <-ch:
-		if n < 0 {
-			return 0, fmt.Errorf("the heap probe failed:\n%s", p.tail())
-		}
-		return n, nil
-	case <-p.exited:
-		return 0, fmt.Errorf("exited: %v\n%s", p.err, p.tail())
-	case <-time.After(10 * time.Second):
-		return 0, fmt.Errorf("no answer from the heap probe in 10 s (built without -tags heapprobe?)")
-	}
-}
-
-// stdoutWith returns the stdout lines that start with prefix.
-func (p *gcProc) stdoutWith(prefix string) []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []string
-	for _, l := range p.stdout {
-		if strings.HasPrefix(l, prefix) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// tail returns the last lines of stderr.
-func (p *gcProc) tail() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return strings.Join(p.stderr, "\n")
-}
-
-// stop asks the process to stop (SIGTERM: both collectors then release
-// their Lease), kills it after 30 s, and returns an error when it did not
-// exit cleanly. Later calls return the first call's result.
-func (p *gcProc) stop() error {
-	p.stopOnce.Do(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.exited:
-			if p.err != nil {
-				p.stopErr = fmt.Errorf("exit after SIGTERM: %v\n%s", p.err, p.tail())
-			}
-		case <-time.After(30 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-			p.stopErr = fmt.Errorf("still running 30 s after SIGTERM; killed\n%s", p.tail())
-		}
-	})
-	return p.stopErr
-}
-
-// processRSS returns a process's resident set size (VmRSS of
-// /proc/PID/status) in bytes.
-func processRSS(pid int) (int64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0, err
-	}
-	return parseVmRSS(b)
-}
-
-// parseVmRSS reads VmRSS from the text of /proc/PID/status.
-func parseVmRSS(status []byte) (int64, error) {
-	for l := range strings.SplitSeq(string(status), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil || kb < 0 {
-				return 0, fmt.Errorf("VmRSS %q", strings.TrimSpace(v))
-			}
-			return kb << 10, nil
-		}
-	}
-	return 0, fmt.Errorf("no VmRSS line")
 }

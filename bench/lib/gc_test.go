@@ -177,11 +177,17 @@ func TestGCProcParsing(t *testing.T) {
 	if _, err := parseStatCPUTicks([]byte("4242 (gc) S 1 2")); err == nil {
 		t.Error("parseStatCPUTicks accepted a short line")
 	}
-	status := "Name:\tgc\nVmPeak:\t 1000 kB\nVmRSS:\t   51234 kB\nRssAnon:\t 40000 kB\n"
-	if n, err := parseVmRSS([]byte(status)); err != nil || n != 51234<<10 {
-		t.Errorf("parseVmRSS = %d, %v; want %d", n, err, 51234<<10)
+	status := "Name:\tgc\nVmPeak:\t 1000 kB\nVmHWM:\t   60001 kB\nVmRSS:\t   51234 kB\nRssAnon:\t 40000 kB\n"
+	if n, err := parseStatusBytes([]byte(status), "VmRSS"); err != nil || n != 51234<<10 {
+		t.Errorf("VmRSS = %d, %v; want %d", n, err, 51234<<10)
 	}
-	if _, err := parseVmRSS([]byte("Name:\tgc\n")); err == nil {
-		t.Error("parseVmRSS found a VmRSS in a status without one")
+	if n, err := parseStatusBytes([]byte(status), "VmHWM"); err != nil || n != 60001<<10 {
+		t.Errorf("VmHWM = %d, %v; want %d", n, err, 60001<<10)
+	}
+	if _, err := parseStatusBytes([]byte("Name:\tgc\n"), "VmRSS"); err == nil {
+		t.Error("parseStatusBytes found a VmRSS in a status without one")
+	}
+	if _, err := parseStatusBytes([]byte("VmRSS:\t12x kB\n"), "VmRSS"); err == nil {
+		t.Error("parseStatusBytes accepted a malformed VmRSS")
 	}
 }

@@ -23,8 +23,10 @@ var Scenarios = []string{"discovery", "mapper", "dynamic", "informer", "footprin
 // caches at 10k, 50k and 250k objects, both with the ShardedListAndWatch
 // feature gate on; gc compares examples/gc with the same collector on
 // controller-runtime over 15,000 objects (collectors that watch every
-// resource would also watch the data the other scenarios seed).
-var SpecialScenarios = []string{"shard", "scale", "gc"}
+// resource would also watch the data the other scenarios seed); crcache
+// runs crcache/examples/secretsync on controller-runtime's cache and on
+// crcache at 10k and 100k objects.
+var SpecialScenarios = []string{"shard", "scale", "gc", "crcache"}
 
 // shardGate turns on the server-side sharded list and watch (KEP-5866).
 const shardGate = "--feature-gates=ShardedListAndWatch=true"
@@ -42,8 +44,9 @@ type Options struct {
 	// InformerContenders limits the informer scenario to a comma list of
 	// contenders ("" runs all), for head-to-head runs of two of them.
 	InformerContenders string
-	// ScaleSizes replaces the scale scenario's object counts (ScaleSizes,
-	// or with Quick 1,000 and 5,000), for a run at one size.
+	// ScaleSizes replaces the object counts of the scale scenario
+	// (ScaleSizes, or with Quick 1,000 and 5,000) or of the crcache
+	// scenario (CRCacheSizes), for a run at one size.
 	ScaleSizes []int
 	Out        io.Writer
 }
@@ -90,6 +93,18 @@ func (b *Bench) runs() int {
 	return 5
 }
 
+// sizes returns the object counts of a scenario that runs at several:
+// Opts.ScaleSizes when set, else quick with Opts.Quick, else def.
+func (b *Bench) sizes(def, quick []int) []int {
+	switch {
+	case len(b.Opts.ScaleSizes) > 0:
+		return b.Opts.ScaleSizes
+	case b.Opts.Quick:
+		return quick
+	}
+	return def
+}
+
 // Run starts a control plane, seeds it, runs the scenarios and prints one
 // table per scenario.
 func Run(ctx context.Context, opts Options) error {
@@ -128,6 +143,8 @@ func Run(ctx context.Context, opts Options) error {
 			ts, err = b.Scale(ctx)
 		case "gc":
 			ts, err = b.GC(ctx)
+		case "crcache":
+			ts, err = b.CRCache(ctx)
 		}
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", want[0], err)

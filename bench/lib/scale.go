@@ -116,13 +116,7 @@ type scaleStep struct {
 // their syncs again in the reverse order; at the largest size also run
 // kdyn in ScaleShards shards.
 func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
-	sizes := ScaleSizes
-	if b.Opts.Quick {
-		sizes = []int{1000, 5000}
-	}
-	if len(b.Opts.ScaleSizes) > 0 {
-		sizes = b.Opts.ScaleSizes
-	}
+	sizes := b.sizes(ScaleSizes, []int{1000, 5000})
 	dc, err := b.startGatedEnv(ctx)
 	if err != nil {
 		return nil, err
@@ -160,20 +154,10 @@ func (b *Bench) Scale(ctx context.Context) ([]*Table, error) {
 		steps = append(steps, st)
 		// Seed up to n.
 		t0 := time.Now()
-		var logMu sync.Mutex
-		next := from + (n-from)/10
-		if err := parallel(ctx, n-from, fastSeedWorkers, func(ctx context.Context, k int) error {
-			gvr, obj := ScaleObject(from + k)
+		if err := b.seedRange(ctx, "scale", from, n, func(ctx context.Context, i int) error {
+			gvr, obj := ScaleObject(i)
 			if err := createIgnoreExists(ctx, dc.Resource(gvr).Namespace(obj.GetNamespace()), obj); err != nil {
 				return fmt.Errorf("%s %s/%s: %w", gvr.Resource, obj.GetNamespace(), obj.GetName(), err)
-			}
-			if from+k >= next {
-				logMu.Lock()
-				if from+k >= next {
-					b.logf("scale: seeded %d of %d (%.0f objects/s)", from+k, n, float64(from+k-from)/time.Since(t0).Seconds())
-					next += (n - from) / 10
-				}
-				logMu.Unlock()
 			}
 			return nil
 		}); err != nil {

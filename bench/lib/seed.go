@@ -179,12 +179,44 @@ func parallel(ctx context.Context, n, workers int, fn func(ctx context.Context, 
 	return nil
 }
 
+// seedRange runs create(ctx, i) for i in [from, n) on fastSeedWorkers
+// goroutines, logging the progress every tenth of the way as scenario.
+func (b *Bench) seedRange(ctx context.Context, scenario string, from, n int, create func(ctx context.Context, i int) error) error {
+	t0 := time.Now()
+	var logMu sync.Mutex
+	next := from + (n-from)/10
+	return parallel(ctx, n-from, fastSeedWorkers, func(ctx context.Context, k int) error {
+		if err := create(ctx, from+k); err != nil {
+			return err
+		}
+		if from+k >= next {
+			logMu.Lock()
+			if from+k >= next {
+				b.logf("%s: seeded %d of %d (%.0f a second)", scenario, from+k, n, float64(k)/time.Since(t0).Seconds())
+				next += (n - from) / 10
+			}
+			logMu.Unlock()
+		}
+		return nil
+	})
+}
+
 func createIgnoreExists(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured) error {
 	_, err := ri.Create(ctx, obj, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
 	return err
+}
+
+// createOrGet creates obj, or gets it if it exists, and returns it as the
+// server has it.
+func createOrGet(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	out, err := ri.Create(ctx, obj, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		out, err = ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	}
+	return out, err
 }
 
 // Seed creates everything the scenarios use and waits until the CRDs serve.

@@ -50,7 +50,10 @@ type Table struct {
 	// value means "kdyn" and "client-go". Scenarios that compare kdyn with
 	// itself (sharded against unsharded, a figure against its reference)
 	// name them.
-	Cols  [2]string
+	Cols [2]string
+	// Grid, when set, is printed instead of Rows: several contenders
+	// side by side.
+	Grid  *Grid
 	Notes []string
 	Rows  []Row
 	Raw   []string
@@ -78,29 +81,10 @@ func both(a, b func(Row) bool) func(Row) bool {
 // Print writes the table in Markdown.
 func (t *Table) Print(w io.Writer) {
 	fmt.Fprintf(w, "\n### %s\n\n", t.Title)
-	a, b := t.Cols[0], t.Cols[1]
-	if a == "" && b == "" {
-		a, b = "kdyn", "client-go"
-	}
-	fmt.Fprintf(w, "| metric | %s | %s | ratio (%s/%s) | target | result |\n", a, b, a, b)
-	fmt.Fprintln(w, "|---|---:|---:|---:|---|---|")
-	for _, r := range t.Rows {
-		unit := ""
-		if r.Unit != "" {
-			unit = " " + r.Unit
-		}
-		ratio := ratioString(r.Ratio())
-		m := r.Metric
-		if r.Note != "" {
-			m += " (" + r.Note + ")"
-		}
-		withUnit := func(v float64) string {
-			if math.IsNaN(v) {
-				return num(v)
-			}
-			return num(v) + unit
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", m, withUnit(r.Kdyn), withUnit(r.ClientGo), ratio, r.Target, r.Verdict())
+	if t.Grid != nil {
+		t.Grid.print(w)
+	} else {
+		t.printRows(w)
 	}
 	if len(t.Notes) > 0 {
 		fmt.Fprintln(w)
@@ -115,6 +99,139 @@ func (t *Table) Print(w io.Writer) {
 			fmt.Fprintln(w, l)
 		}
 		fmt.Fprintln(w, "```")
+	}
+}
+
+// printRows writes the two-column rows.
+func (t *Table) printRows(w io.Writer) {
+	a, b := t.Cols[0], t.Cols[1]
+	if a == "" && b == "" {
+		a, b = "kdyn", "client-go"
+	}
+	fmt.Fprintf(w, "| metric | %s | %s | ratio (%s/%s) | target | result |\n", a, b, a, b)
+	fmt.Fprintln(w, "|---|---:|---:|---:|---|---|")
+	for _, r := range t.Rows {
+		m := r.Metric
+		if r.Note != "" {
+			m += " (" + r.Note + ")"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", m, withUnit(r.Kdyn, r.Unit), withUnit(r.ClientGo, r.Unit), ratioString(r.Ratio()), r.Target, r.Verdict())
+	}
+}
+
+// withUnit formats v with its unit ("n/a" without one when v is NaN; a
+// factor, "×", without a space).
+func withUnit(v float64, unit string) string {
+	switch {
+	case math.IsNaN(v) || unit == "":
+		return num(v)
+	case unit == "×":
+		return ftoa(v, 2) + unit
+	}
+	return num(v) + " " + unit
+}
+
+// Grid is a table of several contenders side by side (Table.Grid, printed
+// instead of Rows): each value with its ratios to the base columns, and a
+// verdict column for each goal column.
+type Grid struct {
+	Cols  []string // the contenders, in column order
+	Bases []int    // the columns the others are compared with
+	Goals []int    // the columns whose goals are checked
+	Rows  []GridRow
+}
+
+// GridRow is one metric of a Grid.
+type GridRow struct {
+	Metric string
+	Unit   string
+	Values []float64 // one a column; NaN: not measured
+	// NoRatio leaves out the ratios to the bases (values that are ratios
+	// of their own).
+	NoRatio bool
+	Target  string
+	Goals   []Goal // all must hold for PASS
+}
+
+// Goal is one check of a goal column's value: at most Max times the value
+// of the column Base, or, with Base < 0, at most Max.
+type Goal struct {
+	Base int
+	Max  float64
+}
+
+// Ratio returns the value of column col over that of column base.
+func (r GridRow) Ratio(col, base int) float64 {
+	a, b := r.Values[col], r.Values[base]
+	if b == 0 || math.IsNaN(a) || math.IsNaN(b) {
+		return math.NaN()
+	}
+	return a / b
+}
+
+// Verdict returns PASS, MISS or "" (no goals, or not measured) for column
+// col.
+func (r GridRow) Verdict(col int) string {
+	if len(r.Goals) == 0 || math.IsNaN(r.Values[col]) {
+		return ""
+	}
+	for _, g := range r.Goals {
+		v := r.Values[col]
+		if g.Base >= 0 {
+			v = r.Ratio(col, g.Base)
+		}
+		if !(v <= g.Max) {
+			return "MISS"
+		}
+	}
+	return "PASS"
+}
+
+func (g *Grid) print(w io.Writer) {
+	var head, rule strings.Builder
+	head.WriteString("| metric |")
+	rule.WriteString("|---|")
+	for i, c := range g.Cols {
+		var of []string
+		for _, b := range g.Bases {
+			if b != i {
+				of = append(of, "÷ "+g.Cols[b])
+			}
+		}
+		if len(of) > 0 {
+			c += " (" + strings.Join(of, " / ") + ")"
+		}
+		fmt.Fprintf(&head, " %s |", c)
+		rule.WriteString("---:|")
+	}
+	head.WriteString(" target |")
+	rule.WriteString("---|")
+	for _, c := range g.Goals {
+		fmt.Fprintf(&head, " %s |", g.Cols[c])
+		rule.WriteString("---|")
+	}
+	fmt.Fprintln(w, head.String())
+	fmt.Fprintln(w, rule.String())
+	for _, r := range g.Rows {
+		fmt.Fprintf(w, "| %s |", r.Metric)
+		for i, v := range r.Values {
+			cell := withUnit(v, r.Unit)
+			var ratios []string
+			for _, b := range g.Bases {
+				if b != i && !r.NoRatio && !math.IsNaN(v) {
+					ratios = append(ratios, ratioString(r.Ratio(i, b)))
+				}
+			}
+			if len(ratios) > 0 {
+				cell += " (" + strings.Join(ratios, " / ") + ")"
+			}
+			fmt.Fprintf(w, " %s |", cell)
+		}
+		fmt.Fprintf(w, " %s |", r.Target)
+		for _, c := range g.Goals {
+			fmt.Fprintf(w, " %s |", r.Verdict(c))
+		}
+		fmt.Fprintln(w)
 	}
 }
 

@@ -2,11 +2,11 @@
 // one real control plane and prints a table per scenario.
 //
 //	go run ./cmd/libbench [-scenario all|discovery|mapper|dynamic|informer|footprint|controller|load] [-quick]
-//	go run ./cmd/libbench -scenario shard|scale|gc [-quick]
+//	go run ./cmd/libbench -scenario shard|scale|gc|crcache [-quick]
 //
-// shard, scale and gc are not part of "all": each starts a control plane of
-// its own (shard and scale with the ShardedListAndWatch feature gate on; see
-// bench/lib).
+// shard, scale, gc and crcache are not part of "all": each starts a
+// control plane of its own (shard and scale with the ShardedListAndWatch
+// feature gate on; see bench/lib).
 //
 // Memory figures come from child processes (the same binary re-executed
 // with the hidden -child flag), one per contender.
@@ -28,13 +28,13 @@ import (
 
 func main() {
 	testing.Init() // testing.Benchmark is used programmatically
-	scenario := flag.String("scenario", "all", "all, or a comma list of: discovery, mapper, dynamic, informer, footprint, controller, load; or, alone and never part of all: shard (1 vs 4 sharded members over 40,000 ConfigMaps), scale (metadata-only caches at 10k, 50k, 250k objects), gc (examples/gc vs the same collector on controller-runtime, 10,000 ConfigMaps + 5,000 owned Secrets)")
+	scenario := flag.String("scenario", "all", "all, or a comma list of: discovery, mapper, dynamic, informer, footprint, controller, load; or, alone and never part of all: shard (1 vs 4 sharded members over 40,000 ConfigMaps), scale (metadata-only caches at 10k, 50k, 250k objects), gc (examples/gc vs the same collector on controller-runtime, 10,000 ConfigMaps + 5,000 owned Secrets), crcache (crcache/examples/secretsync on controller-runtime's cache and on crcache, 10,000 and 100,000 objects)")
 	quick := flag.Bool("quick", false, "small counts for a fast smoke run (1,000 objects, 20 CRDs, short phases)")
-	runs := flag.Int("runs", 0, "timing repetitions, median reported (0: 5, or 3 with -quick; gc: 2 with -quick)")
-	profile := flag.String("profile", "", "directory for CPU/heap profiles of the informer children (gc: a heap profile of each collector at steady state)")
+	runs := flag.Int("runs", 0, "timing repetitions, median reported (0: 5, or 3 with -quick; gc: 2 with -quick; crcache: 3 rounds at up to 10,000 objects, else 2, and 2 with -quick)")
+	profile := flag.String("profile", "", "directory for CPU/heap profiles of the informer children (gc: a heap profile of each collector at steady state; crcache: CPU and heap profiles of a run of each cache of its own)")
 	parts := flag.String("informer-parts", "", "informer scenario parts to run: a comma list of sync, relist, watch (default all)")
 	contenders := flag.String("informer-contenders", "", "informer contenders to run: a comma list of kdyn-default, kdyn-compact, kdyn-metadata, clientgo-plain, clientgo-strip, clientgo-metadata (default all)")
-	scaleSizes := flag.String("scale-sizes", "", "the scale scenario's object counts, a comma list in increasing order (default 10000,50000,250000)")
+	scaleSizes := flag.String("scale-sizes", "", "the object counts of the scale scenario (default 10000,50000,250000) or of crcache (default 10000,100000), a comma list in increasing order")
 	child := flag.String(lib.ChildFlag, "", "internal: run one child measurement")
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		if len(f.Name) > 5 && f.Name[:5] == "test." {
