@@ -1,9 +1,20 @@
 // Package crcache is a controller-runtime cache (sigs.k8s.io/controller-runtime
-// v0.25, cache.Cache) on kdyn's informers, so an existing operator gets
-// kdyn's memory and sync speed by changing one line of its manager's
-// options, and nothing in its reconcilers:
+// v0.25, cache.Cache) on kdyn's informers, which an existing operator takes
+// by changing one line of its manager's options, and nothing in its
+// reconcilers:
 //
 //	mgr, err := ctrl.NewManager(cfg, ctrl.Options{NewCache: crcache.New})
+//
+// What it costs and saves, measured against controller-runtime's own cache
+// (docs/benchmarks.md, "An operator on controller-runtime's cache and on
+// crcache", 2026-12-05): with Options.Compact the live heap of a typed
+// operator over 100,000 objects is 0.59× controller-runtime's default cache
+// and 0.70× its cache with TransformStripManagedFields; crcache.New's
+// decoded store is 0.84× and 0.99×. The CPU is higher: a typed read, a
+// handler's event and an index function each convert the stored object to
+// the scheme's Go type (runtime's unstructured converter), where
+// controller-runtime deep-copies a typed object, so each reconcile costs
+// 1.1–1.5× and the initial sync and reconciles 1.7–1.9× the CPU.
 //
 // It lives in a Go module of its own (github.com/kdyn/kdyn/crcache) so that
 // kdyn's library packages stay free of client-go and controller-runtime.
