@@ -127,6 +127,13 @@ func (s *watchSession) watchTarget(ctx context.Context, t getTarget) error {
 	if err != nil {
 		return err
 	}
+	// As kubectl, which gets named objects before it watches them: one
+	// that does not exist is an error (NotFound), not an empty watch.
+	for _, name := range t.names {
+		if _, err := client.Resource(t.match.GVR).Namespace(tw.ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return err
+		}
+	}
 	if !s.out.IsTable() {
 		return follow(ctx, tw, cli.ResourceSource(client.Resource(t.match.GVR).Namespace(tw.ns)), func(u *unstructured.Unstructured) []tracked {
 			return []tracked{{key: informer.Key(u), name: u.GetName(), rv: u.GetResourceVersion(), obj: u}}
