@@ -211,7 +211,7 @@ func TestFormat(t *testing.T) {
 	}
 	type goSubject struct{ Kind, APIGroup, Name, Namespace string }
 	s := subject{Kind: "Group", APIGroup: rbacGroup, Name: "system:masters"}
-	if got, want := formatSubject(s), fmt.Sprintf("%+v", goSubject{s.Kind, s.APIGroup, s.Name, s.Namespace}); got != want {
+	if got, want := formatSubject(s), fmt.Sprintf("%+v", goSubject(s)); got != want {
 		t.Errorf("subject: %s, want %s", got, want)
 	}
 }

@@ -129,6 +129,7 @@ func runReconcile(ctx context.Context, f *cli.Factory, o *reconcileOptions, args
 	for _, e := range entries {
 		obj := e.Object()
 		if objNS := obj.GetNamespace(); explicitNS && objNS != "" && objNS != ns {
+			//lint:ignore ST1005 kubectl's words, which scripts may match
 			return fmt.Errorf("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.", objNS, ns, objNS)
 		}
 		if err := r.reconcile(ctx, obj); err != nil {
