@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -400,4 +401,29 @@ func writeFile(t *testing.T, dir, name, content string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// A ConfigMap applied client-side, then server-side (kubectl migrates its
+// fields to the server-side apply manager), then server-side without a
+// key: the key goes, as with kubectl.
+func TestServerSideApplyMigrationMatchesKubectl(t *testing.T) {
+	env := testenv.Shared(t)
+	p := newPair(t, env, testenv.Admin)
+	ns := vbNamespace(t, vbClient(t, env))
+	dir := t.TempDir()
+	for i, data := range []string{"  key: value\n  legacy: unused\n", "  key: value\n  ssaKey: ssaValue\n", "  key: value\n  ssaKey: ssaValue\n  csaKey: csaValue\n"} {
+		for _, tool := range []string{"kubectl", "kdyn"} {
+			writeFile(t, dir, fmt.Sprintf("cm%d-%s.yaml", i, tool), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mig-"+tool+"\ndata:\n"+data)
+		}
+	}
+	for _, step := range [][]string{
+		{"apply", "--server-side=false", "-f", "DIR/cm0-TOOL.yaml"},
+		{"apply", "--server-side", "-f", "DIR/cm0-TOOL.yaml"},
+		{"apply", "--server-side", "-f", "DIR/cm1-TOOL.yaml"},
+		{"get", "configmap", "mig-TOOL", "-o", "jsonpath={.data} {.metadata.managedFields[*].manager} {.metadata.managedFields[*].operation}"},
+		{"apply", "--server-side=false", "-f", "DIR/cm2-TOOL.yaml"},
+		{"get", "configmap", "mig-TOOL", "-o", "jsonpath={.data}"},
+	} {
+		p.check(t, same{args: toolArgs(step, "kubectl", dir, "-n", ns), kdynArgs: toolArgs(step, "kdyn", dir, "-n", ns), norm: toolNames, stderr: true})
+	}
 }

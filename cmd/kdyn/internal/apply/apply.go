@@ -22,8 +22,10 @@ import (
 const clientSideApplyManager = "kubectl-client-side-apply"
 
 type applyOptions struct {
-	manifests      cli.ManifestFlags
-	serverSide     bool
+	manifests  cli.ManifestFlags
+	serverSide bool
+	// errOut receives the warnings of the server-side apply migration.
+	errOut         io.Writer
 	fieldManager   string
 	forceConflicts bool
 	dryRun         *cli.DryRunFlag
@@ -218,6 +220,7 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 	if len(entries) == 0 {
 		return fmt.Errorf("no objects passed to apply: no document's labels match the selector %q", o.selector)
 	}
+	o.errOut = f.Streams.ErrOut
 	run := cli.ManifestOptions{
 		Action: "applying", FieldManager: o.fieldManager, DryRun: dry,
 		FailFast: o.failFast, TrackCRDs: true, CRDTimeout: o.timeout,
@@ -294,8 +297,14 @@ func (o *applyOptions) serverSideApply(ctx context.Context, t *cli.ManifestTarge
 	if o.subresource != "" {
 		sub = []string{o.subresource}
 	}
-	res, err := t.Resource.Apply(ctx, name, obj, metav1.ApplyOptions{Force: o.forceConflicts}, sub...)
-	return res, "serverside-applied", err
+	opts := metav1.ApplyOptions{Force: o.forceConflicts}
+	res, err := t.Resource.Apply(ctx, name, obj, opts, sub...)
+	if err != nil || o.subresource != "" {
+		return res, "serverside-applied", err
+	}
+	// An object last written by client-side apply is migrated, as kubectl
+	// migrates it, so that a field the manifest drops goes.
+	return migrateToServerSide(ctx, o.errOut, t, res, o.fieldManager, obj, opts), "serverside-applied", nil
 }
 
 // conflictHint follows an apply conflict with the ways out.
