@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -192,7 +191,7 @@ func mergeManager(entries []metav1.ManagedFieldsEntry, csaName, ssaName string) 
 	if err != nil {
 		return nil, err
 	}
-	entries[target].FieldsV1 = &metav1.FieldsV1{Raw: raw}
+	entries[target].FieldsV1 = metav1.NewFieldsV1(string(raw))
 	out := entries[:0]
 	for _, e := range entries {
 		if !isCSA(e) {
@@ -211,6 +210,6 @@ func entrySet(e metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {
 	if e.FieldsV1 == nil {
 		return s, nil
 	}
-	err := s.FromJSON(bytes.NewReader(e.FieldsV1.Raw))
+	err := s.FromJSON(e.FieldsV1.GetRawReader())
 	return s, err
 }
