@@ -108,7 +108,7 @@ func (r *resource) scopeFor(ns string) *scope {
 	return all
 }
 
-// snapshot returns the scopes' backings as they are now.
+// backings returns the scopes' backings as they are now.
 func (r *resource) backings() []backing {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -119,9 +119,13 @@ func (r *resource) backings() []backing {
 	return out
 }
 
+// hasSynced reports whether every scope's store has synced (without
+// allocating: reads call it first).
 func (r *resource) hasSynced() bool {
-	for _, b := range r.backings() {
-		if !b.hasSynced() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.scopes {
+		if !s.backing.hasSynced() {
 			return false
 		}
 	}
@@ -129,6 +133,9 @@ func (r *resource) hasSynced() bool {
 }
 
 func (r *resource) waitForSync(ctx context.Context) error {
+	if r.hasSynced() {
+		return nil
+	}
 	for _, b := range r.backings() {
 		if err := b.waitForSync(ctx); err != nil {
 			return err
@@ -249,16 +256,8 @@ func (reg *registration) moveTo(scopes []*scope) {
 // DeletedFinalStateUnknown (unless the old store saw it after the new
 // store's last resourceVersion, which then will bring it).
 func (reg *registration) finishMove(cacheDone, stopped <-chan struct{}, old, now []backing) {
-	t := time.NewTicker(10 * time.Millisecond)
-	defer t.Stop()
-	for !reg.HasSynced() {
-		select {
-		case <-cacheDone:
-			return
-		case <-stopped:
-			return
-		case <-t.C:
-		}
+	if !pollUntil(reg.HasSynced, cacheDone, stopped) {
+		return
 	}
 	reg.mu.Lock()
 	for _, rm := range reg.oldRemoves {
@@ -329,18 +328,29 @@ type doneChecker struct {
 func newDoneChecker(name string, cond func() bool, stopped <-chan struct{}) *doneChecker {
 	d := &doneChecker{name: name, done: make(chan struct{})}
 	go func() {
-		t := time.NewTicker(10 * time.Millisecond)
-		defer t.Stop()
-		for !cond() {
-			select {
-			case <-stopped:
-				return
-			case <-t.C:
-			}
+		if pollUntil(cond, stopped) {
+			close(d.done)
 		}
-		close(d.done)
 	}()
 	return d
+}
+
+// pollUntil checks cond every 10 ms until it holds (true) or one of stops
+// is closed (false; a nil channel never is).
+func pollUntil(cond func() bool, stops ...<-chan struct{}) bool {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for !cond() {
+		for _, stop := range stops {
+			select {
+			case <-stop:
+				return false
+			default:
+			}
+		}
+		<-t.C
+	}
+	return true
 }
 
 // Name names what is waited for.

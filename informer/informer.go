@@ -356,6 +356,11 @@ func (i *Informer[T]) givenUp() error {
 // resource has been not found for NotFoundGrace (a CRD created a moment
 // ago is waited for), rather than hanging.
 func (i *Informer[T]) WaitForSync(ctx context.Context) error {
+	if i.HasSynced() {
+		// The common case for callers that check before every read: no
+		// ticker.
+		return nil
+	}
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
 	for {
