@@ -412,15 +412,10 @@ func metaLocal(f *cli.Factory, o *metaOptions, p *cli.ResultPrinter, dry cli.Dry
 			return fmt.Errorf("%s: %w", e.Where(), err)
 		}
 		obj := e.Object()
-		current := obj.GetLabels()
-		if o.mf == annotationsField {
-			current = obj.GetAnnotations()
-		}
-		ch, err := computeMetaChange(current, set, remove, o.overwrite, o.mf)
+		ch, msg, err := o.change(obj, set, remove)
 		if err != nil {
 			return err
 		}
-		gk := obj.GroupVersionKind().GroupKind()
 		if o.list {
 			t := cli.Target{Name: obj.GetName(), Namespace: obj.GetNamespace()}
 			t.Match.GVK = obj.GroupVersionKind()
@@ -429,15 +424,28 @@ func metaLocal(f *cli.Factory, o *metaOptions, p *cli.ResultPrinter, dry cli.Dry
 			}
 			continue
 		}
-		msg := o.mf.done
-		if o.mf == labelsField {
-			msg = labelMessage(current, ch.result)
-		}
-		if err := p.Print(gk, obj.GetName(), msg, withMetaMap(obj, o.mf, ch.result, o.resourceVersion)); err != nil {
+		if err := p.Print(obj.GroupVersionKind().GroupKind(), obj.GetName(), msg, withMetaMap(obj, o.mf, ch.result, o.resourceVersion)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// change is what set and remove do to obj's labels or annotations, and
+// kubectl's word for it.
+func (o *metaOptions) change(obj *unstructured.Unstructured, set map[string]string, remove []string) (ch metaChange, msg string, err error) {
+	current := obj.GetLabels()
+	if o.mf == annotationsField {
+		current = obj.GetAnnotations()
+	}
+	if ch, err = computeMetaChange(current, set, remove, o.overwrite, o.mf); err != nil {
+		return metaChange{}, "", err
+	}
+	msg = o.mf.done
+	if o.mf == labelsField {
+		msg = labelMessage(current, ch.result)
+	}
+	return ch, msg, nil
 }
 
 type metaClient interface {
@@ -454,11 +462,7 @@ func metaOne(ctx context.Context, f *cli.Factory, o *metaOptions, p *cli.ResultP
 			return err
 		}
 	}
-	current := obj.GetLabels()
-	if mf == annotationsField {
-		current = obj.GetAnnotations()
-	}
-	ch, err := computeMetaChange(current, set, remove, o.overwrite, mf)
+	ch, msg, err := o.change(obj, set, remove)
 	if err != nil {
 		return err
 	}
@@ -466,10 +470,6 @@ func metaOne(ctx context.Context, f *cli.Factory, o *metaOptions, p *cli.ResultP
 		// Like kubectl, --list shows the result of any changes given
 		// without sending them.
 		return printMetaList(f, mf, t, ch.result, many)
-	}
-	msg := mf.done
-	if mf == labelsField {
-		msg = labelMessage(current, ch.result)
 	}
 	cause := o.record.Cause()
 	if dry == cli.DryRunClient {
