@@ -23,13 +23,19 @@ func eventObject[T Object](o runtime.Object) (T, []byte, bool) {
 	return t, raw, ok
 }
 
-// compactStorage keeps each object as JSON bytes (the server's text when
-// the source provides it, else an encoding of the object) plus its
-// resourceVersion, and decodes it on every read. For memory-bound
-// controllers that cache many large objects; reads cost a decode.
-type compactStorage struct {
-	m       map[string]compactEntry
-	scratch []byte       // encoding buffer, reused under the store's write lock
+// encodedStorage keeps each object encoded, plus its resourceVersion, and
+// decodes it on every read: the compact stores (JSON for unstructured
+// objects, protobuf for Go types). For memory-bound controllers that
+// cache many large objects; reads cost a decode, and each read is the
+// reader's own object.
+type encodedStorage[T Object] struct {
+	m map[string]compactEntry
+	// encode returns obj's encoding to keep (exactly sized: the cache
+	// holds many); raw, when not nil, is the server's text, which it may
+	// keep as is.
+	encode func(key string, obj T, raw []byte) ([]byte, error)
+	// decode decodes a kept encoding.
+	decode  func(raw []byte) (T, error)
 	decodes atomic.Int64 // objects decoded for reads (the cost tests watch)
 }
 
@@ -38,25 +44,51 @@ type compactEntry struct {
 	rv  string
 }
 
+// compactStorage is the compact store of unstructured objects: JSON, the
+// server's text when the source provides it, else an encoding of the
+// object.
+type compactStorage = encodedStorage[*unstructured.Unstructured]
+
 func newCompactStorage() *compactStorage {
-	return &compactStorage{m: map[string]compactEntry{}}
-}
-
-func (c *compactStorage) decode(raw []byte) (*unstructured.Unstructured, bool) {
-	c.decodes.Add(1)
-	m, err := fastjson.DecodeObject(raw)
-	if err != nil {
-		return nil, false
+	var scratch []byte // encoding buffer, reused under the store's write lock
+	return &compactStorage{
+		m: map[string]compactEntry{},
+		encode: func(key string, obj *unstructured.Unstructured, raw []byte) ([]byte, error) {
+			if raw != nil {
+				return raw, nil
+			}
+			b, err := fastjson.Append(scratch[:0], obj.Object)
+			if err != nil {
+				return nil, fmt.Errorf("informer: encode %s for the compact store: %w", key, err)
+			}
+			scratch = b
+			raw = make([]byte, len(b)) // exactly sized: the cache holds many
+			copy(raw, b)
+			return raw, nil
+		},
+		decode: func(raw []byte) (*unstructured.Unstructured, error) {
+			m, err := fastjson.DecodeObject(raw)
+			if err != nil {
+				return nil, err
+			}
+			return &unstructured.Unstructured{Object: m}, nil
+		},
 	}
-	return &unstructured.Unstructured{Object: m}, true
 }
 
-func (c *compactStorage) get(key string) (*unstructured.Unstructured, bool) {
+func (c *encodedStorage[T]) read(raw []byte) (T, bool) {
+	c.decodes.Add(1)
+	obj, err := c.decode(raw)
+	return obj, err == nil
+}
+
+func (c *encodedStorage[T]) get(key string) (T, bool) {
 	e, ok := c.m[key]
 	if !ok {
-		return nil, false
+		var zero T
+		return zero, false
 	}
-	return c.decode(e.raw)
+	return c.read(e.raw)
 }
 
 // RawJSON returns the cached object's JSON text without decoding it,
@@ -74,42 +106,33 @@ func RawJSON(inf *Informer[*unstructured.Unstructured], key string) ([]byte, boo
 	return e.raw, ok
 }
 
-// put stores obj; raw, when not nil, is its text as the server sent it,
-// kept as is (the caller does not reuse it).
-func (c *compactStorage) put(key string, obj *unstructured.Unstructured, raw []byte) error {
-	if raw != nil {
-		c.m[key] = compactEntry{raw: raw, rv: obj.GetResourceVersion()}
-		return nil
-	}
-	b, err := fastjson.Append(c.scratch[:0], obj.Object)
+func (c *encodedStorage[T]) put(key string, obj T, raw []byte) error {
+	b, err := c.encode(key, obj, raw)
 	if err != nil {
-		return fmt.Errorf("informer: encode %s for the compact store: %w", key, err)
+		return err
 	}
-	c.scratch = b
-	raw = make([]byte, len(b)) // exactly sized: the cache holds many
-	copy(raw, b)
-	c.m[key] = compactEntry{raw: raw, rv: obj.GetResourceVersion()}
+	c.m[key] = compactEntry{raw: b, rv: obj.GetResourceVersion()}
 	return nil
 }
 
-func (c *compactStorage) remove(key string) { delete(c.m, key) }
+func (c *encodedStorage[T]) remove(key string) { delete(c.m, key) }
 
-func (c *compactStorage) loader(key string) func() (*unstructured.Unstructured, bool) {
+func (c *encodedStorage[T]) loader(key string) func() (T, bool) {
 	e, ok := c.m[key]
 	if !ok {
 		return nil
 	}
-	return func() (*unstructured.Unstructured, bool) { return c.decode(e.raw) }
+	return func() (T, bool) { return c.read(e.raw) }
 }
 
-func (c *compactStorage) resourceVersion(key string) (string, bool) {
+func (c *encodedStorage[T]) resourceVersion(key string) (string, bool) {
 	e, ok := c.m[key]
 	return e.rv, ok
 }
 
-func (c *compactStorage) each(fn func(string, *unstructured.Unstructured) bool) {
+func (c *encodedStorage[T]) each(fn func(string, T) bool) {
 	for k, e := range c.m {
-		obj, ok := c.decode(e.raw)
+		obj, ok := c.read(e.raw)
 		if !ok {
 			continue
 		}
@@ -119,7 +142,7 @@ func (c *compactStorage) each(fn func(string, *unstructured.Unstructured) bool) 
 	}
 }
 
-func (c *compactStorage) keys() []string {
+func (c *encodedStorage[T]) keys() []string {
 	out := make([]string, 0, len(c.m))
 	for k := range c.m {
 		out = append(out, k)
@@ -127,9 +150,9 @@ func (c *compactStorage) keys() []string {
 	return out
 }
 
-func (c *compactStorage) size() int { return len(c.m) }
+func (c *encodedStorage[T]) size() int { return len(c.m) }
 
-func (c *compactStorage) bytes(key string) int64 {
+func (c *encodedStorage[T]) bytes(key string) int64 {
 	e, ok := c.m[key]
 	if !ok {
 		return 0

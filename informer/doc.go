@@ -94,6 +94,18 @@
 // compact mode they keep each one as its protobuf encoding and decode it
 // on every read.
 //
+// # Go types
+//
+// kdyn names no typed API, but a program that has Go types with
+// Kubernetes' generated protobuf code (k8s.io/api's, for instance) can
+// cache them as such: ForResourceProto hands out an Informer[*corev1.Pod]
+// whose objects are decoded from the server's protobuf straight into the
+// type (managedFields cut out undecoded), with no map or conversion in
+// between; in compact mode it keeps each object's protobuf encoding
+// (smaller than JSON, and no base64 for bytes) and each read decodes a
+// copy of the reader's own. Custom resources are not served as protobuf:
+// cache them unstructured.
+//
 // # Sources
 //
 // An informer reads a Source: List pages and Watch streams of one resource.

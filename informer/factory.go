@@ -83,6 +83,9 @@ type factoryKey struct {
 	compact   bool
 	metadata  bool
 	shard     *Shard
+	// proto is the Go type of a ForResourceProto informer's objects (nil
+	// for the others).
+	proto reflect.Type
 }
 
 // runner is what the factory needs of an *Informer[T], whatever T.
@@ -177,6 +180,9 @@ func (f *Factory) ForResourceMetadata(gvr schema.GroupVersionResource, opts Info
 // objects, or of metadata only.
 type objectKind[T Object] struct {
 	metadata bool
+	// keyed, when set, completes the factory key (ForResourceProto's
+	// type and transform).
+	keyed func(*factoryKey)
 	// build returns the informer of ri with the factory-wide options o.
 	build func(ri dynamic.ResourceInterface, opts InformerOptions, o Options[T]) *Informer[T]
 }
@@ -216,6 +222,9 @@ var (
 // it back with releaseHeld).
 func shared[T Object](f *Factory, k objectKind[T], gvr schema.GroupVersionResource, opts InformerOptions, pin bool) *Informer[T] {
 	key := f.key(gvr, opts, k.metadata)
+	if k.keyed != nil {
+		k.keyed(&key)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if e, ok := f.entries[key]; ok {

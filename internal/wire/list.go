@@ -139,8 +139,7 @@ func knownPeek(known func(key, rv string) bool) FramePeek {
 	}
 }
 
-// protobufKnownPeek is knownPeek for protobuf watch frames of
-// PartialObjectMetadata: it reads the event type and the object's name,
+// protobufKnownPeek is knownPeek for protobuf watch frames: it reads the event type and the object's name,
 // namespace and resourceVersion from the encoded WatchEvent (field 1: type;
 // field 2: the RawExtension whose field 1 holds the "k8s\x00" envelope,
 // whose field 2 holds the object, whose field 1 is its ObjectMeta)
@@ -155,35 +154,48 @@ func protobufKnownPeek(known func(key, rv string) bool) FramePeek {
 		if !ok || !bytes.HasPrefix(env, protobufMagic) {
 			return watch.Event{}, false
 		}
-		md, ok := pbwire.Path(env[len(protobufMagic):], 2, 1)
+		obj, ok := pbwire.Bytes(env[len(protobufMagic):], 2)
 		if !ok {
 			return watch.Event{}, false
 		}
-		var name, ns, rv []byte
-		pbwire.Each(md, func(num int, v []byte) bool {
-			switch num {
-			case 1:
-				name = v
-			case 3:
-				ns = v
-			case 6:
-				rv = v
-			}
-			return true
-		})
-		if len(rv) == 0 {
-			return watch.Event{}, false
-		}
-		key = key[:0]
-		if len(ns) > 0 {
-			key = append(append(key, ns...), '/')
-		}
-		key = append(key, name...)
-		if !known(bytesView(key), bytesView(rv)) {
+		var held bool
+		if key, held = KnownObject(key, obj, known); !held {
 			return watch.Event{}, false
 		}
 		return knownFrameEvent, true
 	}
+}
+
+// KnownObject reports whether known holds the object whose encoding (no
+// envelope; its field 1 is its ObjectMeta) is raw, at the encoded
+// resourceVersion, reading only its name, namespace and resourceVersion.
+// key is a buffer for the cache key, returned for reuse.
+func KnownObject(key, raw []byte, known Known) ([]byte, bool) {
+	md, ok := pbwire.Bytes(raw, 1)
+	if !ok {
+		return key, false
+	}
+	var name, ns, rv []byte
+	pbwire.Each(md, func(num int, v []byte) bool {
+		switch num {
+		case 1:
+			name = v
+		case 3:
+			ns = v
+		case 6:
+			rv = v
+		}
+		return true
+	})
+	if len(rv) == 0 {
+		return key, false
+	}
+	key = key[:0]
+	if len(ns) > 0 {
+		key = append(append(key, ns...), '/')
+	}
+	key = append(key, name...)
+	return key, known(bytesView(key), bytesView(rv))
 }
 
 // withTypeMeta returns an object's text with apiVersion and kind added

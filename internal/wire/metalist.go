@@ -36,12 +36,35 @@ func ReadMetadataList(body io.Reader, contentType string, keepManagedFields bool
 		}
 		return l.ListMeta, nil
 	}
-	lm, err := readProtobufMetadataList(bufio.NewReaderSize(body, 64<<10), keepManagedFields, each)
+	lm, err := readProtobufList(bufio.NewReaderSize(body, 64<<10), func(raw []byte) error {
+		p := &metav1.PartialObjectMetadata{}
+		if err := unmarshalWithoutManagedFields(raw, keepManagedFields, p.Unmarshal, 1); err != nil {
+			return fmt.Errorf("list item: %w", err)
+		}
+		p.SetGroupVersionKind(partialGVK)
+		return each(p)
+	})
 	if se, ok := err.(stopError); ok {
 		return metav1.ListMeta{}, se.err
 	}
 	if err != nil {
 		return metav1.ListMeta{}, fmt.Errorf("read metadata list: %w", err)
+	}
+	return lm, nil
+}
+
+// ReadProtobufList reads a protobuf list answer (any List kind, in its
+// "k8s\x00" envelope) from body and calls each with every item's encoding,
+// in order, as soon as the item has arrived; the list is never held whole.
+// The bytes each gets are reused for the next item: each must decode or
+// copy them. An error from each stops the list and is returned as is.
+func ReadProtobufList(body io.Reader, each func(raw []byte) error) (metav1.ListMeta, error) {
+	lm, err := readProtobufList(bufio.NewReaderSize(body, 64<<10), each)
+	if se, ok := err.(stopError); ok {
+		return metav1.ListMeta{}, se.err
+	}
+	if err != nil {
+		return metav1.ListMeta{}, fmt.Errorf("read protobuf list: %w", err)
 	}
 	return lm, nil
 }
@@ -52,14 +75,16 @@ type stopError struct{ err error }
 
 func (s stopError) Error() string { return s.err.Error() }
 
-// maxMetadataItem bounds one encoded item of a metadata list.
-const maxMetadataItem = 64 << 20
+// maxListItem bounds one encoded item of a protobuf list.
+const maxListItem = 64 << 20
 
-// readProtobufMetadataList reads a protobuf PartialObjectMetadataList in
-// its "k8s\x00" runtime.Unknown envelope from r, field by field: the
-// envelope's raw field (2) holds the list, whose field 1 is the ListMeta
-// and whose field 2 repeats once per item.
-func readProtobufMetadataList(r *bufio.Reader, keepManagedFields bool, each func(*metav1.PartialObjectMetadata) error) (metav1.ListMeta, error) {
+// readProtobufList reads a protobuf list (every Kubernetes List kind has
+// the same layout) in its "k8s\x00" runtime.Unknown envelope from r, field
+// by field: the envelope's raw field (2) holds the list, whose field 1 is
+// the ListMeta and whose field 2 repeats once per item. item gets each
+// item's encoding (reused for the next); its errors come back as
+// stopError.
+func readProtobufList(r *bufio.Reader, item func(raw []byte) error) (metav1.ListMeta, error) {
 	var lm metav1.ListMeta
 	magic := make([]byte, 4)
 	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != "k8s\x00" {
@@ -80,7 +105,7 @@ func readProtobufMetadataList(r *bufio.Reader, keepManagedFields bool, each func
 			if err != nil {
 				return lm, unexpected(err)
 			}
-			if lm, buf, err = readList(&byteReader{r: r, n: int64(n)}, keepManagedFields, each, buf); err != nil {
+			if lm, buf, err = readList(&byteReader{r: r, n: int64(n)}, item, buf); err != nil {
 				return lm, err
 			}
 			sawList = true
@@ -105,9 +130,9 @@ func readProtobufMetadataList(r *bufio.Reader, keepManagedFields bool, each func
 	return lm, nil
 }
 
-// readList reads the fields of a PartialObjectMetadataList from rd, which
-// holds exactly the list's bytes.
-func readList(rd *byteReader, keepManagedFields bool, each func(*metav1.PartialObjectMetadata) error, buf []byte) (metav1.ListMeta, []byte, error) {
+// readList reads the fields of a list from rd, which holds exactly the
+// list's bytes.
+func readList(rd *byteReader, item func(raw []byte) error, buf []byte) (metav1.ListMeta, []byte, error) {
 	var lm metav1.ListMeta
 	for rd.n > 0 {
 		num, typ, err := readTag(rd)
@@ -126,12 +151,7 @@ func readList(rd *byteReader, keepManagedFields bool, each func(*metav1.PartialO
 			if buf, err = readBytes(rd, buf); err != nil {
 				return lm, buf, err
 			}
-			p := &metav1.PartialObjectMetadata{}
-			if err := unmarshalWithoutManagedFields(buf, keepManagedFields, p.Unmarshal, 1); err != nil {
-				return lm, buf, fmt.Errorf("list item: %w", err)
-			}
-			p.SetGroupVersionKind(partialGVK)
-			if err := each(p); err != nil {
+			if err := item(buf); err != nil {
 				return lm, buf, stopError{err}
 			}
 		default:
@@ -193,8 +213,8 @@ func readBytes(r byteReadReader, buf []byte) ([]byte, error) {
 	if err != nil {
 		return buf, unexpected(err)
 	}
-	if n > maxMetadataItem {
-		return buf, fmt.Errorf("a field of %d bytes is larger than %d", n, maxMetadataItem)
+	if n > maxListItem {
+		return buf, fmt.Errorf("a field of %d bytes is larger than %d", n, maxListItem)
 	}
 	if uint64(cap(buf)) < n {
 		buf = make([]byte, n)

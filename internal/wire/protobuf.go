@@ -15,9 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// ContentTypeProtobuf is Kubernetes' protobuf encoding. kdyn uses it only
-// for apimachinery's own meta types (PartialObjectMetadata, Status), whose
-// protobuf code lives in apimachinery: no typed API is involved.
+// ContentTypeProtobuf is Kubernetes' protobuf encoding. kdyn decodes it
+// into apimachinery's own meta types (PartialObjectMetadata, Status), whose
+// protobuf code lives in apimachinery, and into Go types a caller brings
+// (informer.ForResourceProto): kdyn names no typed API itself.
 const ContentTypeProtobuf = "application/vnd.kubernetes.protobuf"
 
 // protobufMagic starts every protobuf-encoded Kubernetes object: the bytes
