@@ -87,6 +87,10 @@ func (r *resource) newBacking(s *scope, whole bool) backing {
 		opts.MetadataTransform = metadataTransform(r.gvk, s.cfg.transform)
 		return newMetadataBacking(f.ForResourceMetadata(r.gvr, opts), func() { f.ReleaseMetadata(r.gvr, opts) })
 	}
+	if typ := r.c.protoType(r.gvk); typ != nil {
+		p := proto(r.gvk, typ, s.cfg.transform)
+		return newTypedBacking(informer.ForResourceProto(f, r.gvr, opts, p), opts.Compact, func() { informer.ReleaseProto(f, r.gvr, opts, p) })
+	}
 	opts.Transform = r.c.transform(r.gvk, s.cfg.transform)
 	return newWholeBacking(f.ForResource(r.gvr, opts), func() { f.Release(r.gvr, opts) })
 }

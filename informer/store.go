@@ -3,6 +3,7 @@ package informer
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -50,7 +51,7 @@ type Store[T Object] struct {
 	indexers map[string]IndexFunc[T]
 	// indices maps index name → value → set of keys; values maps index
 	// name → key → the values it was indexed under (to unindex).
-	indices map[string]map[string]map[string]struct{}
+	indices map[string]map[string]keySet
 	values  map[string]map[string][]string
 	// nsIdx is the namespace index, built on first use and kept from then
 	// on: namespace-scoped informers (the common case) never pay for it.
@@ -62,7 +63,7 @@ func newStore[T Object](data storage[T]) *Store[T] {
 	s := &Store[T]{
 		data:     data,
 		indexers: map[string]IndexFunc[T]{},
-		indices:  map[string]map[string]map[string]struct{}{},
+		indices:  map[string]map[string]keySet{},
 		values:   map[string]map[string][]string{},
 	}
 	return s
@@ -82,7 +83,7 @@ func (s *Store[T]) AddIndexer(name string, fn IndexFunc[T]) error {
 		return fmt.Errorf("%w: %q", ErrIndexExists, name)
 	}
 	s.indexers[name] = fn
-	s.indices[name] = map[string]map[string]struct{}{}
+	s.indices[name] = map[string]keySet{}
 	s.values[name] = map[string][]string{}
 	var err error
 	s.data.each(func(key string, obj T) bool {
@@ -119,14 +120,55 @@ func (s *Store[T]) insertIndex(name, key string, vals []string) {
 	}
 	idx := s.indices[name]
 	for _, v := range vals {
-		set := idx[v]
-		if set == nil {
-			set = map[string]struct{}{}
-			idx[v] = set
-		}
-		set[key] = struct{}{}
+		idx[v] = idx[v].add(key)
 	}
 	s.values[name][key] = vals
+}
+
+// keySet is the set of keys under one index value. Most values of the
+// usual indexes (an owner's UID, a name, a node) name one object: such a
+// set is the key itself, not a map of one (a map costs some 200 bytes).
+type keySet struct {
+	one  string              // the only key, when many is nil
+	many map[string]struct{} // two keys or more
+}
+
+func (k keySet) add(key string) keySet {
+	switch {
+	case k.many != nil:
+		k.many[key] = struct{}{}
+	case k.one == "" || k.one == key:
+		k.one = key
+	default:
+		k = keySet{many: map[string]struct{}{k.one: {}, key: {}}}
+	}
+	return k
+}
+
+// remove returns the set without key, and whether it is empty.
+func (k keySet) remove(key string) (keySet, bool) {
+	if k.many == nil {
+		if k.one == key {
+			return keySet{}, true
+		}
+		return k, k.one == ""
+	}
+	delete(k.many, key)
+	return k, len(k.many) == 0
+}
+
+// appendTo appends the set's keys to out.
+func (k keySet) appendTo(out []string) []string {
+	if k.many == nil {
+		if k.one != "" {
+			out = append(out, k.one)
+		}
+		return out
+	}
+	for key := range k.many {
+		out = append(out, key)
+	}
+	return out
 }
 
 func (s *Store[T]) unindex(key string) {
@@ -137,10 +179,11 @@ func (s *Store[T]) unindex(key string) {
 		}
 		idx := s.indices[name]
 		for _, v := range vals {
-			if set := idx[v]; set != nil {
-				delete(set, key)
-				if len(set) == 0 {
+			if set, ok := idx[v]; ok {
+				if set, empty := set.remove(key); empty {
 					delete(idx, v)
+				} else {
+					idx[v] = set
 				}
 			}
 		}
@@ -278,19 +321,19 @@ func (s *Store[T]) Len() int {
 func (s *Store[T]) ByIndex(index, value string) ([]T, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var idx map[string]map[string]struct{}
+	var keys []string
 	if index == NamespaceIndex {
-		idx = s.namespaceIndexRLocked()
+		set := s.namespaceIndexRLocked()[value]
+		keys = make([]string, 0, len(set))
+		for k := range set {
+			keys = append(keys, k)
+		}
 	} else {
-		var ok bool
-		if idx, ok = s.indices[index]; !ok {
+		idx, ok := s.indices[index]
+		if !ok {
 			return nil, fmt.Errorf("informer: no index named %q", index)
 		}
-	}
-	set := idx[value]
-	keys := make([]string, 0, len(set))
-	for k := range set {
-		keys = append(keys, k)
+		keys = idx[value].appendTo(nil)
 	}
 	slices.Sort(keys)
 	out := make([]T, 0, len(keys))
@@ -306,13 +349,11 @@ func (s *Store[T]) ByIndex(index, value string) ([]T, error) {
 func (s *Store[T]) IndexValues(index string) []string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	idx := s.indices[index]
+	var out []string
 	if index == NamespaceIndex {
-		idx = s.namespaceIndexRLocked()
-	}
-	out := make([]string, 0, len(idx))
-	for v := range idx {
-		out = append(out, v)
+		out = slices.Collect(maps.Keys(s.namespaceIndexRLocked()))
+	} else {
+		out = slices.Collect(maps.Keys(s.indices[index]))
 	}
 	slices.Sort(out)
 	return out
