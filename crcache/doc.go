@@ -34,21 +34,31 @@
 // store until it has had them, so no change is missed — some may be seen
 // twice, which level-based reconcilers do not mind.
 //
-// Stores hold objects as kdyn's informers decode them, without
-// metadata.managedFields (Options.KeepManagedFields keeps them), or, with
-// Options.Compact, as the JSON text the server sent, decoded on every read.
-// Informers use streaming lists where the server has them, resume watches
-// from the last resourceVersion, and can cache one shard of a kind's hash
-// range (Options.Shard).
+// Stores hold the kinds kube-apiserver serves as protobuf (the scheme's
+// types from k8s.io/api, the CRD and APIService APIs) as those Go types,
+// decoded from the server's protobuf straight into the type by its
+// generated code (kdyn's informer.ForResourceProto), and every other kind
+// (custom resources) as kdyn's unstructured objects. managedFields are
+// left out undecoded (Options.KeepManagedFields keeps them). With
+// Options.Compact a store keeps each object encoded instead — protobuf for
+// the Go types, the server's JSON text for the others — and decodes it on
+// every read. Informers use streaming lists where the server has them,
+// resume watches from the last resourceVersion, and can cache one shard of
+// a kind's hash range (Options.Shard).
 //
 // # Reads
 //
-// Get and List convert the stored object to the caller's form: a typed
-// object is decoded from the store on every read (runtime's unstructured
-// converter), so it is always the caller's own; an Unstructured is a
-// DeepCopy unless UnsafeDisableDeepCopy is set (then it is the stored
-// object, which must not be modified); a PartialObjectMetadata is built
-// from the stored metadata. Label selectors filter in memory; field
+// Get and List give the caller its own object, as controller-runtime
+// does: a typed object is a DeepCopy of the stored one (in a compact
+// store, a fresh decode), or with UnsafeDisableDeepCopy the stored object
+// itself, which must not be modified. Objects of a kind stored as a Go
+// type and read as Unstructured are converted on each read (runtime's
+// unstructured converter); objects stored unstructured and read typed are
+// converted the other way. An Unstructured read of an unstructured store
+// is a DeepCopy, or the stored object with UnsafeDisableDeepCopy. A
+// PartialObjectMetadata is built from the stored metadata. Handlers and
+// index functions get the stored object itself when it is in their form.
+// Label selectors filter in memory; field
 // selectors must be exact matches of fields indexed with IndexField (as in
 // controller-runtime). Reads wait for the kind's informer to sync and
 // return controller-runtime's errors: ErrCacheNotStarted before Start, a
@@ -73,9 +83,11 @@
 // # Differences from controller-runtime's cache
 //
 //   - managedFields are not cached unless Options.KeepManagedFields.
-//   - A typed read with UnsafeDisableDeepCopy still returns an object of the
-//     caller's own (decoded afresh), not the cached one: changing it changes
-//     nothing in the cache, and two reads share no maps.
+//   - UnsafeDisableDeepCopy returns the cached object only where one is
+//     kept in the form asked for: not for an Unstructured read of a kind
+//     stored as a Go type (converted on each read), nor for any read of a
+//     compact store (decoded on each read). Either way the caller gets an
+//     object of its own, which it may change.
 //   - Options.NewInformer is refused (New returns an error): the informers
 //     are kdyn's.
 //   - RemoveInformer removes the kind's store, whatever form it was asked

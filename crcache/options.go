@@ -20,11 +20,12 @@ import (
 // Options are kdyn's own settings, beside controller-runtime's
 // cache.Options (which New takes as they are).
 type Options struct {
-	// Compact keeps each object as the JSON text the server sent (less
-	// managedFields) and decodes it on every read and event delivery:
-	// far less memory, more CPU per read. Metadata-only stores keep each
-	// object's metadata as its protobuf encoding. See
-	// informer.InformerOptions.Compact.
+	// Compact keeps each object encoded and decodes it on every read and
+	// event delivery: kinds stored as Go types as their protobuf encoding,
+	// custom resources as the JSON text the server sent, metadata-only
+	// stores as the metadata's protobuf encoding (managedFields left out
+	// of all three). Far less memory; a decode per read instead of a
+	// DeepCopy. See informer.InformerOptions.Compact.
 	Compact bool
 	// KeepManagedFields keeps metadata.managedFields, which kdyn leaves
 	// out of the cache by default (controller-runtime's cache keeps them

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	kunstructured "github.com/kdyn/kdyn/unstructured"
@@ -39,6 +40,9 @@ type applyOptions struct {
 	concurrency    int
 	prune          pruneFlags
 	subresource    string
+	overwrite      bool
+	force          bool
+	gracePeriod    int64
 }
 
 // applyFunc sends one object and prints its summary line to out.
@@ -56,9 +60,15 @@ to the cluster, creating those that do not exist.
 
 By default kdyn uses client-side apply, as kubectl does: the configuration
 applied is kept in the kubectl.kubernetes.io/last-applied-configuration
-annotation, and each apply sends a JSON merge patch computed from it, the new
-manifest and the live object, so a field another client changed (replicas
-after a scale) is left alone unless the manifest changes it. --server-side
+annotation, and each apply sends a patch computed from it, the new manifest
+and the live object, so a field another client changed (replicas after a
+scale) is left alone unless the manifest changes it. As kubectl's, the patch
+is a strategic merge patch for the built-in kinds (lists such as containers
+merge by their keys; a Deployment strategy that becomes Recreate drops its
+rollingUpdate) and a JSON merge patch for custom resources. A manifest that
+carries a resourceVersion is applied only to that version of the object
+(Conflict otherwise); --force deletes and creates an object whose patch the
+server refuses. --server-side
 uses server-side apply instead: the server merges the manifest into the live
 object and records kdyn (--field-manager) as the owner of the fields it
 sets; a field that another manager owns is a conflict, which
@@ -166,6 +176,9 @@ exits 1 (7 with --exit-codes).`,
 	fl.StringVar(&o.fieldManager, "field-manager", "kubectl", "The name of the manager that owns the applied fields.")
 	fl.BoolVar(&o.forceConflicts, "force-conflicts", false, "With server-side apply, take over fields that other managers own.")
 	fl.StringVar(&o.subresource, "subresource", "", "With --server-side, apply to this subresource of the objects (status or scale).")
+	fl.BoolVar(&o.overwrite, "overwrite", true, "Let the manifest override changes made to live objects since the last apply, where the two differ.")
+	fl.BoolVar(&o.force, "force", false, "When the server refuses the patch (a conflict, or a change it does not allow, such as to an immutable field), delete the object and create it from the manifest; if that fails, the old object is created again.")
+	fl.Int64Var(&o.gracePeriod, "grace-period", -1, "With --force, the deletion's grace period in seconds (-1: the object's own).")
 	o.dryRun = cli.AddDryRunFlag(cmd, true)
 	o.record = cli.AddRecordFlag(cmd)
 	o.validate = cli.AddValidateFlag(cmd)
@@ -188,6 +201,12 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 	validation, err := o.validate.Directive()
 	if err != nil {
 		return err
+	}
+	if o.force && o.serverSide {
+		return cli.Usagef("--force cannot be used with --server-side")
+	}
+	if o.force && dry != cli.DryRunNone {
+		return cli.Usagef("--dry-run can not be used when --force is set")
 	}
 	if o.forceConflicts && !o.serverSide {
 		return cli.Usagef("--force-conflicts only works with --server-side")
@@ -239,8 +258,9 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 		if !cmd.Flags().Changed("field-manager") {
 			run.FieldManager = clientSideApplyManager
 		}
+		cs := &clientSide{schemas: newPatchSchemas(f), overwrite: o.overwrite, force: o.force, grace: o.gracePeriod, timeout: o.timeout}
 		do = func(ctx context.Context, t *cli.ManifestTarget, out io.Writer) (*unstructured.Unstructured, error) {
-			res, op, err := clientSideApply(ctx, t, dry)
+			res, op, err := cs.apply(ctx, t, dry)
 			if err == nil {
 				cli.SummaryTo(out, quiet, t.Name, op+dry.Suffix())
 			}
@@ -319,10 +339,33 @@ func conflictHint(err error) string {
 `
 }
 
-// clientSideApply creates the object (recording the configuration in the
-// last-applied annotation) or patches it with a three-way JSON merge patch
-// from the last applied configuration, the manifest and the live object.
-func clientSideApply(ctx context.Context, t *cli.ManifestTarget, dry cli.DryRunMode) (*unstructured.Unstructured, string, error) {
+// clientSide is how client-side apply computes and sends its patches, as
+// kubectl's: a strategic merge patch for kinds whose OpenAPI v3 PATCH takes
+// one (the built-in kinds), a JSON merge patch for the others (custom
+// resources); a patch refused with a Conflict is computed again against
+// the object as it is now, up to maxPatchTries times, and with force a
+// patch still refused (Conflict or Invalid) deletes the object and creates
+// it from the manifest, putting the old one back if that fails.
+type clientSide struct {
+	schemas *patchSchemas
+	// overwrite lets the patch override changes made to the live object
+	// since the last apply where they differ from the manifest.
+	overwrite bool
+	force     bool
+	// grace is the deletion's grace period with force (-1: the
+	// object's own); timeout bounds the wait for it to be gone.
+	grace   int64
+	timeout time.Duration
+}
+
+// maxPatchTries is how many times a patch refused with a Conflict is sent
+// (each time computed against the object as read again), as kubectl's.
+const maxPatchTries = 5
+
+// apply creates the object (recording the configuration in the
+// last-applied annotation) or patches it from the last applied
+// configuration, as kubectl apply does.
+func (c *clientSide) apply(ctx context.Context, t *cli.ManifestTarget, dry cli.DryRunMode) (*unstructured.Unstructured, string, error) {
 	name := t.Obj.GetName()
 	if name == "" {
 		return nil, "", fmt.Errorf("the object has no metadata.name")
@@ -343,19 +386,87 @@ func clientSideApply(ctx context.Context, t *cli.ManifestTarget, dry cli.DryRunM
 			return nil, "", err
 		}
 	}
-	live, err := t.Resource.Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		live, err = nil, nil
-	}
+	live, err := c.get(ctx, t)
 	if err != nil {
 		return nil, "", err
 	}
-	return clientSideApplyTo(ctx, t, live, dry)
+	res, op, err := c.applyTo(ctx, t, live, dry)
+	for try := 1; try < maxPatchTries && apierrors.IsConflict(err) && dry != cli.DryRunClient; try++ {
+		if try > 1 {
+			select {
+			case <-ctx.Done():
+				return nil, "", ctx.Err()
+			case <-time.After(time.Second):
+			}
+		}
+		if live, err = c.get(ctx, t); err != nil {
+			return nil, "", err
+		}
+		res, op, err = c.applyTo(ctx, t, live, dry)
+	}
+	if err != nil && c.force && live != nil && dry == cli.DryRunNone && (apierrors.IsConflict(err) || apierrors.IsInvalid(err)) {
+		return c.replace(ctx, t, live)
+	}
+	return res, op, err
 }
 
-// clientSideApplyTo is clientSideApply against the live object already
-// read (nil: it does not exist).
-func clientSideApplyTo(ctx context.Context, t *cli.ManifestTarget, live *unstructured.Unstructured, dry cli.DryRunMode) (*unstructured.Unstructured, string, error) {
+// get reads the live object; nil when it does not exist.
+func (c *clientSide) get(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
+	live, err := t.Resource.Get(ctx, t.Obj.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return live, err
+}
+
+// replace is --force's way out of a patch the server refuses: delete the
+// object, wait until it is gone, create it from the manifest; if that
+// fails, create the old object again and return the failure.
+func (c *clientSide) replace(ctx context.Context, t *cli.ManifestTarget, live *unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
+	name := t.Obj.GetName()
+	opts := metav1.DeleteOptions{}
+	if c.grace >= 0 {
+		opts.GracePeriodSeconds = &c.grace
+	}
+	if err := t.Resource.Delete(ctx, name, opts); err != nil && !apierrors.IsNotFound(err) {
+		return nil, "", err
+	}
+	deadline := time.Now().Add(c.timeout)
+	for {
+		_, err := t.Resource.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if time.Now().After(deadline) {
+			return nil, "", fmt.Errorf("%s was deleted to be created again (--force) but is still there after %s", t.Name, c.timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, "", ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	modified, err := withLastApplied(t.Obj)
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := t.Resource.Create(ctx, modified, metav1.CreateOptions{})
+	if err == nil {
+		return res, "configured", nil
+	}
+	old := cli.StripServerFields(live)
+	if _, rerr := t.Resource.Create(ctx, old, metav1.CreateOptions{}); rerr != nil {
+		return nil, "", fmt.Errorf("%w; it was deleted to be created again (--force), and creating the old object again failed too: %v", err, rerr)
+	}
+	return nil, "", err
+}
+
+// applyTo patches the live object already read (nil: it does not exist:
+// it is created) from the last applied configuration.
+func (c *clientSide) applyTo(ctx context.Context, t *cli.ManifestTarget, live *unstructured.Unstructured, dry cli.DryRunMode) (*unstructured.Unstructured, string, error) {
 	name := t.Obj.GetName()
 	modified, err := withLastApplied(t.Obj)
 	if err != nil {
@@ -376,19 +487,49 @@ func clientSideApplyTo(ctx context.Context, t *cli.ManifestTarget, live *unstruc
 	if err != nil {
 		return nil, "", err
 	}
-	last := live.GetAnnotations()[kunstructured.LastAppliedAnnotation]
-	patch, err := kunstructured.ThreeWayMergePatch([]byte(last), modJSON, liveJSON)
+	last := []byte(live.GetAnnotations()[kunstructured.LastAppliedAnnotation])
+	pt := types.MergePatchType
+	var meta strategicpatch.LookupPatchMeta
+	if c.schemas != nil {
+		if meta, err = c.schemas.lookup(ctx, t.Obj.GroupVersionKind()); err != nil {
+			c.schemas.warnOnce(err)
+			meta = nil
+		}
+	}
+	var patch []byte
+	if meta != nil {
+		pt = types.StrategicMergePatchType
+		patch, err = strategicpatch.CreateThreeWayMergePatch(last, modJSON, liveJSON, meta, c.overwrite)
+	} else {
+		patch, err = kunstructured.ThreeWayMergePatch(last, modJSON, liveJSON)
+	}
 	if err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("computing the patch of %s: %w", t.Name, err)
 	}
 	if string(patch) == "{}" {
 		return live, "unchanged", nil
 	}
-	if dry == cli.DryRunClient {
-		res, err := kunstructured.ApplyMergePatch(live, patch)
-		return res, "configured", err
+	if rv := t.Obj.GetResourceVersion(); rv != "" {
+		// The manifest names the version it was written against: the
+		// server refuses the patch (Conflict) if the object has changed
+		// since, as it refuses kubectl's.
+		if patch, err = withResourceVersion(patch, rv); err != nil {
+			return nil, "", err
+		}
 	}
-	res, err := t.Resource.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if dry == cli.DryRunClient {
+		if meta == nil {
+			res, err := kunstructured.ApplyMergePatch(live, patch)
+			return res, "configured", err
+		}
+		var pm map[string]any
+		if err := json.Unmarshal(patch, &pm); err != nil {
+			return nil, "", err
+		}
+		res, err := strategicpatch.StrategicMergeMapPatchUsingLookupPatchMeta(live.DeepCopy().Object, pm, meta)
+		return &unstructured.Unstructured{Object: res}, "configured", err
+	}
+	res, err := t.Resource.Patch(ctx, name, pt, patch, metav1.PatchOptions{})
 	if err != nil {
 		return nil, "", err
 	}
@@ -397,6 +538,21 @@ func clientSideApplyTo(ctx context.Context, t *cli.ManifestTarget, live *unstruc
 		return res, "unchanged", nil
 	}
 	return res, "configured", nil
+}
+
+// withResourceVersion sets metadata.resourceVersion in a patch.
+func withResourceVersion(patch []byte, rv string) ([]byte, error) {
+	var m map[string]any
+	if err := json.Unmarshal(patch, &m); err != nil {
+		return nil, err
+	}
+	md, _ := m["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		m["metadata"] = md
+	}
+	md["resourceVersion"] = rv
+	return json.Marshal(m)
 }
 
 // withLastApplied returns the manifest, stripped of server fields, with

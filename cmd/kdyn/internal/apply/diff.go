@@ -150,8 +150,10 @@ func diffManifests(ctx context.Context, f *cli.Factory, o *diffOptions) (int, er
 		return 0, err
 	}
 	defer d.close()
+	// kubectl diff computes client-side apply's patch with --overwrite.
+	cs := &clientSide{schemas: newPatchSchemas(f), overwrite: true}
 	r.Each(ctx, entries, func(ctx context.Context, t *cli.ManifestTarget) (*unstructured.Unstructured, error) {
-		live, merged, err := diffSides(ctx, t, o.serverSide, o.force)
+		live, merged, err := diffSides(ctx, t, cs, o.serverSide, o.force)
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +178,7 @@ func diffManifests(ctx context.Context, f *cli.Factory, o *diffOptions) (int, er
 // applying the manifest would make of it: a client-side apply, or with
 // serverSide a server-side apply (forced with force). The run's client
 // sends either as a server dry run under --field-manager.
-func diffSides(ctx context.Context, t *cli.ManifestTarget, serverSide, force bool) (live, merged *unstructured.Unstructured, err error) {
+func diffSides(ctx context.Context, t *cli.ManifestTarget, cs *clientSide, serverSide, force bool) (live, merged *unstructured.Unstructured, err error) {
 	name := t.Obj.GetName()
 	if name == "" {
 		return nil, nil, errors.New("the object has no metadata.name")
@@ -189,7 +191,7 @@ func diffSides(ctx context.Context, t *cli.ManifestTarget, serverSide, force boo
 		return nil, nil, err
 	}
 	if !serverSide {
-		merged, _, err = clientSideApplyTo(ctx, t, live, cli.DryRunServer)
+		merged, _, err = cs.applyTo(ctx, t, live, cli.DryRunServer)
 		return live, merged, err
 	}
 	merged, err = t.Resource.Apply(ctx, name, cli.StripServerFields(t.Obj), metav1.ApplyOptions{Force: force})

@@ -1,6 +1,9 @@
 // Package apply holds the commands that send manifests to the server:
 // apply (client-side apply by default, as kubectl: its
-// last-applied-configuration annotation and a three-way merge patch;
+// last-applied-configuration annotation and a three-way patch — strategic
+// merge for kinds whose OpenAPI v3 PATCH takes it, read once per group
+// version and run, JSON merge for the others; retried on Conflict, and
+// with --force deleted and created when the server refuses it;
 // server-side apply with --server-side), create, replace (PUT, or with
 // --force delete and create) and diff (the same apply in dry-run mode,
 // compared with the live object as YAML, Secrets masked; shown as a unified diff, or by the
