@@ -21,6 +21,7 @@ import (
 
 type explainOptions struct {
 	recursive  bool
+	maxDepth   int
 	apiVersion string
 	output     string
 }
@@ -54,6 +55,9 @@ document.`,
   # The whole tree below spec, with types
   kdyn explain deploy.spec --recursive
 
+  # Two levels of it
+  kdyn explain deploy.spec --recursive --max-depth=2
+
   # Another version of a type
   kdyn explain hpa --api-version autoscaling/v1
 
@@ -62,7 +66,8 @@ document.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runExplain(cmd.Context(), f, o, args) },
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&o.recursive, "recursive", false, "Print the fields of fields, down the whole tree, with their types and without descriptions.")
+	fl.BoolVarP(&o.recursive, "recursive", "R", false, "Print the fields of fields, down the whole tree (or --max-depth levels of it), with their types and without descriptions.")
+	fl.IntVar(&o.maxDepth, "max-depth", 0, "With --recursive, print this many levels of fields (1: the fields of the type or field explained); 0 prints them all.")
 	fl.StringVar(&o.apiVersion, "api-version", "", "Explain the type at this GROUP/VERSION (e.g. autoscaling/v1, or v1 for the core group) instead of its preferred version.")
 	fl.StringVarP(&o.output, "output", "o", "plaintext", "Output format: plaintext.")
 	return cmd
@@ -74,6 +79,12 @@ func runExplain(ctx context.Context, f *cli.Factory, o *explainOptions, args []s
 	}
 	if len(args) > 1 {
 		return cli.Usagef("explain takes one argument, TYPE[.FIELD...]; got %d", len(args))
+	}
+	if o.maxDepth < 0 {
+		return cli.Usagef("--max-depth must be non-negative")
+	}
+	if o.maxDepth > 0 && !o.recursive {
+		return cli.Usagef("--max-depth requires --recursive")
 	}
 	switch o.output {
 	case "", "plaintext":
@@ -104,7 +115,7 @@ func runExplain(ctx context.Context, f *cli.Factory, o *explainOptions, args []s
 	if err != nil {
 		return fmt.Errorf("the OpenAPI v3 document of %s: %w", gvr.GroupVersion(), err)
 	}
-	out, err := doc.explain(gvk, fields, o.recursive)
+	out, err := doc.explain(gvk, fields, recursion{on: o.recursive, maxDepth: o.maxDepth})
 	if err != nil {
 		return err
 	}
@@ -297,7 +308,20 @@ func (d *openAPIDocument) kindSchema(gvk schema.GroupVersionKind) *openAPISchema
 
 // explain renders kubectl's plaintext explain of gvk's schema, or of the
 // field at path below it.
-func (d *openAPIDocument) explain(gvk schema.GroupVersionKind, path []string, recursive bool) (string, error) {
+// recursion is how far --recursive prints the field tree: not at all
+// (on false), or down to maxDepth levels of fields (0: all of them).
+type recursion struct {
+	on       bool
+	maxDepth int
+}
+
+// descend reports whether the fields of a field at level (1: the type's
+// own fields) are printed.
+func (r recursion) descend(level int) bool {
+	return r.on && (r.maxDepth == 0 || level < r.maxDepth)
+}
+
+func (d *openAPIDocument) explain(gvk schema.GroupVersionKind, path []string, recursive recursion) (string, error) {
 	root := d.kindSchema(gvk)
 	if root == nil {
 		return "", fmt.Errorf("the server's OpenAPI v3 document for %s has no schema for kind %s", gvk.GroupVersion(), gvk.Kind)
@@ -306,7 +330,7 @@ func (d *openAPIDocument) explain(gvk schema.GroupVersionKind, path []string, re
 	if !ok {
 		// Name the path up to the first field that is missing.
 		for k := 1; k <= len(path); k++ {
-			if _, ok := d.output(root, path[:k], nil, false); !ok {
+			if _, ok := d.output(root, path[:k], nil, recursion{}); !ok {
 				return "", fmt.Errorf("field %q does not exist", strings.Join(path[:k], "."))
 			}
 		}
@@ -340,7 +364,7 @@ func (h refSet) with(ref string) refSet {
 // description and the fields; on the way, FIELD: for the last element.
 // It looks through arrays (items), maps (additionalProperties) and allOf.
 // false means the path does not exist.
-func (d *openAPIDocument) output(s *openAPISchema, path []string, seen refSet, recursive bool) (string, bool) {
+func (d *openAPIDocument) output(s *openAPISchema, path []string, seen refSet, recursive recursion) (string, bool) {
 	resolved := d.resolve(s)
 	if len(path) == 0 {
 		var b strings.Builder
@@ -430,7 +454,7 @@ func (d *openAPIDocument) description(s *openAPISchema, depth int) string {
 // and map values), sorted by name, at an indentation of level*2 spaces;
 // recursive prints one line per field and descends into each, stopping at
 // a $ref already on the way down.
-func (d *openAPIDocument) fieldList(s *openAPISchema, level int, recursive bool, seen refSet) string {
+func (d *openAPIDocument) fieldList(s *openAPISchema, level int, recursive recursion, seen refSet) string {
 	if s.Ref != "" && seen[s.Ref] {
 		return ""
 	}
@@ -447,9 +471,9 @@ func (d *openAPIDocument) fieldList(s *openAPISchema, level int, recursive bool,
 		if fs == nil {
 			continue
 		}
-		b.WriteString(d.fieldDetail(n, fs, r, level, recursive))
-		if recursive {
-			b.WriteString(d.fieldList(fs, level+1, true, next))
+		b.WriteString(d.fieldDetail(n, fs, r, level, recursive.on))
+		if recursive.descend(level) {
+			b.WriteString(d.fieldList(fs, level+1, recursive, next))
 		}
 	}
 	for _, a := range r.AllOf {

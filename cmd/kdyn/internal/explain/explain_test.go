@@ -32,22 +32,25 @@ var widgetGVK = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kin
 // the test control plane (see the integration tests).
 func TestExplainGolden(t *testing.T) {
 	doc := loadExplainFixture(t)
+	all := recursion{on: true}
 	cases := []struct {
 		name      string
 		path      string
-		recursive bool
+		recursive recursion
 	}{
-		{"kind", "", false},
-		{"kind-recursive", "", true},
-		{"spec", "spec", false},
-		{"spec-recursive", "spec", true},
-		{"enum-field", "spec.color", false},
-		{"array-item-field", "spec.parts.name", false},
-		{"array-field", "spec.parts", false},
-		{"map-field", "spec.limits", false},
-		{"cycle-recursive", "spec.tree", true},
-		{"through-cycle", "spec.tree.children.children.value", false},
-		{"metadata-labels", "metadata.labels", false},
+		{"kind", "", recursion{}},
+		{"kind-recursive", "", all},
+		{"kind-depth-1", "", recursion{on: true, maxDepth: 1}},
+		{"kind-depth-2", "", recursion{on: true, maxDepth: 2}},
+		{"spec", "spec", recursion{}},
+		{"spec-recursive", "spec", all},
+		{"enum-field", "spec.color", recursion{}},
+		{"array-item-field", "spec.parts.name", recursion{}},
+		{"array-field", "spec.parts", recursion{}},
+		{"map-field", "spec.limits", recursion{}},
+		{"cycle-recursive", "spec.tree", all},
+		{"through-cycle", "spec.tree.children.children.value", recursion{}},
+		{"metadata-labels", "metadata.labels", recursion{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -83,7 +86,7 @@ func TestExplainErrors(t *testing.T) {
 		if tc.path != "" {
 			path = strings.Split(tc.path, ".")
 		}
-		_, err := doc.explain(tc.gvk, path, false)
+		_, err := doc.explain(tc.gvk, path, recursion{})
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("explain %s %q: err %v, want %q", tc.gvk, tc.path, err, tc.want)
 		}
@@ -91,7 +94,7 @@ func TestExplainErrors(t *testing.T) {
 }
 
 func TestExplainOtherKind(t *testing.T) {
-	got, err := loadExplainFixture(t).explain(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Gadget"}, nil, true)
+	got, err := loadExplainFixture(t).explain(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Gadget"}, nil, recursion{on: true})
 	if err != nil {
 		t.Fatal(err)
 	}
