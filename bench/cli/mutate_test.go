@@ -335,7 +335,7 @@ func TestPatchManifestsMatchKubectl(t *testing.T) {
 
 // edit and create --edit with kubectl's editor protocol: the file shown
 // (EDITOR=cat prints it), a cancelled edit, an edit by a script, several
-// objects as one List, Windows line endings.
+// objects as one List, Windows line endings, the objects a file names.
 func TestEditMatchesKubectl(t *testing.T) {
 	env := testenv.Shared(t)
 	p := newPair(t, env, testenv.Admin)
@@ -370,6 +370,10 @@ func TestEditMatchesKubectl(t *testing.T) {
 		{edited, []string{"edit", "configmap", "cm-TOOL", "--output-patch"}},
 		{"cat", []string{"get", "configmap", "cm-TOOL", "-o", "jsonpath={.data.a} {.metadata.managedFields[*].manager}"}},
 		{"cat", []string{"edit", "configmap"}},
+		{"cat", []string{"edit", "-f", "DIR/cm-TOOL.yaml"}},
+		{"cat", []string{"edit", "-f", "DIR/cm-TOOL.yaml", "-o", "json"}},
+		{"cat", []string{"edit"}},
+		{"cat", []string{"edit", "-f", "DIR/cm-TOOL.yaml", "configmap", "cm-TOOL"}},
 	} {
 		p.env = []string{"EDITOR=" + c.editor}
 		p.check(t, same{args: toolArgs(c.step, "kubectl", dir, "-n", ns), kdynArgs: toolArgs(c.step, "kdyn", dir, "-n", ns), norm: norm, stderr: true})

@@ -277,3 +277,31 @@ func TestEditSaveConfig(t *testing.T) {
 		t.Errorf("get --ignore-not-found of nothing: exit %d, %q, %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// edit -f edits the live objects a manifest names, in the manifest's
+// namespace or the command's; the file's other content is not used.
+func TestEditFromFile(t *testing.T) {
+	env := testenv.Shared(t)
+	c := ocClient(t, env)
+	ns := ocNamespace(t, c)
+	ocConfigMap(t, c, ns, "named", nil, map[string]string{"a": "1"})
+	dir := t.TempDir()
+	file := filepath.Join(dir, "cm.yaml")
+	manifest := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: named\ndata:\n  a: from-the-file\n"
+	if err := os.WriteFile(file, []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ed := ocEditor(t, dir, `sed -i 's/a: "1"/a: "2"/' "$1"`)
+	r := ocKdynEnv(t, env, ocEditEnv(dir, ed), "-n", ns, "edit", "-f", file).must(t)
+	ocStdout(t, r, "configmap/named edited\n")
+	if got := ocGet(t, c, ocConfigMapGVR, ns, "named").Object["data"].(map[string]any)["a"]; got != "2" {
+		t.Fatalf("data.a = %v after edit -f", got)
+	}
+	if seen := ocRead(t, filepath.Join(dir, "seen-1")); strings.Contains(seen, "from-the-file") {
+		t.Errorf("the editor was given the file, not the live object:\n%s", seen)
+	}
+	r = ocKdynEnv(t, env, ocEditEnv(dir, ed), "-n", ns, "edit", "-f", file, "cm", "named")
+	if r.code == 0 || !strings.Contains(r.stderr, "you may not specify resource arguments as well") {
+		t.Fatalf("edit -f with arguments: %d %s", r.code, r.stderr)
+	}
+}

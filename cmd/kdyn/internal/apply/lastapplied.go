@@ -80,7 +80,7 @@ func liveObjects(ctx context.Context, f *cli.Factory, manifests *cli.ManifestFla
 	var out []*unstructured.Unstructured
 	if manifests.Given() {
 		if len(args) > 0 {
-			return nil, cli.Usagef("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
+			return nil, cli.FilesAndArgsError()
 		}
 		entries, err := cli.ReadEntries(f, manifests, "view-last-applied")
 		if err != nil {

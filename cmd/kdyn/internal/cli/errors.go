@@ -58,6 +58,21 @@ func (e *UsageError) Error() string { return e.Msg }
 // Usagef returns a *UsageError with a formatted message.
 func Usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
 
+// NoResourcesMessage is kubectl's refusal of a command that needs objects
+// when neither arguments nor -f name any.
+const NoResourcesMessage = `You must provide one or more resources by argument or filename.
+Example resource specifications include:
+   '-f rsrc.yaml'
+   '--filename=rsrc.json'
+   '<resource> <name>'
+   '<resource>'`
+
+// FilesAndArgsError is kubectl's refusal of -f (or -k) together with
+// resource arguments.
+func FilesAndArgsError() error {
+	return Usagef("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
+}
+
 // ErrEmpty is returned by --fail-if-empty.
 var ErrEmpty = errors.New("no resources found")
 

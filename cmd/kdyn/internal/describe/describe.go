@@ -80,7 +80,7 @@ func (o *options) run(ctx context.Context, f *cli.Factory, args []string) error 
 	switch {
 	case o.manifests.Given():
 		if len(args) > 0 {
-			return cli.Usagef("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
+			return cli.FilesAndArgsError()
 		}
 		if targets, err = o.fromManifests(ctx, f, ns); err != nil {
 			return err

@@ -35,6 +35,8 @@ type editOptions struct {
 	windowsLineEndings bool
 	// outputPatch prints the change of each object edited ("Patch: ...").
 	outputPatch bool
+	// manifests name the objects to edit by the files of -f or -k.
+	manifests cli.ManifestFlags
 }
 
 // NewEditCommand returns "kdyn edit": edit objects in $KUBE_EDITOR and
@@ -42,7 +44,7 @@ type editOptions struct {
 func NewEditCommand(f *cli.Factory) *cobra.Command {
 	o := &editOptions{}
 	cmd := &cobra.Command{
-		Use:   "edit (TYPE NAME... | TYPE/NAME...) [-o yaml|json] [--subresource status]",
+		Use:   "edit (TYPE NAME... | TYPE/NAME... | -f FILENAME) [-o yaml|json] [--subresource status]",
 		Short: "Edit a resource on the server",
 		Long: `Edit objects in your editor and save them back to the server.
 
@@ -58,7 +60,10 @@ read at, so a change made by someone else meanwhile is a conflict rather
 than silently overwritten. When the file does not parse, or the server
 refuses the update, the editor opens again on your text with the error in a
 comment at the top; fix it and save, or exit without changes to give up, in
-which case your text is kept in a temporary file whose name is printed.`,
+which case your text is kept in a temporary file whose name is printed.
+
+With -f (or -k), the objects edited are the live objects the manifests name
+(kind, name and namespace); what the files say otherwise is not used.`,
 		Example: `  # Edit a deployment in the default editor
   kdyn edit deploy/web
 
@@ -66,7 +71,10 @@ which case your text is kept in a temporary file whose name is printed.`,
   KUBE_EDITOR="code --wait" kdyn edit cm settings -o json
 
   # Edit the status of a custom resource
-  kdyn edit widget w1 --subresource status`,
+  kdyn edit widget w1 --subresource status
+
+  # Edit the objects a manifest names
+  kdyn edit -f app.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runEdit(cmd.Context(), f, o, args) },
 	}
 	fl := cmd.Flags()
@@ -78,6 +86,7 @@ which case your text is kept in a temporary file whose name is printed.`,
 	fl.BoolVar(&o.windowsLineEndings, "windows-line-endings", false, "Write the file to edit with Windows line endings (CRLF).")
 	fl.BoolVar(&o.outputPatch, "output-patch", false, "Print the change made to each object, as a JSON merge patch (\"Patch: ...\").")
 	o.validate = cli.AddValidateFlag(cmd)
+	o.manifests.AddFlags(cmd, "naming the objects to edit")
 	return cmd
 }
 
@@ -96,10 +105,18 @@ func runEdit(ctx context.Context, f *cli.Factory, o *editOptions, args []string)
 		return err
 	}
 	var targets []cli.Target
-	if len(args) == 1 && !strings.Contains(args[0], "/") {
+	switch {
+	case o.manifests.Given():
+		if len(args) > 0 {
+			return cli.FilesAndArgsError()
+		}
+		targets, err = cli.LiveManifestTargets(ctx, f, &o.manifests, "edit")
+	case len(args) == 0:
+		return cli.Usagef("%s", cli.NoResourcesMessage)
+	case len(args) == 1 && !strings.Contains(args[0], "/"):
 		// A type alone: every object of it, as kubectl edits them.
 		targets, err = cli.ResolveObjects(ctx, f, args, cli.Selection{All: true})
-	} else {
+	default:
 		targets, err = cli.NamedTargets(ctx, f, args)
 	}
 	if err != nil {

@@ -240,7 +240,7 @@ func runPatch(ctx context.Context, f *cli.Factory, o *patchOptions, args []strin
 	var targets []cli.Target
 	if o.manifests.Given() {
 		if len(args) > 0 {
-			return cli.Usagef("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
+			return cli.FilesAndArgsError()
 		}
 		targets, err = cli.LiveManifestTargets(ctx, f, &o.manifests, "patch")
 	} else {

@@ -149,7 +149,7 @@ func runGet(ctx context.Context, f *cli.Factory, o *getOptions, args []string) e
 	}
 	if o.manifests.Given() {
 		if len(args) > 0 {
-			return cli.Usagef("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
+			return cli.FilesAndArgsError()
 		}
 		targets, err := manifestTargets(ctx, f, o)
 		if err != nil {

@@ -113,7 +113,7 @@ func Run(ctx context.Context, f *cli.Factory, o *Options, args []string, change 
 		return local(f, o, p, change)
 	case o.Manifests.Given():
 		if len(args) > 0 {
-			return cli.Usagef("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
+			return cli.FilesAndArgsError()
 		}
 		if targets, err = cli.LiveManifestTargets(ctx, f, &o.Manifests, "set"); err != nil {
 			return err

@@ -68,15 +68,6 @@ func cordonChange(cordon bool) Change {
 	}
 }
 
-// errNoResources is kubectl's refusal when nothing names a resource (an
-// empty --selector= and no node).
-const errNoResources = `You must provide one or more resources by argument or filename.
-Example resource specifications include:
-   '-f rsrc.yaml'
-   '--filename=rsrc.json'
-   '<resource> <name>'
-   '<resource>'`
-
 // checkNodeArgs refuses the node arguments of cordon, uncordon and drain
 // as kubectl does: none and no --selector, both names and a selector, or
 // an empty --selector= and no names.
@@ -87,7 +78,7 @@ func checkNodeArgs(cmd *cobra.Command, names []string, selector string) error {
 	case len(names) > 0 && selector != "":
 		return cli.Usagef("cannot specify both a node name and a --selector option\nSee '%s -h' for help and examples", cmd.CommandPath())
 	case len(names) == 0 && strings.TrimSpace(selector) == "":
-		return cli.Usagef("%s", errNoResources)
+		return cli.Usagef("%s", cli.NoResourcesMessage)
 	}
 	return nil
 }
