@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"io"
 	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -161,14 +162,16 @@ func (e Endpoint) ListMetadata(ctx context.Context, opts metav1.ListOptions, kee
 	}
 	defer resp.Body.Close()
 	lm, err := ReadMetadataList(resp.Body, resp.Header.Get("Content-Type"), keepManagedFields, each)
-	if err != nil {
-		return ListPage{}, err
-	}
+	return pageOf(lm), err
+}
+
+// pageOf is the ListPage of a list's metadata.
+func pageOf(lm metav1.ListMeta) ListPage {
 	page := ListPage{ResourceVersion: lm.ResourceVersion, Continue: lm.Continue}
 	if lm.ShardInfo != nil {
 		page.ShardSelector = lm.ShardInfo.Selector
 	}
-	return page, nil
+	return page
 }
 
 // WatchMetadata opens a metadata-only watch (opts.Watch is set for the
@@ -183,9 +186,19 @@ func (e Endpoint) ListMetadata(ctx context.Context, opts metav1.ListOptions, kee
 // its own) needs a second, plain watch. A stream that came compressed
 // anyway is OneShot.
 func (e Endpoint) WatchMetadata(ctx context.Context, opts metav1.ListOptions, keepManagedFields bool, known Known) (Stream, error) {
+	return e.watchAs(ctx, opts, AcceptMetadataProtobuf, known, func(body io.ReadCloser, cancel func(), contentType string, peek FramePeek) (EventReader, error) {
+		return NewMetadataWatch(body, cancel, contentType, keepManagedFields, peek), nil
+	})
+}
+
+// watchAs opens a watch asking for accept, uncompressed, and reads it with
+// the EventReader open makes of the answer (peek: protobuf frames of
+// objects known holds, when known is not nil); an error from open closes
+// the answer.
+func (e Endpoint) watchAs(ctx context.Context, opts metav1.ListOptions, accept string, known Known, open func(body io.ReadCloser, cancel func(), contentType string, peek FramePeek) (EventReader, error)) (Stream, error) {
 	opts.Watch = true
 	streaming := sendsInitialEvents(opts)
-	h := http.Header{"Accept": {AcceptMetadataProtobuf}, "Accept-Encoding": {"identity"}}
+	h := http.Header{"Accept": {accept}, "Accept-Encoding": {"identity"}}
 	ctx, cancel := context.WithCancel(ctx)
 	resp, err := e.Open(ctx, &opts, h)
 	if err != nil {
@@ -196,7 +209,12 @@ func (e Endpoint) WatchMetadata(ctx context.Context, opts metav1.ListOptions, ke
 	if known != nil {
 		peek = protobufKnownPeek(known)
 	}
-	w := NewMetadataWatch(resp.Body, cancel, resp.Header.Get("Content-Type"), keepManagedFields, peek)
+	w, err := open(resp.Body, cancel, resp.Header.Get("Content-Type"), peek)
+	if err != nil {
+		resp.Body.Close()
+		cancel()
+		return Stream{}, err
+	}
 	return Stream{Interface: w, OneShot: streaming && resp.Uncompressed}, nil
 }
 

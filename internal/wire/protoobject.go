@@ -3,7 +3,7 @@ package wire
 import (
 	"context"
 	"fmt"
-	"net/http"
+	"io"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -34,18 +34,20 @@ func (e Endpoint) ListProtobuf(ctx context.Context, opts metav1.ListOptions, eac
 		return ListPage{}, err
 	}
 	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); !IsProtobuf(ct) {
-		return ListPage{}, fmt.Errorf("the server answered a protobuf list request with %q: this resource is not served as protobuf", ct)
-	}
-	lm, err := ReadProtobufList(resp.Body, each)
-	if err != nil {
+	if err := notProtobuf("list", resp.Header.Get("Content-Type")); err != nil {
 		return ListPage{}, err
 	}
-	page := ListPage{ResourceVersion: lm.ResourceVersion, Continue: lm.Continue}
-	if lm.ShardInfo != nil {
-		page.ShardSelector = lm.ShardInfo.Selector
+	lm, err := ReadProtobufList(resp.Body, each)
+	return pageOf(lm), err
+}
+
+// notProtobuf is the error of a protobuf request answered in another
+// encoding.
+func notProtobuf(request, contentType string) error {
+	if IsProtobuf(contentType) {
+		return nil
 	}
-	return page, nil
+	return fmt.Errorf("the server answered a protobuf %s request with %q: this resource is not served as protobuf", request, contentType)
 }
 
 // WatchProtobuf opens a watch as Kubernetes protobuf (opts.Watch is set
@@ -54,24 +56,10 @@ func (e Endpoint) ListProtobuf(ctx context.Context, opts metav1.ListOptions, eac
 // relist), ADDED frames of objects it holds are answered without a decode.
 // A streaming list is asked for uncompressed, as WatchMetadata asks.
 func (e Endpoint) WatchProtobuf(ctx context.Context, opts metav1.ListOptions, decode ObjectDecoder, known Known) (Stream, error) {
-	opts.Watch = true
-	streaming := sendsInitialEvents(opts)
-	h := http.Header{"Accept": {AcceptProtobufOnly}, "Accept-Encoding": {"identity"}}
-	ctx, cancel := context.WithCancel(ctx)
-	resp, err := e.Open(ctx, &opts, h)
-	if err != nil {
-		cancel()
-		return Stream{}, err
-	}
-	if ct := resp.Header.Get("Content-Type"); !IsProtobuf(ct) {
-		resp.Body.Close()
-		cancel()
-		return Stream{}, fmt.Errorf("the server answered a protobuf watch request with %q: this resource is not served as protobuf", ct)
-	}
-	var peek FramePeek
-	if known != nil {
-		peek = protobufKnownPeek(known)
-	}
-	w := NewProtobufWatch(resp.Body, cancel, decode, peek)
-	return Stream{Interface: w, OneShot: streaming && resp.Uncompressed}, nil
+	return e.watchAs(ctx, opts, AcceptProtobufOnly, known, func(body io.ReadCloser, cancel func(), contentType string, peek FramePeek) (EventReader, error) {
+		if err := notProtobuf("watch", contentType); err != nil {
+			return nil, err
+		}
+		return NewProtobufWatch(body, cancel, decode, peek), nil
+	})
 }

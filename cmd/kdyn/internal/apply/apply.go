@@ -513,7 +513,7 @@ func (c *clientSide) applyTo(ctx context.Context, t *cli.ManifestTarget, live *u
 		// The manifest names the version it was written against: the
 		// server refuses the patch (Conflict) if the object has changed
 		// since, as it refuses kubectl's.
-		if patch, err = withResourceVersion(patch, rv); err != nil {
+		if patch, err = cli.PatchResourceVersion(patch, rv, true); err != nil {
 			return nil, "", err
 		}
 	}
@@ -538,21 +538,6 @@ func (c *clientSide) applyTo(ctx context.Context, t *cli.ManifestTarget, live *u
 		return res, "unchanged", nil
 	}
 	return res, "configured", nil
-}
-
-// withResourceVersion sets metadata.resourceVersion in a patch.
-func withResourceVersion(patch []byte, rv string) ([]byte, error) {
-	var m map[string]any
-	if err := json.Unmarshal(patch, &m); err != nil {
-		return nil, err
-	}
-	md, _ := m["metadata"].(map[string]any)
-	if md == nil {
-		md = map[string]any{}
-		m["metadata"] = md
-	}
-	md["resourceVersion"] = rv
-	return json.Marshal(m)
 }
 
 // withLastApplied returns the manifest, stripped of server fields, with

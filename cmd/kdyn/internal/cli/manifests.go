@@ -776,3 +776,23 @@ func Summary(f *Factory, quiet bool, name, op string) {
 		fmt.Fprintf(f.Streams.Out, "%s %s\n", name, op)
 	}
 }
+
+// PatchResourceVersion sets metadata.resourceVersion in a JSON (merge or
+// strategic merge) patch, so that the server refuses it (Conflict) once
+// the object has changed past rv; with override false, a resourceVersion
+// the patch sets already stays.
+func PatchResourceVersion(patch []byte, rv string, override bool) ([]byte, error) {
+	var m map[string]any
+	if err := json.Unmarshal(patch, &m); err != nil {
+		return nil, err
+	}
+	md, _ := m["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		m["metadata"] = md
+	}
+	if _, set := md["resourceVersion"]; override || !set {
+		md["resourceVersion"] = rv
+	}
+	return json.Marshal(m)
+}

@@ -2,7 +2,6 @@ package mutate
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -235,19 +234,7 @@ func preconditioned(original, modified *unstructured.Unstructured) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
-	var m map[string]any
-	if err := json.Unmarshal(patch, &m); err != nil {
-		return nil, err
-	}
-	md, _ := m["metadata"].(map[string]any)
-	if md == nil {
-		md = map[string]any{}
-		m["metadata"] = md
-	}
-	if _, set := md["resourceVersion"]; !set {
-		// A resourceVersion the change set itself (--resource-version)
-		// stays; otherwise the one read.
-		md["resourceVersion"] = original.GetResourceVersion()
-	}
-	return json.Marshal(m)
+	// A resourceVersion the change set itself (--resource-version) stays;
+	// otherwise the one read.
+	return cli.PatchResourceVersion(patch, original.GetResourceVersion(), false)
 }
