@@ -139,3 +139,26 @@ func TestApplyStrategicMerge(t *testing.T) {
 	}
 	kdyn(t, env, "apply", "-f", file, "--force", "--server-side").mfExpect(t, 1, "--force cannot be used with --server-side")
 }
+
+// A null in the manifest means "no value" on create as on update: the
+// create sends the object without it (a null quantity would be stored as
+// 0), and the last-applied annotation keeps the manifest as written.
+func TestApplyCreateDropsNulls(t *testing.T) {
+	env := testenv.Shared(t)
+	ns := mfNamespace(t, env)
+	manifest := deployment(ns, "nulls", "nulls", "    type: Recreate", "        emptyDir: {}", "")
+	manifest = strings.Replace(manifest, "        volumeMounts:", "        resources: {requests: {memory: 64Mi, cpu: null}}\n        volumeMounts:", 1)
+	file := mfWrite(t, "d.yaml", manifest)
+	for _, want := range []string{"created", "unchanged"} {
+		kdyn(t, env, "apply", "-f", file).must(t).mfStdout(t, "deployment.apps/nulls "+want+"\n")
+		live := getDeployment(t, env, ns, "nulls")
+		containers, _, _ := unstructured.NestedSlice(live.Object, "spec", "template", "spec", "containers")
+		req, _, _ := unstructured.NestedMap(containers[0].(map[string]any), "resources", "requests")
+		if _, ok := req["cpu"]; ok || req["memory"] != "64Mi" {
+			t.Fatalf("after %s: requests %v", want, req)
+		}
+		if !strings.Contains(live.GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"], `"cpu":null`) {
+			t.Fatalf("the last-applied annotation lost the null: %s", live.GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"])
+		}
+	}
+}

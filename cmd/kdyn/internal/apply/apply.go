@@ -374,7 +374,7 @@ func (c *clientSide) apply(ctx context.Context, t *cli.ManifestTarget, dry cli.D
 		// Create first: a new object costs one request instead of a GET
 		// and a POST. One that exists (or that this user may patch but
 		// not create) goes the way kubectl goes.
-		modified, err := withLastApplied(t.Obj)
+		modified, err := forCreate(t.Obj)
 		if err != nil {
 			return nil, "", err
 		}
@@ -449,7 +449,7 @@ func (c *clientSide) replace(ctx context.Context, t *cli.ManifestTarget, live *u
 		case <-time.After(time.Second):
 		}
 	}
-	modified, err := withLastApplied(t.Obj)
+	modified, err := forCreate(t.Obj)
 	if err != nil {
 		return nil, "", err
 	}
@@ -468,16 +468,17 @@ func (c *clientSide) replace(ctx context.Context, t *cli.ManifestTarget, live *u
 // it is created) from the last applied configuration.
 func (c *clientSide) applyTo(ctx context.Context, t *cli.ManifestTarget, live *unstructured.Unstructured, dry cli.DryRunMode) (*unstructured.Unstructured, string, error) {
 	name := t.Obj.GetName()
+	if live == nil {
+		created, err := forCreate(t.Obj)
+		if err != nil || dry == cli.DryRunClient {
+			return created, "created", err
+		}
+		res, err := t.Resource.Create(ctx, created, metav1.CreateOptions{})
+		return res, "created", err
+	}
 	modified, err := withLastApplied(t.Obj)
 	if err != nil {
 		return nil, "", err
-	}
-	if live == nil {
-		if dry == cli.DryRunClient {
-			return modified, "created", nil
-		}
-		res, err := t.Resource.Create(ctx, modified, metav1.CreateOptions{})
-		return res, "created", err
 	}
 	modJSON, err := json.Marshal(modified.Object)
 	if err != nil {
@@ -538,6 +539,39 @@ func (c *clientSide) applyTo(ctx context.Context, t *cli.ManifestTarget, live *u
 		return res, "unchanged", nil
 	}
 	return res, "configured", nil
+}
+
+// forCreate is the manifest as client-side apply creates it: with the
+// last-applied annotation (which keeps the manifest's nulls), and without
+// its null fields, as kubectl sends it, so that a create stores what an
+// update of the same manifest would (a null quantity would be decoded as
+// 0; a patch deletes the field).
+func forCreate(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	mod, err := withLastApplied(obj)
+	if err != nil {
+		return nil, err
+	}
+	pruneNulls(mod.Object)
+	return mod, nil
+}
+
+// pruneNulls deletes the null values of maps, at every depth (list
+// elements stay).
+func pruneNulls(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if e == nil {
+				delete(x, k)
+			} else {
+				pruneNulls(e)
+			}
+		}
+	case []any:
+		for _, e := range x {
+			pruneNulls(e)
+		}
+	}
 }
 
 // withLastApplied returns the manifest, stripped of server fields, with
