@@ -233,7 +233,12 @@ func TestApplySetFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--applyset=web", "-n", "x"}, "--applyset requires --prune"},
-		{[]string{"--prune", "-n", "x"}, "--prune needs --applyset"},
+		{[]string{"--prune", "-n", "x"}, "all resources selected for prune without explicitly passing --all"},
+		{[]string{"--prune", "--all", "-l", "a=b", "-n", "x"}, "cannot set --all and --selector at the same time"},
+		{[]string{"--prune", "--applyset=web", "--all", "-n", "x"}, "--all is incompatible with --applyset"},
+		{[]string{"--prune", "--applyset=web", "--prune-allowlist=core/v1/Pod", "-n", "x"}, "--prune-allowlist is incompatible with --applyset"},
+		{[]string{"--prune", "--all", "--server-side", "-n", "x"}, "doesn't currently work on objects created by server-side apply"},
+		{[]string{"--prune", "--all", "--prune-allowlist=Pod", "-n", "x"}, "invalid --prune-allowlist entry"},
 		{[]string{"--prune", "--applyset=web", "-l", "a=b", "-n", "x"}, "--selector is incompatible with --applyset"},
 		{[]string{"--prune", "--applyset=web"}, "is namespaced: give its namespace with -n"},
 		{[]string{"--prune", "--applyset=nosuchthings/web", "-n", "x"}, "invalid --applyset"},

@@ -123,6 +123,14 @@ When anything fails, nothing more is pruned than was, the parent keeps
 listing both the old and the new kinds, and a summary on stderr names what
 was applied, what was pruned and what was left.
 
+--prune without --applyset is kubectl's older pruning: after every document
+was applied, it deletes the objects of the --prune-allowlist kinds (by
+default kubectl's list of common built-in kinds) in the namespaces applied
+to, and the cluster-scoped ones, that match -l (or every one with --all),
+carry the last-applied-configuration annotation and are not in the
+manifests. It cannot tell the objects of these manifests from others
+applied with the same labels: prefer an ApplySet.
+
 With --wait, kdyn then waits (up to --timeout) until every object it applied
 is ready, by the rules of 'kdyn wait --for=ready' (kstatus's: Deployments
 rolled out, Jobs complete, CRDs Established, custom resources Ready, ...),
@@ -158,6 +166,9 @@ exits 1 (7 with --exit-codes).`,
   kdyn apply -f ./manifests -R -n prod --prune --applyset=configmaps/web
   kdyn apply -f ./platform -R --prune --applyset=clustersets.example.com/platform
 
+  # kubectl's older pruning: by label, among kubectl's default kinds
+  kdyn apply -f ./manifests -R -n prod --prune -l app=web
+
   # See what would be pruned first
   kdyn diff -f ./manifests -R -n prod --prune --applyset=web
   kdyn apply -f ./manifests -R -n prod --prune --applyset=web --dry-run=server
@@ -188,7 +199,8 @@ exits 1 (7 with --exit-codes).`,
 	fl.BoolVar(&o.wait, "wait", false, "After applying, wait (up to --timeout) until every applied object is ready, as 'kdyn wait --for=ready' does.")
 	fl.StringVarP(&o.selector, "selector", "l", "", "Apply only the objects whose labels match this selector.")
 	fl.IntVar(&o.concurrency, "concurrency", cli.DefaultConcurrency, "How many objects are sent at once (Namespaces and CRDs first, one by one; then ServiceAccounts, Secrets, ConfigMaps, roles and the like; then the rest). 1 sends them one by one, in order.")
-	o.prune.addFlags(cmd, "Delete the members of the ApplySet (--applyset) that the manifests no longer declare, after applying them.")
+	o.prune.addFlags(cmd, "After applying, delete what the manifests no longer declare: the members of the ApplySet of --applyset; without --applyset, as kubectl's older --prune, the objects of the --prune-allowlist kinds in the namespaces applied to (and cluster-scoped ones) that match -l (every one with --all) and were made by client-side apply.")
+	fl.BoolVar(&o.prune.all, "all", false, "With --prune and no --applyset: consider every object of the allowlisted kinds, not only those -l selects.")
 	cmd.AddCommand(newViewLastAppliedCommand(f), newSetLastAppliedCommand(f))
 	return cmd
 }
@@ -217,9 +229,12 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 	if o.wait && dry != cli.DryRunNone {
 		return cli.Usagef("--wait cannot be used with --dry-run: nothing is applied to wait for")
 	}
-	pruning, err := o.prune.check(o.selector)
+	pruning, err := o.prune.check(o.selector, true)
 	if err != nil {
 		return err
+	}
+	if pruning == pruneLegacy && o.serverSide {
+		return cli.Usagef("--prune is in alpha and doesn't currently work on objects created by server-side apply")
 	}
 	if o.concurrency < 1 {
 		return cli.Usagef("--concurrency must be at least 1, not %d", o.concurrency)
@@ -276,11 +291,17 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 		do = applied.record(do)
 	}
 	var set *pruneRun
-	if pruning {
+	var legacy *legacyPrune
+	switch pruning {
+	case pruneApplySet:
 		if set, err = startApplySet(ctx, f, o.prune.applySet, r, entries, dry, validation, o.concurrency); err != nil {
 			return err
 		}
 		do = set.track(do)
+	case pruneLegacy:
+		if legacy, err = newLegacyPrune(ctx, f, r, entries, o.prune.allowlist, o.selector, dry, o.concurrency); err != nil {
+			return err
+		}
 	}
 	results := r.EachConcurrent(ctx, cli.ApplyOrder(entries), o.concurrency, do)
 	if quiet {
@@ -292,6 +313,11 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 		// A prune that fails stops here: the objects to wait for are no
 		// longer the whole set.
 		if err := set.finish(ctx, r, out, quiet); err != nil {
+			return err
+		}
+	}
+	if legacy != nil {
+		if err := legacy.finish(ctx, f, r, out, quiet); err != nil {
 			return err
 		}
 	}

@@ -22,26 +22,52 @@ import (
 type pruneFlags struct {
 	prune    bool
 	applySet string
+	// allowlist overrides the kinds --prune without --applyset considers.
+	allowlist []string
+	// all (apply's --all) prunes without --applyset and without -l.
+	all bool
 }
 
 func (p *pruneFlags) addFlags(cmd *cobra.Command, prune string) {
 	fl := cmd.Flags()
 	fl.BoolVar(&p.prune, "prune", false, prune)
 	fl.StringVar(&p.applySet, "applyset", "", "The ApplySet (KEP-3659) whose members --prune considers: [RESOURCE][.GROUP]/NAME of its parent object, a Secret when only NAME is given (namespaced parents take their namespace from -n). kdyn creates a missing Secret or ConfigMap parent; a custom resource parent must exist and its CRD carry the label applyset.kubernetes.io/is-parent-type.")
+	fl.StringArrayVar(&p.allowlist, "prune-allowlist", nil, "Without --applyset: the kinds --prune considers, as GROUP/VERSION/KIND (core for the core group; repeatable), instead of kubectl's default list (ConfigMap, Endpoints, PersistentVolumeClaim, Pod, ReplicationController, Secret, Service, Job, CronJob, Ingress, DaemonSet, Deployment, ReplicaSet, StatefulSet, Namespace, PersistentVolume).")
 }
 
+// pruneMode is what --prune does: nothing, prune an ApplySet, or prune as
+// kubectl's older --prune (legacyPrune).
+type pruneMode int
+
+const (
+	noPrune pruneMode = iota
+	pruneApplySet
+	pruneLegacy
+)
+
 // check validates the flags; selector is -l (which kubectl refuses with
-// --applyset). It returns whether there is a set to use.
-func (p *pruneFlags) check(selector string) (bool, error) {
+// --applyset). needSelection refuses a --prune without --applyset that
+// names neither -l nor --all, as kubectl's apply does.
+func (p *pruneFlags) check(selector string, needSelection bool) (pruneMode, error) {
 	switch {
 	case p.applySet != "" && !p.prune:
-		return false, cli.Usagef("--applyset requires --prune")
-	case p.prune && p.applySet == "":
-		return false, cli.Usagef("--prune needs --applyset=[RESOURCE/]NAME: kdyn prunes ApplySets (KEP-3659), not kubectl's older --prune with -l or --all")
+		return noPrune, cli.Usagef("--applyset requires --prune")
+	case p.applySet != "" && p.all:
+		return noPrune, cli.Usagef("--all is incompatible with --applyset")
 	case p.applySet != "" && selector != "":
-		return false, cli.Usagef("--selector is incompatible with --applyset")
+		return noPrune, cli.Usagef("--selector is incompatible with --applyset")
+	case p.applySet != "" && len(p.allowlist) > 0:
+		return noPrune, cli.Usagef("--prune-allowlist is incompatible with --applyset")
+	case p.all && selector != "":
+		return noPrune, cli.Usagef("cannot set --all and --selector at the same time")
+	case !p.prune:
+		return noPrune, nil
+	case p.applySet != "":
+		return pruneApplySet, nil
+	case needSelection && !p.all && selector == "":
+		return noPrune, cli.Usagef("all resources selected for prune without explicitly passing --all. To prune all resources, pass the --all flag. If you did not mean to prune all resources, specify a label selector")
 	}
-	return p.prune, nil
+	return pruneLegacy, nil
 }
 
 // pruneRun carries one apply --prune --applyset: the set, what this apply

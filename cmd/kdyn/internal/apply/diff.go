@@ -95,7 +95,7 @@ Exit status (as kubectl's, with or without --exit-codes):
 	fl.BoolVar(&o.serverSide, "server-side", false, "Compare with a server-side apply instead of a client-side apply.")
 	fl.BoolVar(&o.force, "force-conflicts", false, "With --server-side, take over fields that other managers own instead of failing.")
 	fl.StringVarP(&o.selector, "selector", "l", "", "Compare only the objects whose labels match this selector.")
-	o.prune.addFlags(cmd, "Also show what apply --prune --applyset would change: the members of the ApplySet it would delete (as removals) and its parent object.")
+	o.prune.addFlags(cmd, "Also show what apply --prune would delete (as removals): with --applyset the members of the ApplySet, and its parent's change; without, as kubectl's older --prune, the objects of the --prune-allowlist kinds that match -l (all with no -l) and were made by client-side apply.")
 	return cmd
 }
 
@@ -128,7 +128,7 @@ func diffManifests(ctx context.Context, f *cli.Factory, o *diffOptions) (int, er
 	if entries, err = cli.FilterManifests(entries, o.selector); err != nil {
 		return 0, err
 	}
-	pruning, err := o.prune.check(o.selector)
+	pruning, err := o.prune.check(o.selector, false)
 	if err != nil {
 		return 0, err
 	}
@@ -140,7 +140,13 @@ func diffManifests(ctx context.Context, f *cli.Factory, o *diffOptions) (int, er
 		return 0, err
 	}
 	var set *pruneRun
-	if pruning {
+	var legacy *legacyPrune
+	switch pruning {
+	case pruneLegacy:
+		if legacy, err = newLegacyPrune(ctx, f, r, entries, o.prune.allowlist, o.selector, cli.DryRunServer, cli.DefaultConcurrency); err != nil {
+			return 0, err
+		}
+	case pruneApplySet:
 		if set, err = prepareApplySet(ctx, f, o.prune.applySet, r, entries, cli.DryRunServer, cli.DefaultConcurrency); err != nil {
 			return 0, err
 		}
@@ -161,6 +167,11 @@ func diffManifests(ctx context.Context, f *cli.Factory, o *diffOptions) (int, er
 	})
 	if set != nil {
 		if err := set.diff(ctx, f, r, d); err != nil {
+			r.Fail(err)
+		}
+	}
+	if legacy != nil {
+		if err := legacy.diff(ctx, r, d); err != nil {
 			r.Fail(err)
 		}
 	}

@@ -97,7 +97,14 @@ func (a *applySet) listTasks(ctx context.Context, mapper *restmapper.Mapper) ([]
 // selectors) is checked again here: only members are returned.
 func (a *applySet) candidates(ctx context.Context, c dynamic.Interface, tasks []listTask, keep map[objKey]bool, workers int) ([]pruneCandidate, error) {
 	id := a.parent.id()
-	sel := applySetPartOfLabel + "=" + id
+	member := func(obj *unstructured.Unstructured) bool { return obj.GetLabels()[applySetPartOfLabel] == id }
+	return listCandidates(ctx, c, tasks, applySetPartOfLabel+"="+id, member, keep, workers)
+}
+
+// listCandidates runs the lists of tasks (with the label selector sel) at
+// most workers at a time and returns the objects member accepts that keep
+// does not hold, sorted.
+func listCandidates(ctx context.Context, c dynamic.Interface, tasks []listTask, sel string, member func(*unstructured.Unstructured) bool, keep map[objKey]bool, workers int) ([]pruneCandidate, error) {
 	var mu sync.Mutex
 	var out []pruneCandidate
 	var firstErr error
@@ -111,7 +118,7 @@ func (a *applySet) candidates(ctx context.Context, c dynamic.Interface, tasks []
 				err = fmt.Errorf("listing %s objects for pruning: %w", t.mapping.GroupVersionKind.Kind, lerr)
 				break
 			}
-			if obj.GetLabels()[applySetPartOfLabel] != id {
+			if !member(obj) {
 				continue
 			}
 			k := objKey{gk: t.mapping.GroupVersionKind.GroupKind(), namespace: obj.GetNamespace(), name: obj.GetName()}
