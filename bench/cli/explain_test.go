@@ -18,12 +18,22 @@ func TestExplainMatchesKubectl(t *testing.T) {
 		{"explain", "deployments", "--recursive", "--max-depth=2"},
 		{"explain", "deploy.spec", "-R", "--max-depth=3"},
 		{"explain", "cronjobs.spec.jobTemplate", "--recursive"},
+		{"explain", "pods", "-o", "plaintext-openapiv2"},
+		{"explain", "pods.spec.containers", "-o", "plaintext-openapiv2"},
+		{"explain", "pods.spec.containers.name", "-o", "plaintext-openapiv2"},
+		{"explain", "deploy.spec.template.metadata.labels", "-o", "plaintext-openapiv2"},
+		{"explain", "deployments", "--recursive", "--max-depth=2", "-o", "plaintext-openapiv2"},
+		{"explain", "cronjobs.spec", "--recursive", "-o", "plaintext-openapiv2"},
+		{"explain", "crd.spec.versions.schema", "-o", "plaintext-openapiv2"},
+		{"explain", "svc.spec.ports", "-o", "plaintext-openapiv2"},
+		{"explain", "nodes.status", "-o", "plaintext-openapiv2"},
 	} {
 		p.check(t, same{args: args})
 	}
 	for _, args := range [][]string{
 		{"explain", "pods", "--max-depth=2"},
 		{"explain", "pods", "--recursive", "--max-depth=-1"},
+		{"explain", "pods.spec.nosuch", "-o", "plaintext-openapiv2"},
 	} {
 		p.check(t, same{args: args, stderr: true})
 	}

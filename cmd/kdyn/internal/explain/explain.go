@@ -69,7 +69,7 @@ document.`,
 	fl.BoolVarP(&o.recursive, "recursive", "R", false, "Print the fields of fields, down the whole tree (or --max-depth levels of it), with their types and without descriptions.")
 	fl.IntVar(&o.maxDepth, "max-depth", 0, "With --recursive, print this many levels of fields (1: the fields of the type or field explained); 0 prints them all.")
 	fl.StringVar(&o.apiVersion, "api-version", "", "Explain the type at this GROUP/VERSION (e.g. autoscaling/v1, or v1 for the core group) instead of its preferred version.")
-	fl.StringVarP(&o.output, "output", "o", "plaintext", "Output format: plaintext.")
+	fl.StringVarP(&o.output, "output", "o", "plaintext", "Output format: plaintext (from the OpenAPI v3 documents) or plaintext-openapiv2 (kubectl's older layout, from the OpenAPI v2 document).")
 	return cmd
 }
 
@@ -87,9 +87,9 @@ func runExplain(ctx context.Context, f *cli.Factory, o *explainOptions, args []s
 		return cli.Usagef("--max-depth requires --recursive")
 	}
 	switch o.output {
-	case "", "plaintext":
+	case "", "plaintext", "plaintext-openapiv2":
 	default:
-		return cli.Usagef("--output %s is not supported: kdyn explain prints plaintext from OpenAPI v3", o.output)
+		return cli.Usagef("--output %s is not supported: plaintext (from the OpenAPI v3 documents) or plaintext-openapiv2 (kubectl's older layout, from the OpenAPI v2 document)", o.output)
 	}
 	m, err := f.RESTMapper()
 	if err != nil {
@@ -103,6 +103,14 @@ func runExplain(ctx context.Context, f *cli.Factory, o *explainOptions, args []s
 	if err != nil {
 		return err
 	}
+	rec := recursion{on: o.recursive, maxDepth: o.maxDepth}
+	if o.output == "plaintext-openapiv2" {
+		model, err := openAPIV2Model(ctx, f, gvk)
+		if err != nil {
+			return err
+		}
+		return v2Explain(f.Streams.Out, model, gvk, fields, rec)
+	}
 	dc, err := f.Discovery()
 	if err != nil {
 		return err
@@ -115,7 +123,7 @@ func runExplain(ctx context.Context, f *cli.Factory, o *explainOptions, args []s
 	if err != nil {
 		return fmt.Errorf("the OpenAPI v3 document of %s: %w", gvr.GroupVersion(), err)
 	}
-	out, err := doc.explain(gvk, fields, recursion{on: o.recursive, maxDepth: o.maxDepth})
+	out, err := doc.explain(gvk, fields, rec)
 	if err != nil {
 		return err
 	}
