@@ -29,7 +29,10 @@
 // An ApplySet adds a GET of the parent, one apply of the parent before the
 // objects and one after pruning, a list per recorded kind and namespace,
 // and a DELETE per pruned member; a custom resource parent adds one list
-// of CRDs.
+// of CRDs. --prune without --applyset is kubectl's older pruning
+// (legacyprune.go): a list per allowlisted kind and namespace applied to,
+// filtered by -l and the last-applied annotation, through the same lists
+// and deletions.
 // Requests per object: one for apply and create; two for client-side apply
 // (a GET, then a create or a patch) and for diff (a GET and the dry-run
 // apply); one for replace, two when the manifest has no resourceVersion (a
