@@ -358,6 +358,11 @@ func (p *pruneRun) diff(ctx context.Context, f *cli.Factory, r *cli.ManifestRun,
 	if err != nil {
 		return err
 	}
+	return diffRemovals(d, cands)
+}
+
+// diffRemovals gives d each candidate as an object that would be deleted.
+func diffRemovals(d *differ, cands []pruneCandidate) error {
 	for _, c := range cands {
 		if err := addObjectDiff(d, diffFileName(c.obj), c.obj, nil); err != nil {
 			return err

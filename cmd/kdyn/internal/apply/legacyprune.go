@@ -156,10 +156,5 @@ func (p *legacyPrune) diff(ctx context.Context, r *cli.ManifestRun, d *differ) e
 	if err != nil {
 		return err
 	}
-	for _, c := range cands {
-		if err := addObjectDiff(d, diffFileName(c.obj), c.obj, nil); err != nil {
-			return err
-		}
-	}
-	return nil
+	return diffRemovals(d, cands)
 }
