@@ -9,6 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
+// ErrNoOpenAPIV3Document is returned (wrapped) by OpenAPIV3Document for a
+// path the server's OpenAPI v3 index does not list.
+var ErrNoOpenAPIV3Document = errors.New("the server publishes no OpenAPI v3 document for this path")
+
 // ErrStale is the cause recorded for a group-version that aggregated
 // discovery marks "Stale": the server could not reach the API's backend
 // (for example an APIService whose Service is down), so its resources are

@@ -69,7 +69,7 @@ func (c *Client) OpenAPIV3Document(ctx context.Context, path string) ([]byte, er
 	}
 	entry, ok := idx.Paths[strings.TrimPrefix(path, "/")]
 	if !ok {
-		return nil, fmt.Errorf("discovery: the server publishes no OpenAPI v3 document for %q", path)
+		return nil, fmt.Errorf("discovery: %q: %w", path, ErrNoOpenAPIV3Document)
 	}
 	u, err := url.Parse(entry.ServerRelativeURL)
 	if err != nil {

@@ -467,7 +467,7 @@ func (c *clientSide) replace(ctx context.Context, t *cli.ManifestTarget, live *u
 			return nil, "", err
 		}
 		if time.Now().After(deadline) {
-			return nil, "", fmt.Errorf("%s was deleted to be created again (--force) but is still there after %s", t.Name, c.timeout)
+			return nil, "", fmt.Errorf("%s was deleted to be created again (--force) but is still there after %s (--timeout): nothing was created; apply again once it is gone", t.Name, c.timeout)
 		}
 		select {
 		case <-ctx.Done():
@@ -519,8 +519,7 @@ func (c *clientSide) applyTo(ctx context.Context, t *cli.ManifestTarget, live *u
 	var meta strategicpatch.LookupPatchMeta
 	if c.schemas != nil {
 		if meta, err = c.schemas.lookup(ctx, t.Obj.GroupVersionKind()); err != nil {
-			c.schemas.warnOnce(err)
-			meta = nil
+			return nil, "", fmt.Errorf("%w (client-side apply needs the schema to compute a strategic merge patch; --server-side does not)", err)
 		}
 	}
 	var patch []byte

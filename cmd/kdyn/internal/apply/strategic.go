@@ -3,10 +3,12 @@ package apply
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/kube-openapi/pkg/spec3"
@@ -24,19 +26,20 @@ const strategicMergeContent = "application/strategic-merge-patch+json"
 // strategic merge patch, and with which patch metadata (each list's merge
 // key and strategy, retainKeys), read from the kind's OpenAPI v3 document
 // as kubectl reads it. Each group version's document is fetched and parsed
-// once per run.
+// once per run; a fetch that fails is not remembered (the next object
+// tries again).
 type patchSchemas struct {
 	f    *cli.Factory
 	mu   sync.Mutex
 	docs map[schema.GroupVersion]*gvSchemas
-	// warned: the fallback to JSON merge patches was logged.
-	warned sync.Once
 }
 
+// gvSchemas is one group version's document: doc once read, none when the
+// server publishes none.
 type gvSchemas struct {
-	once sync.Once
+	mu   sync.Mutex
 	doc  *spec3.OpenAPI
-	err  error
+	none bool
 }
 
 func newPatchSchemas(f *cli.Factory) *patchSchemas {
@@ -45,37 +48,48 @@ func newPatchSchemas(f *cli.Factory) *patchSchemas {
 
 // lookup returns the patch metadata of gvk's strategic merge patches, or
 // nil when the kind does not take them (a JSON merge patch is sent
-// instead). A server whose OpenAPI v3 document cannot be read gets JSON
-// merge patches, as kubectl's fallback for kinds it does not know sends
-// them; the error says why.
+// instead). A group version the server publishes no OpenAPI v3 document
+// for gets JSON merge patches, with a warning saying so; any other failure
+// to read the document is an error: a JSON merge patch would replace the
+// lists a strategic merge patch merges.
 func (p *patchSchemas) lookup(ctx context.Context, gvk schema.GroupVersionKind) (strategicpatch.LookupPatchMeta, error) {
-	p.mu.Lock()
-	g, ok := p.docs[gvk.GroupVersion()]
-	if !ok {
-		g = &gvSchemas{}
-		p.docs[gvk.GroupVersion()] = g
+	doc, err := p.document(ctx, gvk.GroupVersion())
+	if err != nil || doc == nil || !takesStrategicMerge(doc, gvk) {
+		return nil, err
 	}
-	p.mu.Unlock()
-	g.once.Do(func() { g.doc, g.err = p.fetch(ctx, gvk.GroupVersion()) })
-	if g.err != nil {
-		return nil, g.err
-	}
-	if !takesStrategicMerge(g.doc, gvk) {
-		return nil, nil
-	}
-	for _, s := range g.doc.Components.Schemas {
+	for _, s := range doc.Components.Schemas {
 		if hasGVK(s.Extensions["x-kubernetes-group-version-kind"], gvk) {
-			return strategicpatch.PatchMetaFromOpenAPIV3{Schema: s, SchemaList: g.doc.Components.Schemas}, nil
+			return strategicpatch.PatchMetaFromOpenAPIV3{Schema: s, SchemaList: doc.Components.Schemas}, nil
 		}
 	}
 	return nil, nil
 }
 
-// warnOnce logs, at -v=2, why JSON merge patches are sent instead.
-func (p *patchSchemas) warnOnce(err error) {
-	p.warned.Do(func() {
-		p.f.Logger().V(2).Info("sending JSON merge patches: no strategic merge schema", "err", err.Error())
-	})
+// document returns gv's document, nil when the server publishes none.
+func (p *patchSchemas) document(ctx context.Context, gv schema.GroupVersion) (*spec3.OpenAPI, error) {
+	p.mu.Lock()
+	g, ok := p.docs[gv]
+	if !ok {
+		g = &gvSchemas{}
+		p.docs[gv] = g
+	}
+	p.mu.Unlock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.doc != nil || g.none {
+		return g.doc, nil
+	}
+	doc, err := p.fetch(ctx, gv)
+	switch {
+	case err == nil:
+		g.doc = doc
+	case errors.Is(err, discovery.ErrNoOpenAPIV3Document) || apierrors.IsNotFound(err):
+		g.none = true
+		fmt.Fprintf(p.f.Streams.ErrOut, "Warning: the server publishes no OpenAPI v3 document for %s: client-side apply sends JSON merge patches for its kinds (lists are replaced whole, not merged by key)\n", gv)
+	default:
+		return nil, err
+	}
+	return g.doc, nil
 }
 
 func (p *patchSchemas) fetch(ctx context.Context, gv schema.GroupVersion) (*spec3.OpenAPI, error) {
