@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/delete"
 	kunstructured "github.com/kdyn/kdyn/unstructured"
 )
 
@@ -273,7 +275,7 @@ func runApply(ctx context.Context, f *cli.Factory, o *applyOptions, cmd *cobra.C
 		if !cmd.Flags().Changed("field-manager") {
 			run.FieldManager = clientSideApplyManager
 		}
-		cs := &clientSide{schemas: newPatchSchemas(f), overwrite: o.overwrite, force: o.force, grace: o.gracePeriod, timeout: o.timeout}
+		cs := &clientSide{schemas: newPatchSchemas(f), overwrite: o.overwrite, force: o.force, grace: o.gracePeriod, timeout: o.timeout, notes: f.Streams.ErrOut}
 		do = func(ctx context.Context, t *cli.ManifestTarget, out io.Writer) (*unstructured.Unstructured, error) {
 			res, op, err := cs.apply(ctx, t, dry)
 			if err == nil {
@@ -382,6 +384,8 @@ type clientSide struct {
 	// object's own); timeout bounds the wait for it to be gone.
 	grace   int64
 	timeout time.Duration
+	// notes receives what the wait for a deletion says while it is slow.
+	notes io.Writer
 }
 
 // maxPatchTries is how many times a patch refused with a Conflict is sent
@@ -457,23 +461,10 @@ func (c *clientSide) replace(ctx context.Context, t *cli.ManifestTarget, live *u
 	if err := t.Resource.Delete(ctx, name, opts); err != nil && !apierrors.IsNotFound(err) {
 		return nil, "", err
 	}
-	deadline := time.Now().Add(c.timeout)
-	for {
-		_, err := t.Resource.Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			break
-		}
-		if err != nil {
-			return nil, "", err
-		}
-		if time.Now().After(deadline) {
-			return nil, "", fmt.Errorf("%s was deleted to be created again (--force) but is still there after %s (--timeout): nothing was created; apply again once it is gone", t.Name, c.timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, "", ctx.Err()
-		case <-time.After(time.Second):
-		}
+	item := &delete.Item{GVR: t.Mapping.Resource, GroupKind: t.Mapping.GroupVersionKind.GroupKind(), Namespaced: t.Namespaced(),
+		Namespace: live.GetNamespace(), Name: name, UID: live.GetUID()}
+	if err := delete.WaitDeleted(ctx, time.Now().Add(c.timeout), t.Resource, item, c.timeout, c.notes); err != nil {
+		return nil, "", fmt.Errorf("%s was deleted to be created again (--force), and nothing was created: %w", t.Name, err)
 	}
 	modified, err := forCreate(t.Obj)
 	if err != nil {
@@ -585,12 +576,9 @@ func forCreate(obj *unstructured.Unstructured) (*unstructured.Unstructured, erro
 func pruneNulls(v any) {
 	switch x := v.(type) {
 	case map[string]any:
-		for k, e := range x {
-			if e == nil {
-				delete(x, k)
-			} else {
-				pruneNulls(e)
-			}
+		maps.DeleteFunc(x, func(_ string, e any) bool { return e == nil })
+		for _, e := range x {
+			pruneNulls(e)
 		}
 	case []any:
 		for _, e := range x {

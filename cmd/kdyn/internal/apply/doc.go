@@ -39,6 +39,7 @@
 // GET for the live one first). A CRD of the run adds a GET every 200 ms
 // while it is not yet Established.
 //
-// replace --force deletes and waits as delete does; it is the one place
-// where a family uses another (package delete).
+// replace --force and apply --force delete and wait as delete does (its
+// WaitDeleted, a watch of the object); they are the one place where a
+// family uses another (package delete).
 package apply
