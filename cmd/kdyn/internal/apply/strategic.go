@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -58,7 +57,7 @@ func (p *patchSchemas) lookup(ctx context.Context, gvk schema.GroupVersionKind) 
 		return nil, err
 	}
 	for _, s := range doc.Components.Schemas {
-		if hasGVK(s.Extensions["x-kubernetes-group-version-kind"], gvk) {
+		if cli.ExtensionNamesGVK(s.Extensions[cli.GVKExtension], gvk) {
 			return strategicpatch.PatchMetaFromOpenAPIV3{Schema: s, SchemaList: doc.Components.Schemas}, nil
 		}
 	}
@@ -115,7 +114,7 @@ func takesStrategicMerge(doc *spec3.OpenAPI, gvk schema.GroupVersionKind) bool {
 		return false
 	}
 	for _, path := range doc.Paths.Paths {
-		if path == nil || path.Patch == nil || !hasGVK(path.Patch.Extensions["x-kubernetes-group-version-kind"], gvk) {
+		if path == nil || path.Patch == nil || !cli.ExtensionNamesGVK(path.Patch.Extensions[cli.GVKExtension], gvk) {
 			continue
 		}
 		if rb := path.Patch.RequestBody; rb != nil && rb.Content != nil {
@@ -125,17 +124,4 @@ func takesStrategicMerge(doc *spec3.OpenAPI, gvk schema.GroupVersionKind) bool {
 		return false
 	}
 	return false
-}
-
-// hasGVK reports whether an x-kubernetes-group-version-kind extension (one
-// object, or a list of them) names gvk.
-func hasGVK(ext any, gvk schema.GroupVersionKind) bool {
-	match := func(v any) bool {
-		m, ok := v.(map[string]any)
-		return ok && m["group"] == gvk.Group && m["version"] == gvk.Version && m["kind"] == gvk.Kind
-	}
-	if l, ok := ext.([]any); ok {
-		return slices.ContainsFunc(l, match)
-	}
-	return match(ext)
 }

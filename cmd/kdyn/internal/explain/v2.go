@@ -47,7 +47,7 @@ func openAPIV2Model(ctx context.Context, f *cli.Factory, gvk schema.GroupVersion
 	}
 	var found string
 	for _, name := range models.ListModels() {
-		if hasV2GVK(models.LookupModel(name), gvk) {
+		if m := models.LookupModel(name); m != nil && cli.ExtensionNamesGVK(m.GetExtensions()[cli.GVKExtension], gvk) {
 			found = name // the last one, as kubectl
 		}
 	}
@@ -55,28 +55,6 @@ func openAPIV2Model(ctx context.Context, f *cli.Factory, gvk schema.GroupVersion
 		return nil, fmt.Errorf("couldn't find resource for %q", gvk)
 	}
 	return models.LookupModel(found), nil
-}
-
-// hasV2GVK reports whether a model's x-kubernetes-group-version-kind names
-// gvk (its YAML decodes to maps keyed by interface{} or by string).
-func hasV2GVK(s openapiproto.Schema, gvk schema.GroupVersionKind) bool {
-	if s == nil {
-		return false
-	}
-	list, _ := s.GetExtensions()["x-kubernetes-group-version-kind"].([]any)
-	for _, e := range list {
-		get := func(k string) string { return "" }
-		switch m := e.(type) {
-		case map[any]any:
-			get = func(k string) string { s, _ := m[k].(string); return s }
-		case map[string]any:
-			get = func(k string) string { s, _ := m[k].(string); return s }
-		}
-		if get("group") == gvk.Group && get("version") == gvk.Version && get("kind") == gvk.Kind {
-			return true
-		}
-	}
-	return false
 }
 
 // v2Explain prints the model, or the field at path in it, as kubectl's
