@@ -103,7 +103,11 @@ func (v view) fromTyped(obj protoObject, share, fresh bool) (client.Object, erro
 		out.GetObjectKind().SetGroupVersionKind(v.gvk)
 		return out, nil
 	case metadataForm:
-		m, ok := obj.(interface{ GetObjectMeta() metav1.Object }).GetObjectMeta().(*metav1.ObjectMeta)
+		om, ok := obj.(interface{ GetObjectMeta() metav1.Object })
+		if !ok {
+			break // converted below
+		}
+		m, ok := om.GetObjectMeta().(*metav1.ObjectMeta)
 		if !ok {
 			break
 		}

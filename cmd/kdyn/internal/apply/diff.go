@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -194,11 +193,7 @@ func diffSides(ctx context.Context, t *cli.ManifestTarget, cs *clientSide, serve
 	if name == "" {
 		return nil, nil, errors.New("the object has no metadata.name")
 	}
-	live, err = t.Resource.Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		live, err = nil, nil
-	}
-	if err != nil {
+	if live, err = cs.get(ctx, t); err != nil {
 		return nil, nil, err
 	}
 	if !serverSide {

@@ -13,6 +13,7 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/printers"
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/restmapper"
 	kunstructured "github.com/kdyn/kdyn/unstructured"
 )
 
@@ -45,7 +46,7 @@ type legacyPrune struct {
 
 // parsePruneKinds maps "group/version/Kind" entries (core for the core
 // group) to the server's resources.
-func parsePruneKinds(ctx context.Context, mapper meta.RESTMapper, kinds []string) ([]*meta.RESTMapping, error) {
+func parsePruneKinds(ctx context.Context, mapper *restmapper.Mapper, kinds []string) ([]*meta.RESTMapping, error) {
 	var out []*meta.RESTMapping
 	for _, k := range kinds {
 		parts := strings.Split(k, "/")
@@ -56,7 +57,7 @@ func parsePruneKinds(ctx context.Context, mapper meta.RESTMapper, kinds []string
 		if group == "core" {
 			group = ""
 		}
-		m, err := mapper.RESTMapping(schema.GroupKind{Group: group, Kind: parts[2]}, parts[1])
+		m, err := mapper.RESTMappingWithContext(ctx, schema.GroupKind{Group: group, Kind: parts[2]}, parts[1])
 		if err != nil {
 			return nil, fmt.Errorf("invalid resource %s: %w", k, err)
 		}
