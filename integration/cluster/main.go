@@ -1,12 +1,13 @@
-// Command cluster runs kdyn's test control plane (an embedded etcd, a real
-// kube-apiserver, kube-controller-manager and kube-scheduler, see package
-// testenv) in the foreground, for trying kdyn or kubectl against it by
-// hand. It is what "make cluster" runs. -controllers=false runs the
-// apiserver alone.
+// Command cluster runs kdyn's test cluster (an embedded etcd, a real
+// kube-apiserver, kube-controller-manager, kube-scheduler and KWOK's
+// simulated nodes, see package testenv) in the foreground, for trying kdyn
+// or kubectl against it by hand. It is what "make cluster" runs.
+// -nodes sets the number of simulated nodes (default 2; 0 runs no KWOK);
+// -controllers=false runs the apiserver alone.
 //
 // Usage:
 //
-//	go run ./integration/cluster [-dir DIR] [-v] [-controllers=false]
+//	go run ./integration/cluster [-dir DIR] [-v] [-nodes N] [-controllers=false]
 //	go run ./integration/cluster -build-only
 //
 // It prints an "export KUBECONFIG=..." line and runs until SIGINT or
@@ -33,15 +34,19 @@ func main() {
 	buildOnly := flag.Bool("build-only", false, "build the control-plane binary if needed, print its path and exit")
 	verbose := flag.Bool("v", false, "copy the control plane's output to stderr")
 	controllers := flag.Bool("controllers", true, "also run kube-controller-manager and kube-scheduler")
+	nodes := flag.Int("nodes", 2, "simulated (KWOK) nodes to register; 0 runs no KWOK (with -controllers only)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "cluster: unexpected arguments %q\n", flag.Args())
 		os.Exit(2)
 	}
-	os.Exit(run(*dir, *buildOnly, *verbose, *controllers))
+	if !*controllers {
+		*nodes = 0
+	}
+	os.Exit(run(*dir, *buildOnly, *verbose, *controllers, *nodes))
 }
 
-func run(dir string, buildOnly, verbose, controllers bool) int {
+func run(dir string, buildOnly, verbose, controllers bool, nodes int) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -55,7 +60,7 @@ func run(dir string, buildOnly, verbose, controllers bool) int {
 		return 0
 	}
 
-	opts := testenv.Options{Dir: dir, Controllers: controllers, Scheduler: controllers}
+	opts := testenv.Options{Dir: dir, Controllers: controllers, Scheduler: controllers, Nodes: nodes}
 	if verbose {
 		opts.Output = os.Stderr
 	}
@@ -67,7 +72,12 @@ func run(dir string, buildOnly, verbose, controllers bool) int {
 	}
 	fmt.Fprintf(os.Stderr, "cluster: kube-apiserver ready at %s after %s (log: %s)\n",
 		env.Host(), time.Since(start).Round(100*time.Millisecond), env.LogPath())
-	if controllers {
+	switch {
+	case nodes > 0:
+		fmt.Fprintf(os.Stderr, "cluster: kube-controller-manager, kube-scheduler and KWOK running (logs beside it); %d simulated nodes Ready,"+
+			" kubelet API on 127.0.0.1:%d (configure pods' logs, exec, attach and port-forward with kwok.x-k8s.io/v1alpha1 objects)\n",
+			nodes, env.KubeletPort())
+	case controllers:
 		fmt.Fprintf(os.Stderr, "cluster: kube-controller-manager and kube-scheduler running (logs beside it); no nodes, so pods stay Pending\n")
 	}
 	fmt.Printf("export KUBECONFIG=%s\n", env.KubeconfigPath(testenv.Admin))

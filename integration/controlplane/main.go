@@ -1,13 +1,16 @@
 // Command controlplane runs an embedded etcd and a real kube-apiserver in one
 // process, on loopback only, for kdyn's integration tests and `make cluster`;
-// the same binary runs kube-controller-manager and kube-scheduler, so that the
-// whole control plane is built once, from one module graph.
+// the same binary runs kube-controller-manager, kube-scheduler and KWOK's
+// controller (simulated nodes and pods, with a kubelet API for logs, exec,
+// attach and port-forward), so that the whole cluster is built once, from
+// one module graph.
 //
 // Usage:
 //
 //	controlplane --etcd-dir DIR --etcd-client-port N --etcd-peer-port N -- [kube-apiserver flags]
 //	controlplane kube-controller-manager [flags]
 //	controlplane kube-scheduler [flags]
+//	controlplane kwok --kubeconfig FILE [kwok flags]
 //
 // The kube-apiserver flags are passed through unchanged; --etcd-servers is added
 // when it is not given. The process stops etcd after the apiserver has exited
@@ -42,6 +45,8 @@ func main() {
 			cmd := scheduler.NewSchedulerCommand()
 			cmd.SetArgs(os.Args[2:])
 			os.Exit(cli.Run(cmd))
+		case "kwok":
+			os.Exit(runKWOK(os.Args[2:]))
 		}
 	}
 	os.Exit(run(os.Args[1:]))

@@ -38,7 +38,7 @@ const buildLDFlags = "-X k8s.io/component-base/version.gitVersion=v1.37.2" +
 
 // keyFiles are the files of integration/controlplane whose content decides
 // the cache key.
-var keyFiles = []string{"go.mod", "go.sum", "main.go"}
+var keyFiles = []string{"go.mod", "go.sum", "main.go", "kwok.go"}
 
 var binaryMemo struct {
 	sync.Mutex
@@ -51,8 +51,8 @@ var binaryMemo struct {
 // $KDYN_CONTROLPLANE_BIN, when set, is returned as is (it must exist).
 // Otherwise the binary is cached at <cache>/<hash>/controlplane, where
 // <cache> is $KDYN_CONTROLPLANE_CACHE or os.UserCacheDir()/kdyn/controlplane
-// and <hash> is the SHA-256 of the control-plane module's go.mod, go.sum and
-// main.go, the build's -ldflags, and the Go release that builds it: `go env
+// and <hash> is the SHA-256 of the control-plane module's go.mod, go.sum,
+// main.go and kwok.go, the build's -ldflags, and the Go release that builds it: `go env
 // GOVERSION` of the go command found in PATH, run where it builds, so that
 // it follows GOTOOLCHAIN and the module's go line (without a go command,
 // the release that built the running program). A new toolchain, with its

@@ -3,8 +3,11 @@
 // embedded etcd and kube-apiserver v1.37.2, listening on 127.0.0.1 only;
 // with Options.Controllers and Options.Scheduler, kube-controller-manager
 // and kube-scheduler of the same release run beside it (more child
-// processes of the same binary). There are no nodes unless a test creates
-// them.
+// processes of the same binary), and with Options.Nodes KWOK's controller
+// (sigs.k8s.io/kwok v0.8.0, the same binary again) simulates that many
+// Ready nodes, runs the pods bound to them and serves the kubelet API the
+// apiserver proxies logs, exec, attach and port-forward to. There are no
+// nodes unless Options.Nodes asks for them or a test creates them.
 //
 // # What Start sets up
 //
@@ -18,6 +21,9 @@
 //     and NobodyToken (NobodyUserName, no groups beyond
 //     system:authenticated);
 //   - the service-account signing key pair;
+//   - a kubelet serving certificate for 127.0.0.1 (KWOK's, from the
+//     serving CA, which the apiserver verifies) and the apiserver's kubelet
+//     client certificate (from the client CA);
 //   - kubeconfig files (KubeconfigPath) with the contexts admin (current),
 //     cert-admin and nobody of the cluster "kdyn-test";
 //   - the etcd data and controlplane.log with the process output.
@@ -29,8 +35,9 @@
 // (the default), deleted namespaces stay Terminating, no controller acts
 // on workloads, and pods stay Pending. With Options.Controllers they are
 // deleted and Deployments get ReplicaSets and Pods; with Options.Scheduler
-// pods are bound to the ready nodes a test registers, and stay Terminating
-// when deleted (no kubelet confirms it). The watch cache is on, as in a real cluster. Free loopback ports are chosen per Env, so test packages can
+// pods are bound to ready nodes. On nodes a test registers by hand they stay
+// Pending and, when deleted, Terminating (no kubelet confirms it); on
+// Options.Nodes' nodes they run, and go when deleted. The watch cache is on, as in a real cluster. Free loopback ports are chosen per Env, so test packages can
 // run in parallel.
 //
 // # The binary

@@ -65,9 +65,26 @@ type Options struct {
 	// every namespace gets its "default" ServiceAccount.
 	Controllers bool
 	// Scheduler also runs kube-scheduler (kube-scheduler.log), which binds
-	// pods to the ready nodes a test registers. There are no nodes unless
-	// a test adds them, so pods stay Pending.
+	// pods to ready nodes. There are no nodes unless a test adds them or
+	// Nodes asks for some, so pods stay Pending.
 	Scheduler bool
+	// Nodes, when positive, also runs KWOK's controller (sigs.k8s.io/kwok
+	// v0.8.0, from the same binary; kwok.log) and registers that many
+	// simulated nodes, kwok-node-0, kwok-node-1, …, before Start returns
+	// (they are Ready then). KWOK manages the nodes annotated
+	// kwok.x-k8s.io/node=fake: it keeps them Ready with leases, and plays
+	// the pods bound to them (Running with an IP from 10.244.0.0/16 and
+	// Ready, Succeeded when every container has exited by spec, deleted
+	// right away when deleted). It serves the kubelet API on
+	// 127.0.0.1:KubeletPort over TLS, and the apiserver proxies pods'
+	// log, exec, attach and portforward requests to it, as to a kubelet.
+	// What they do is configured through kwok.x-k8s.io/v1alpha1 objects
+	// (Logs, Exec, Attach, PortForward and their Cluster* forms): logs
+	// and attach read a file in the CRI log format, exec runs the command
+	// on this machine in a given directory, port-forward connects to a
+	// local address. Use with Scheduler (pods need binding) and usually
+	// Controllers.
+	Nodes int
 }
 
 // Env is a running control plane: an embedded etcd and a kube-apiserver in
@@ -94,6 +111,7 @@ type ports struct {
 	Secure     int `json:"securePort"`
 	EtcdClient int `json:"etcdClientPort"`
 	EtcdPeer   int `json:"etcdPeerPort"`
+	Kubelet    int `json:"kubeletPort"` // KWOK's kubelet API, with Options.Nodes
 }
 
 // state is what a directory keeps between Envs (state.json).
@@ -182,7 +200,7 @@ func (e *Env) start(ctx context.Context) error {
 		if e.creds, err = loadCredentials(e.dir, st); err != nil {
 			return fmt.Errorf("reuse %s: %w", e.dir, err)
 		}
-		if portFree(st.Secure) && portFree(st.EtcdClient) && portFree(st.EtcdPeer) {
+		if portFree(st.Secure) && portFree(st.EtcdClient) && portFree(st.EtcdPeer) && portFree(st.Kubelet) {
 			e.ports, fixedPorts = st.ports, true
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -191,6 +209,9 @@ func (e *Env) start(ctx context.Context) error {
 		return fmt.Errorf("generate credentials: %w", err)
 	}
 
+	if err := ensureKubeletCerts(e.dir); err != nil {
+		return fmt.Errorf("kubelet certificates: %w", err)
+	}
 	if len(e.opts.ExtraTokens) > 0 {
 		base, err := os.ReadFile(filepath.Join(e.dir, tokenFile))
 		if err != nil {
@@ -289,6 +310,13 @@ func (e *Env) apiserverArgs() []string {
 		// Without a controller manager no namespace gets a "default"
 		// ServiceAccount, and this plugin would reject every pod.
 		"--disable-admission-plugins=ServiceAccount",
+		// Kubelets (KWOK's, with Options.Nodes) are reached at their
+		// InternalIP, 127.0.0.1, and must present a certificate from the
+		// serving CA.
+		"--kubelet-certificate-authority=" + f(servingCAFile),
+		"--kubelet-client-certificate=" + f(kubeletClientCertFile),
+		"--kubelet-client-key=" + f(kubeletClientKeyFile),
+		"--kubelet-preferred-address-types=InternalIP,Hostname",
 	}
 	return append(args, e.opts.ExtraArgs...)
 }
@@ -344,29 +372,36 @@ func (e *Env) launch(ctx context.Context) error {
 		}
 		return fmt.Errorf("%w\nlast lines of the control plane's output:\n%s", err, tail)
 	}
-	if e.opts.Controllers || e.opts.Scheduler {
+	if e.opts.Controllers || e.opts.Scheduler || e.opts.Nodes > 0 {
 		if err := e.startComponents(); err != nil {
 			e.stopProc()
 			return err
 		}
 	}
+	if e.opts.Nodes > 0 {
+		if err := e.registerNodes(ctx, timeout); err != nil {
+			e.stopProc()
+			return fmt.Errorf("%w\nlast lines of kwok.log:\n%s", err, lastLines(filepath.Join(e.dir, "kwok.log"), 30))
+		}
+	}
 	return nil
 }
 
-// componentsKubeconfig is the kubeconfig of kube-controller-manager and
-// kube-scheduler (the admin user).
+// componentsKubeconfig is the kubeconfig of kube-controller-manager,
+// kube-scheduler and kwok (the admin user).
 const componentsKubeconfig = "components.kubeconfig"
 
-// startComponents starts kube-controller-manager and kube-scheduler (as
-// Options ask) from the control-plane binary, each logging to NAME.log in
+// startComponents starts kube-controller-manager, kube-scheduler and kwok
+// (as Options ask) from the control-plane binary, each logging to NAME.log in
 // the directory.
-// Neither serves HTTPS (--secure-port=0) nor elects a leader.
+// The first two neither serve HTTPS (--secure-port=0) nor elect a leader.
 func (e *Env) startComponents() error {
 	f := func(name string) string { return filepath.Join(e.dir, name) }
 	if err := e.WriteKubeconfig(f(componentsKubeconfig), Admin); err != nil {
 		return err
 	}
 	common := []string{"--kubeconfig=" + f(componentsKubeconfig), "--leader-elect=false", "--secure-port=0"}
+	kwokCommon := []string{"--kubeconfig=" + f(componentsKubeconfig)}
 	type component struct {
 		name string
 		args []string
@@ -384,12 +419,30 @@ func (e *Env) startComponents() error {
 	if e.opts.Scheduler {
 		components = append(components, component{"kube-scheduler", nil})
 	}
+	if e.opts.Nodes > 0 {
+		kubelet := "127.0.0.1:" + strconv.Itoa(e.ports.Kubelet)
+		components = append(components, component{"kwok", []string{
+			"--manage-nodes-with-annotation-selector=" + KWOKNodeAnnotation + "=fake",
+			"--server-address=" + kubelet,
+			"--node-port=" + strconv.Itoa(e.ports.Kubelet),
+			"--node-ip=127.0.0.1",
+			"--node-name=localhost",
+			"--tls-cert-file=" + f(kubeletCertFile),
+			"--tls-private-key-file=" + f(kubeletKeyFile),
+			"--cidr=10.244.0.0/16",
+			"--node-lease-duration-seconds=40",
+		}})
+	}
 	for _, c := range components {
 		out, err := os.OpenFile(f(c.name+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {
 			return err
 		}
-		cmd := exec.Command(e.bin, append(append([]string{c.name}, common...), c.args...)...)
+		flags := common
+		if c.name == "kwok" {
+			flags = kwokCommon
+		}
+		cmd := exec.Command(e.bin, append(append([]string{c.name}, flags...), c.args...)...)
 		cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.SysProcAttr = e.dir, out, out, sysProcAttr()
 		err = cmd.Start()
 		out.Close() // the child has its own descriptor
@@ -646,7 +699,7 @@ func freePorts() (ports, error) {
 			l.Close()
 		}
 	}()
-	var p [3]int
+	var p [4]int
 	for i := range p {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -655,7 +708,7 @@ func freePorts() (ports, error) {
 		ls = append(ls, l)
 		p[i] = l.Addr().(*net.TCPAddr).Port
 	}
-	return ports{Secure: p[0], EtcdClient: p[1], EtcdPeer: p[2]}, nil
+	return ports{Secure: p[0], EtcdClient: p[1], EtcdPeer: p[2], Kubelet: p[3]}, nil
 }
 
 func portFree(p int) bool {

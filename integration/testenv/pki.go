@@ -34,6 +34,13 @@ const (
 	saKeyFile         = "pki/sa.key"
 	saPubFile         = "pki/sa.pub"
 	tokenFile         = "pki/tokens.csv"
+	// The simulated kubelet's (KWOK's) serving certificate, from the
+	// serving CA, and the apiserver's client certificate for kubelets,
+	// from the client CA.
+	kubeletCertFile       = "pki/kubelet.crt"
+	kubeletKeyFile        = "pki/kubelet.key"
+	kubeletClientCertFile = "pki/apiserver-kubelet-client.crt"
+	kubeletClientKeyFile  = "pki/apiserver-kubelet-client.key"
 )
 
 // credentials is everything Start generates once per directory.
@@ -113,6 +120,13 @@ func generateCredentials(dir string) (*credentials, error) {
 
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	// Kubelet certificates left by an earlier, failed start were signed by
+	// the CAs just replaced: ensureKubeletCerts writes new ones.
+	for _, name := range []string{kubeletCertFile, kubeletKeyFile, kubeletClientCertFile, kubeletClientKeyFile} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
 	}
@@ -220,4 +234,61 @@ func serial() *big.Int {
 		panic(err)
 	}
 	return n
+}
+
+// ensureKubeletCerts writes the kubelet serving certificate and the
+// apiserver's kubelet client certificate, from the CAs in dir, unless both
+// are there (a directory from before they existed gets them on its next
+// start).
+func ensureKubeletCerts(dir string) error {
+	f := func(name string) string { return filepath.Join(dir, name) }
+	have := true
+	for _, name := range []string{kubeletCertFile, kubeletKeyFile, kubeletClientCertFile, kubeletClientKeyFile} {
+		if _, err := os.Stat(f(name)); err != nil {
+			have = false
+		}
+	}
+	if have {
+		return nil
+	}
+	now := time.Now()
+	leaf := func(caCert, caKey string, tmpl *x509.Certificate) ([]byte, []byte, error) {
+		pair, err := tls.LoadX509KeyPair(f(caCert), f(caKey))
+		if err != nil {
+			return nil, nil, err
+		}
+		ca, err := x509.ParseCertificate(pair.Certificate[0])
+		if err != nil {
+			return nil, nil, err
+		}
+		signer, ok := pair.PrivateKey.(crypto.Signer)
+		if !ok {
+			return nil, nil, fmt.Errorf("%s: not a signing key", caKey)
+		}
+		return newLeaf(ca, signer, now, tmpl)
+	}
+	files := map[string][]byte{}
+	var err error
+	files[kubeletCertFile], files[kubeletKeyFile], err = leaf(servingCAFile, servingCAKeyFile, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kwok-kubelet"},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    []string{"localhost"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+	})
+	if err != nil {
+		return err
+	}
+	files[kubeletClientCertFile], files[kubeletClientKeyFile], err = leaf(clientCAFile, clientCAKeyFile, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+	if err != nil {
+		return err
+	}
+	for name, data := range files {
+		if err := os.WriteFile(f(name), data, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -565,4 +566,91 @@ func doPatch(t *testing.T, c *http.Client, env *testenv.Env, path string, patch 
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, body
+}
+
+// TestKWOKNodes: with Options.Nodes, simulated nodes are Ready when Start
+// returns, a Deployment's pods run on them (Running, Ready, with an IP),
+// the apiserver proxies a pod's log request to KWOK's kubelet API over
+// verified TLS (the log a Logs object names), and a namespace with running
+// pods is deleted with them.
+func TestKWOKNodes(t *testing.T) {
+	env := testenv.New(t, testenv.Options{Controllers: true, Scheduler: true, Nodes: 2})
+	c := verifiedClient(t, env, nil)
+	get := func(path string) (int, []byte) { return do(t, c, "GET", env.Host()+path, env.AdminToken(), nil) }
+	eventually := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not after 60 s (logs in %s)", what, env.Dir())
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	for i := range 2 {
+		code, body := get("/api/v1/nodes/" + testenv.NodeName(i))
+		if code != 200 || !bytes.Contains(body, []byte(`"type":"Ready","status":"True"`)) {
+			t.Fatalf("node %s = %d %s", testenv.NodeName(i), code, body)
+		}
+		if !bytes.Contains(body, []byte(fmt.Sprintf(`"kubeletEndpoint":{"Port":%d}`, env.KubeletPort()))) {
+			t.Errorf("node %s does not name the kubelet port %d: %s", testenv.NodeName(i), env.KubeletPort(), body)
+		}
+	}
+
+	ns := "kdyn-kwok"
+	createNamespace(t, c, env, ns)
+	labels := map[string]any{"app": "web"}
+	deploy := map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "web"},
+		"spec": map[string]any{"replicas": 2, "selector": map[string]any{"matchLabels": labels},
+			"template": map[string]any{"metadata": map[string]any{"labels": labels},
+				"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "busybox"}}}}}}
+	if code, body := do(t, c, "POST", env.Host()+"/apis/apps/v1/namespaces/"+ns+"/deployments", env.AdminToken(), deploy); code != 201 {
+		t.Fatalf("create deployment = %d %s", code, body)
+	}
+	var pod string
+	eventually("two pods Running", func() bool {
+		_, body := get("/api/v1/namespaces/" + ns + "/pods")
+		var list struct {
+			Items []struct {
+				Metadata struct{ Name string }
+				Status   struct {
+					Phase string
+					PodIP string `json:"podIP"`
+				}
+			}
+		}
+		if json.Unmarshal(body, &list) != nil || len(list.Items) != 2 {
+			return false
+		}
+		for _, p := range list.Items {
+			if p.Status.Phase != "Running" || p.Status.PodIP == "" {
+				return false
+			}
+		}
+		pod = list.Items[0].Metadata.Name
+		return true
+	})
+
+	logFile := filepath.Join(t.TempDir(), "c.log")
+	if err := os.WriteFile(logFile, []byte("2026-12-05T10:00:00Z stdout F hello from kwok\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logs := map[string]any{"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
+		"metadata": map[string]any{"name": pod},
+		"spec":     map[string]any{"logs": []any{map[string]any{"containers": []any{"c"}, "logsFile": logFile}}}}
+	if code, body := do(t, c, "POST", env.Host()+"/apis/kwok.x-k8s.io/v1alpha1/namespaces/"+ns+"/logs", env.AdminToken(), logs); code != 201 {
+		t.Fatalf("create Logs = %d %s", code, body)
+	}
+	eventually("the pod's log", func() bool {
+		code, body := get("/api/v1/namespaces/" + ns + "/pods/" + pod + "/log")
+		return code == 200 && string(body) == "hello from kwok\n"
+	})
+
+	if code, body := do(t, c, "DELETE", env.Host()+"/api/v1/namespaces/"+ns, env.AdminToken(), nil); code != 200 {
+		t.Fatalf("delete namespace = %d %s", code, body)
+	}
+	eventually("the namespace deleted with its pods", func() bool {
+		code, _ := get("/api/v1/namespaces/" + ns)
+		return code == 404
+	})
 }
