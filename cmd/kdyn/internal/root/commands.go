@@ -19,6 +19,7 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/kuberc"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/kustomize"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/mutate"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/pods"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/proxy"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/rollout"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/scale"
@@ -40,6 +41,7 @@ func addCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(generate.NewExposeCommand(f))
 	root.AddCommand(generate.NewAutoscaleCommand(f))
 	root.AddCommand(debug.NewCommand(f)) // ephemeral containers, pod copies, node pods
+	root.AddCommand(pods.NewLogsCommand(f))
 	if kuberc.Enabled(os.Getenv) {
 		root.AddCommand(kuberc.NewCommand(f)) // kuberc view, kuberc set
 	}
