@@ -46,6 +46,15 @@ scripts (without it, every failure exits 1, as kubectl does):
   8  unreachable (the server could not be reached)
 `
 
+// ExitStatuser is an error that carries the exit code of a command run
+// elsewhere (exec's remote command): kdyn exits with that code, with or
+// without --exit-codes, and prints the message as it is ("command
+// terminated with exit code 3"), as kubectl does.
+type ExitStatuser interface {
+	error
+	ExitStatus() int
+}
+
 // UsageError marks a mistake in flags or arguments (exit code 2 with
 // --exit-codes).
 type UsageError struct {
@@ -85,6 +94,10 @@ var ErrTimeout = errors.New("timed out")
 func ExitCode(err error, typed bool) int {
 	if err == nil {
 		return ExitOK
+	}
+	var es ExitStatuser
+	if errors.As(err, &es) {
+		return es.ExitStatus()
 	}
 	if !typed {
 		return ExitGeneric
@@ -138,6 +151,10 @@ func ErrorMessage(err error) string {
 	var ee *ExitError
 	if errors.As(err, &ee) && ee.Err != nil {
 		err = ee.Err
+	}
+	var es ExitStatuser
+	if errors.As(err, &es) {
+		return err.Error()
 	}
 	var se apierrors.APIStatus
 	if errors.As(err, &se) {

@@ -145,15 +145,13 @@ func podsFor(ctx context.Context, c dynamic.Interface, obj *unstructured.Unstruc
 	}
 }
 
-// pickPod is the first of the pods behind obj, and tells errOut which one
-// when there were several ("Found 3 pods, using pod/web-1").
-func pickPod(ctx context.Context, c dynamic.Interface, obj *unstructured.Unstructured, ord order, timeout time.Duration, verb string, errOut io.Writer) (*unstructured.Unstructured, error) {
-	pods, err := podsFor(ctx, c, obj, ord, timeout, verb)
+// pickPod is the first of the pods behind obj, in kubectl's order for
+// exec, attach and port-forward (which, unlike logs, do not say which pod
+// they chose).
+func pickPod(ctx context.Context, c dynamic.Interface, obj *unstructured.Unstructured, timeout time.Duration, verb string) (*unstructured.Unstructured, error) {
+	pods, err := podsFor(ctx, c, obj, forAttach, timeout, verb)
 	if err != nil {
 		return nil, err
-	}
-	if len(pods) > 1 {
-		fmt.Fprintf(errOut, "Found %d pods, using pod/%s\n", len(pods), pods[0].GetName())
 	}
 	return pods[0], nil
 }
