@@ -1,0 +1,182 @@
+package cli_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kdyn/kdyn/integration/testenv"
+)
+
+// podCluster is a whole cluster (controllers, scheduler, one KWOK node)
+// with namespace ns holding pod p (containers app and side, label
+// app=p), a Deployment web of two pods, and KWOK's kubelet set up so that
+// p's logs are files in dir, web's pods share web.log, attach follows
+// attach.log, and exec runs commands in dir.
+func podCluster(t *testing.T, ns string) (*testenv.Env, string) {
+	t.Helper()
+	env := testenv.New(t, testenv.Options{Controllers: true, Scheduler: true, Nodes: 1})
+	dir := t.TempDir()
+	files := map[string]string{
+		"app.log":    "2026-12-05T10:00:00.000000000Z stdout F app line 1\n2026-12-05T10:00:01.000000000Z stdout F app line 2\n",
+		"side.log":   "2026-12-05T10:00:02.000000000Z stderr F side line\n",
+		"web.log":    "2026-12-05T10:00:03.000000000Z stdout F web line\n",
+		"attach.log": "",
+		"hello.txt":  "hello from the container\n",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kdyn(t, env, "create", "namespace", ns).must(t)
+	manifest := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: p, labels: {app: p}}
+spec:
+  containers:
+  - {name: app, image: busybox}
+  - {name: side, image: busybox}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: c, image: busybox}]}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Logs
+metadata: {name: p}
+spec:
+  logs:
+  - {containers: [app], logsFile: %[1]s/app.log}
+  - {containers: [side], logsFile: %[1]s/side.log}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterLogs
+metadata: {name: %[2]s-web}
+spec:
+  selector: {matchNamespaces: [%[2]s]}
+  logs: [{logsFile: %[1]s/web.log}]
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Attach
+metadata: {name: p}
+spec:
+  attaches: [{logsFile: %[1]s/attach.log}]
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterExec
+metadata: {name: %[2]s-exec}
+spec:
+  selector: {matchNamespaces: [%[2]s]}
+  execs: [{local: {workDir: %[1]s}}]
+`, dir, ns)
+	kdynAs(t, env, testenv.Admin, manifest, "apply", "-n", ns, "-f", "-").must(t)
+	kdyn(t, env, "wait", "-n", ns, "pod/p", "--for=condition=Ready", "--timeout=60s").must(t)
+	kdyn(t, env, "rollout", "status", "-n", ns, "deploy/web", "--timeout=60s").must(t)
+	return env, dir
+}
+
+// expect checks a run's exit code, that stdout is want (when not "-") and
+// that stderr holds each of errHas.
+func (r result) expect(t *testing.T, code int, want string, errHas ...string) {
+	t.Helper()
+	if r.code != code || (want != "-" && r.stdout != want) {
+		t.Errorf("exit %d (want %d)\nstdout:\n%s\nwant:\n%s\nstderr:\n%s", r.code, code, r.stdout, want, r.stderr)
+	}
+	for _, s := range errHas {
+		if !strings.Contains(r.stderr, s) {
+			t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
+		}
+	}
+}
+
+// TestPodStreams: logs, exec and attach against pods that run on KWOK's
+// node, through the API server's proxy to its kubelet API.
+func TestPodStreams(t *testing.T) {
+	ns := "streams"
+	env, dir := podCluster(t, ns)
+	k := func(args ...string) result { return kdyn(t, env, append([]string{"-n", ns}, args...)...) }
+
+	t.Run("logs", func(t *testing.T) {
+		k("logs", "p").expect(t, 0, "app line 1\napp line 2\n", `Defaulted container "app" out of: app, side`)
+		k("logs", "p", "side").expect(t, 0, "side line\n")
+		k("logs", "p", "-c", "side", "--timestamps").expect(t, 0, "2026-12-05T10:00:02.000000000Z side line\n")
+		k("logs", "pod/p", "-c", "app", "--tail=1").expect(t, 0, "app line 2\n")
+		k("logs", "p", "--all-containers", "--prefix").expect(t, 0,
+			"[pod/p/app] app line 1\n[pod/p/app] app line 2\n[pod/p/side] side line\n")
+		r := k("logs", "deploy/web")
+		r.expect(t, 0, "web line\n", "Found 2 pods, using pod/web-")
+		r = k("logs", "-l", "app=web", "--prefix")
+		if r.code != 0 || strings.Count(r.stdout, "] web line\n") != 2 || strings.Count(r.stdout, "[pod/web-") != 2 {
+			t.Errorf("logs -l: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		k("logs", "deploy/web", "--all-pods").expect(t, 0, "-")
+		k("logs", "p", "-c", "nope").expect(t, 1, "", "error: container nope is not valid for pod p out of: app, side")
+		k("logs", "nope").expect(t, 1, "", `error: error from server (NotFound): pods "nope" not found in namespace "streams"`)
+		k("logs").expect(t, 1, "", "POD or TYPE/NAME is a required argument for the logs command")
+		k("logs", "p", "--since=1h", "--since-time=2026-12-05T10:00:00Z").expect(t, 1, "", "at most one of `sinceTime` or `sinceSeconds` may be specified")
+		k("logs", "cm/kube-root-ca.crt").expect(t, 1, "", "cannot get the logs from *v1.ConfigMap: selector for *v1.ConfigMap not implemented")
+
+		// -f follows the file as it grows
+		out, _ := startKdyn(t, env, "-n", ns, "logs", "-f", "p", "-c", "app")
+		out.wait(t, "app line 2\n")
+		appendFile(t, filepath.Join(dir, "app.log"), "2026-12-05T10:00:09.000000000Z stdout F app line 3\n")
+		out.wait(t, "app line 3\n")
+	})
+
+	t.Run("exec", func(t *testing.T) {
+		k("exec", "p", "--", "cat", "hello.txt").expect(t, 0, "hello from the container\n", `Defaulted container "app" out of: app, side`)
+		k("exec", "p", "-c", "side", "--", "sh", "-c", "echo out; echo err >&2").expect(t, 0, "out\n", "err")
+		r := kdynAs(t, env, testenv.Admin, "hello world", "-n", ns, "exec", "-i", "p", "-c", "app", "--", "head", "-c", "5")
+		r.expect(t, 0, "hello")
+		k("exec", "deploy/web", "--", "true").expect(t, 0, "")
+		// KWOK reports a failed command as an internal error, without
+		// the exit code a kubelet sends (remote's unit tests cover that).
+		k("exec", "p", "-c", "app", "--", "sh", "-c", "exit 3").expect(t, 1, "", "exit status 3")
+		k("exec", "-it", "p", "-c", "app", "--", "true").expect(t, 0, "", "Unable to use a TTY - input is not a terminal or the right kind of file")
+		k("exec", "p", "date").expect(t, 1, "", "exec [POD] [COMMAND] is not supported anymore. Use exec [POD] -- [COMMAND] instead")
+		k("exec", "p", "-c", "nope", "--", "date").expect(t, 1, "", "container nope is not valid for pod p out of: app, side")
+		k("exec", "nope", "--", "date").expect(t, 1, "", `pods "nope" not found`)
+		k("exec", "cm/kube-root-ca.crt", "--", "date").expect(t, 1, "", "not implemented")
+		k("exec", "p").expect(t, 1, "", "you must specify at least one command for the container")
+		two := "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: b}\n"
+		kdynAs(t, env, testenv.Admin, two, "-n", ns, "exec", "-f", "-", "--", "echo").expect(t, 1, "", "cannot exec into multiple objects at a time")
+		kdynAs(t, env, testenv.Nobody, "", "-n", ns, "exec", "p", "--", "date").expect(t, 1, "", "forbidden")
+	})
+
+	t.Run("attach", func(t *testing.T) {
+		out, errOut := startKdyn(t, env, "-n", ns, "attach", "p", "-c", "app")
+		errOut.wait(t, "If you don't see a command prompt, try pressing enter.")
+		// KWOK streams what is appended to the file after the attach
+		for i := 0; !strings.Contains(out.String(), "attached line"); i++ {
+			appendFile(t, filepath.Join(dir, "attach.log"), fmt.Sprintf("2026-12-05T10:00:1%d.000000000Z stdout F attached line\n", i%10))
+			if i > 100 {
+				t.Fatalf("attach printed %q", out.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		k("attach", "p", "-c", "nope").expect(t, 1, "", "cannot attach to the container: container not found (nope)")
+		k("attach").expect(t, 1, "", "at least 1 argument is required for attach")
+	})
+}
+
+func appendFile(t *testing.T, path, data string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(data); err != nil {
+		t.Fatal(err)
+	}
+}
