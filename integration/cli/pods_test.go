@@ -2,6 +2,8 @@ package cli_test
 
 import (
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,7 +80,21 @@ metadata: {name: %[2]s-exec}
 spec:
   selector: {matchNamespaces: [%[2]s]}
   execs: [{local: {workDir: %[1]s}}]
-`, dir, ns)
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterPortForward
+metadata: {name: %[2]s-pf}
+spec:
+  selector: {matchNamespaces: [%[2]s]}
+  forwards: [{ports: [80], target: {address: 127.0.0.1, port: %[3]d}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{name: http, port: 8080, targetPort: 80}]
+`, dir, ns, echoServer(t))
 	kdynAs(t, env, testenv.Admin, manifest, "apply", "-n", ns, "-f", "-").must(t)
 	kdyn(t, env, "wait", "-n", ns, "pod/p", "--for=condition=Ready", "--timeout=60s").must(t)
 	kdyn(t, env, "rollout", "status", "-n", ns, "deploy/web", "--timeout=60s").must(t)
@@ -167,6 +183,104 @@ func TestPodStreams(t *testing.T) {
 		k("attach", "p", "-c", "nope").expect(t, 1, "", "cannot attach to the container: container not found (nope)")
 		k("attach").expect(t, 1, "", "at least 1 argument is required for attach")
 	})
+
+	t.Run("port-forward", func(t *testing.T) {
+		out, _ := startKdyn(t, env, "-n", ns, "port-forward", "pod/p", ":80")
+		forwarded(t, out, "80")
+		out, _ = startKdyn(t, env, "-n", ns, "port-forward", "svc/web", "0:http")
+		forwarded(t, out, "80")
+		k("port-forward", "p").expect(t, 1, "", "TYPE/NAME and list of ports are required for port-forward")
+		k("port-forward", "p", "x").expect(t, 1, "", "Pod 'p' does not have a named port 'x'")
+		k("port-forward", "svc/web", "9999").expect(t, 1, "", "Service web does not have a service port 9999")
+		k("port-forward", "--address", "nowhere", "p", "80").expect(t, 1, "", "nowhere is not a valid IP")
+	})
+
+	t.Run("cp", func(t *testing.T) {
+		local := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(local, "tree", "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range map[string]string{"tree/top.txt": "top\n", "tree/sub/deep.txt": "deep\n"} {
+			if err := os.WriteFile(filepath.Join(local, name), []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// into the container: its working directory is dir (KWOK runs
+		// the command there), and into an existing directory the source
+		// keeps its name
+		k("cp", filepath.Join(local, "tree"), "p:copied").must(t)
+		k("cp", filepath.Join(local, "tree"), "p:copied").must(t)
+		for name, want := range map[string]string{"copied/top.txt": "top\n", "copied/sub/deep.txt": "deep\n", "copied/tree/top.txt": "top\n"} {
+			if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != want {
+				t.Errorf("%s in the container: %q, %v", name, got, err)
+			}
+		}
+		// out of the container, from another namespace's view
+		back := filepath.Join(t.TempDir(), "back")
+		kdyn(t, env, "cp", ns+"/p:copied", back, "-c", "side").must(t)
+		if got, err := os.ReadFile(filepath.Join(back, "sub", "deep.txt")); err != nil || string(got) != "deep\n" {
+			t.Errorf("copied back: %q, %v", got, err)
+		}
+		k("cp", "a", "b").expect(t, 1, "", "one of src or dest must be a remote file specification")
+		k("cp", "p:a", "p:b").expect(t, 1, "", "one of src or dest must be a local file specification")
+		k("cp", ":a", "b").expect(t, 1, "", "filespec must match the canonical format: [[namespace/]pod:]file/path")
+		k("cp", filepath.Join(local, "missing"), "p:x").expect(t, 1, "", "doesn't exist in local filesystem")
+	})
+}
+
+// echoServer listens on 127.0.0.1 and answers each connection's first
+// read with "echo:" and what it read; it returns the port.
+func echoServer(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 256)
+				n, _ := c.Read(buf)
+				_, _ = c.Write(append([]byte("echo:"), buf[:n]...))
+			}()
+		}
+	}()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// forwarded reads the local address of the first "Forwarding from A -> R"
+// line and checks that a connection to it reaches the echo server.
+func forwarded(t *testing.T, out *liveOutput, remote string) {
+	t.Helper()
+	out.wait(t, " -> "+remote+"\n")
+	line := strings.SplitN(out.String(), "\n", 2)[0]
+	addr, _, ok := strings.Cut(strings.TrimPrefix(line, "Forwarding from "), " -> ")
+	if !ok || !strings.HasPrefix(addr, "127.0.0.1:") {
+		t.Fatalf("port-forward printed %q", out.String())
+	}
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := c.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	// KWOK keeps the stream open after the target closes (kubectl's
+	// port-forward waits the same), so read the answer's length only
+	got := make([]byte, len("echo:ping"))
+	_, err = io.ReadFull(c, got)
+	if err != nil || string(got) != "echo:ping" {
+		t.Fatalf("through %s: %q, %v", addr, got, err)
+	}
+	out.wait(t, "Handling connection for "+strings.TrimPrefix(addr, "127.0.0.1:")+"\n")
 }
 
 func appendFile(t *testing.T, path, data string) {

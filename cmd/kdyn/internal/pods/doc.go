@@ -1,5 +1,7 @@
 // Package pods holds the kdyn commands that reach into running pods through
-// the API server, as kubectl's do: logs (the pods/log subresource), and
-// the helpers they share to pick a pod behind a workload or service and a
-// container in it, with kubectl's ranking and messages.
+// the API server, as kubectl's do: logs (the pods/log subresource), exec
+// and attach (WebSocket v5 with SPDY fallback, package remote),
+// port-forward (SPDY portforward.k8s.io) and cp (a tar stream through
+// exec), and what they share: picking a pod behind a workload or service
+// and a container in it, with kubectl's ranking and messages.
 package pods

@@ -184,28 +184,37 @@ func (o *streamOptions) stream(ctx context.Context, f *cli.Factory, cmd *cobra.C
 		s.TTY, s.Stderr = true, nil
 		s.Resize = watchSize(ctx, in)
 	}
-	params.Set("stdout", "true")
+	params.Set("tty", boolString(tty))
+	return tty, podStream(ctx, f, pod, sub, params, s)
+}
+
+// podStream runs the streams s against the pod's sub subresource (exec or
+// attach) with the query params (container, command; stdin, stdout and
+// stderr are set from s).
+func podStream(ctx context.Context, f *cli.Factory, pod *unstructured.Unstructured, sub string, params url.Values, s remote.Streams) error {
+	params.Set("stdout", boolString(s.Stdout != nil))
 	params.Set("stderr", boolString(s.Stderr != nil))
 	params.Set("stdin", boolString(s.Stdin != nil))
-	params.Set("tty", boolString(tty))
-
+	if params.Get("tty") == "" {
+		params.Set("tty", "false")
+	}
 	rc, err := f.RESTClient()
 	if err != nil {
-		return false, err
+		return err
 	}
 	u := rc.Get().Version("v1").Namespace(pod.GetNamespace()).Resource("pods").Name(pod.GetName()).SubResource(sub).URL()
 	u.RawQuery = params.Encode()
 	cfg, err := f.RESTConfig()
 	if err != nil {
-		return false, err
+		return err
 	}
 	hc, err := rest.HTTP1ClientFor(cfg)
 	if err != nil {
-		return false, err
+		return err
 	}
 	defer hc.CloseIdleConnections()
 	log := f.Logger()
-	return tty, remote.Stream(ctx, hc, u, s, func(err error) {
+	return remote.Stream(ctx, hc, u, s, func(err error) {
 		log.V(4).Info("falling back to SPDY", "err", err)
 	})
 }

@@ -41,7 +41,7 @@ func addCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(generate.NewExposeCommand(f))
 	root.AddCommand(generate.NewAutoscaleCommand(f))
 	root.AddCommand(debug.NewCommand(f)) // ephemeral containers, pod copies, node pods
-	root.AddCommand(pods.NewLogsCommand(f), pods.NewExecCommand(f), pods.NewAttachCommand(f))
+	root.AddCommand(pods.NewLogsCommand(f), pods.NewExecCommand(f), pods.NewAttachCommand(f), pods.NewPortForwardCommand(f), pods.NewCpCommand(f))
 	if kuberc.Enabled(os.Getenv) {
 		root.AddCommand(kuberc.NewCommand(f)) // kuberc view, kuberc set
 	}

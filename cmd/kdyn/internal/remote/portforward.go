@@ -1,0 +1,189 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/streaming/pkg/httpstream"
+)
+
+// ProtocolPortForward is the SPDY protocol of pods' portforward subresource.
+const ProtocolPortForward = "portforward.k8s.io"
+
+// Forward is one forwarded port: connections to Local on this machine go
+// to Remote in the pod. Local 0 asks for a free port.
+type Forward struct {
+	Local  int
+	Remote int
+}
+
+// Listener is a local address kdyn forwards from, as reported to ready.
+type Listener struct {
+	Addr   string // "127.0.0.1:8080", "[::1]:8080"
+	Remote int
+}
+
+// PortForward forwards the ports over one SPDY connection to u (a pod's
+// portforward subresource) through hc (rest.HTTP1ClientFor). It listens on
+// each of addresses (IPs, or "localhost" for 127.0.0.1 and ::1, where an
+// address that cannot be listened on is skipped unless none can), calls
+// ready with what it listens on, and writes "Handling connection for N"
+// to out for each connection. Errors of one connection go to errOut; the
+// forwarding goes on until ctx ends or the connection to the server is
+// lost.
+func PortForward(ctx context.Context, hc *http.Client, u *url.URL, addresses []string, ports []Forward, out, errOut io.Writer, ready func([]Listener)) error {
+	conn, protocol, err := Upgrade(ctx, hc, u, ProtocolPortForward)
+	if err != nil {
+		return fmt.Errorf("error upgrading connection: %w", err)
+	}
+	defer conn.Close()
+	if protocol != ProtocolPortForward {
+		return fmt.Errorf("unable to negotiate protocol: client supports %q, server returned %q", ProtocolPortForward, protocol)
+	}
+
+	var listeners []net.Listener
+	var reported []Listener
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	for i, p := range ports {
+		opened := 0
+		var lastErr error
+		for _, addr := range expandAddresses(addresses) {
+			l, err := net.Listen(addr.network, net.JoinHostPort(addr.ip, strconv.Itoa(p.Local)))
+			if err != nil {
+				lastErr = err
+				if !addr.optional {
+					return fmt.Errorf("unable to listen on port %d: %w", p.Local, err)
+				}
+				continue
+			}
+			if p.Local == 0 { // the other addresses take the same free port
+				p.Local = l.Addr().(*net.TCPAddr).Port
+				ports[i].Local = p.Local
+			}
+			opened++
+			listeners = append(listeners, l)
+			reported = append(reported, Listener{Addr: l.Addr().String(), Remote: p.Remote})
+			go accept(ctx, conn, l, p, out, errOut)
+		}
+		if opened == 0 {
+			return fmt.Errorf("unable to listen on any of the requested ports: %v", lastErr)
+		}
+	}
+	if ready != nil {
+		ready(reported)
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-conn.CloseChan():
+		return errors.New("lost connection to pod")
+	}
+}
+
+type listenAddr struct {
+	network, ip string
+	optional    bool
+}
+
+// expandAddresses turns "localhost" into 127.0.0.1 and ::1 (each optional,
+// as kubectl has them), other values into themselves.
+func expandAddresses(addresses []string) []listenAddr {
+	var out []listenAddr
+	for _, a := range addresses {
+		if a == "localhost" {
+			out = append(out, listenAddr{"tcp4", "127.0.0.1", true}, listenAddr{"tcp6", "::1", true})
+			continue
+		}
+		network := "tcp4"
+		if ip := net.ParseIP(a); ip != nil && ip.To4() == nil {
+			network = "tcp6"
+		}
+		out = append(out, listenAddr{network, a, false})
+	}
+	return out
+}
+
+var requestIDs atomic.Int64
+
+// accept serves one local listener until it is closed.
+func accept(ctx context.Context, conn httpstream.Connection, l net.Listener, p Forward, out, errOut io.Writer) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			fmt.Fprintf(out, "Handling connection for %d\n", p.Local)
+			if err := forward(ctx, conn, c, p.Remote); err != nil {
+				fmt.Fprintf(errOut, "error: an error occurred forwarding %d -> %d: %v\n", p.Local, p.Remote, err)
+			}
+		}()
+	}
+}
+
+// forward carries one local connection over a new pair of streams (error
+// and data) with a fresh request ID.
+func forward(ctx context.Context, conn httpstream.Connection, c net.Conn, port int) error {
+	id := strconv.FormatInt(requestIDs.Add(1), 10)
+	h := http.Header{}
+	h.Set("streamType", "error")
+	h.Set("port", strconv.Itoa(port))
+	h.Set("requestID", id)
+	errStream, err := conn.CreateStream(h)
+	if err != nil {
+		return fmt.Errorf("error creating error stream: %w", err)
+	}
+	errStream.Close() // kdyn writes nothing on it
+	defer conn.RemoveStreams(errStream)
+	remoteErr := make(chan error, 1)
+	go func() {
+		msg, err := io.ReadAll(errStream)
+		switch {
+		case err != nil:
+			remoteErr <- fmt.Errorf("error reading from error stream: %w", err)
+		case len(msg) > 0:
+			remoteErr <- errors.New(string(msg))
+		}
+		close(remoteErr)
+	}()
+
+	h.Set("streamType", "data")
+	data, err := conn.CreateStream(h)
+	if err != nil {
+		return fmt.Errorf("error creating forwarding stream: %w", err)
+	}
+	defer conn.RemoveStreams(data)
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Go(func() { // pod → local; when the pod's side ends, so does ours
+		_, _ = io.Copy(c, data)
+		if cw, ok := c.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		}
+		close(done)
+	})
+	go func() { // local → pod; the pod's side ends the exchange
+		_, _ = io.Copy(data, c)
+		data.Close()
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		data.Reset()
+	}
+	wg.Wait()
+	return <-remoteErr
+}
