@@ -22,6 +22,10 @@
 //	kustomize   kustomize (the build itself is cli's, for -k too)
 //	auth        auth can-i, auth whoami, auth reconcile
 //	explain     explain
+//	pods        logs, exec, attach, port-forward, cp
+//	remote      the streams of exec, attach and port-forward: WebSocket
+//	            (v5.channel.k8s.io) with SPDY fallback, SPDY port
+//	            forwarding
 //	tree        tree
 //	config      config view, get-contexts, current-context, use-context
 //	serverinfo  api-resources, api-versions, version

@@ -148,3 +148,17 @@ func SummaryTo(w io.Writer, quiet bool, name, op string) {
 		fmt.Fprintf(w, "%s %s\n", name, op)
 	}
 }
+
+// LockedWriter serializes writes to W, so that lines written whole by
+// concurrent goroutines (followed logs, evictions) do not mix.
+type LockedWriter struct {
+	mu sync.Mutex
+	W  io.Writer
+}
+
+// Write writes p to W while holding the lock.
+func (l *LockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.W.Write(p)
+}

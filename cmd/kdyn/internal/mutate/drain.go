@@ -138,14 +138,14 @@ func (o *drainOptions) run(ctx context.Context, f *cli.Factory, names []string) 
 	if err != nil {
 		return err
 	}
-	out := &lockedWriter{w: f.Streams.Out}
+	out := &cli.LockedWriter{W: f.Streams.Out}
 	printer, err := cli.NewResultPrinter(out, "", false)
 	if err != nil {
 		return err
 	}
 	printer.SetDryRun(dry)
 	d := &drainer{drainOptions: o, f: f, dry: dry, client: client, podSelector: sel.String(),
-		out: out, errOut: &lockedWriter{w: f.Streams.ErrOut}, printer: printer,
+		out: out, errOut: &cli.LockedWriter{W: f.Streams.ErrOut}, printer: printer,
 		retryDelay: 5 * time.Second, interval: time.Second}
 	nodes, err := d.nodes(ctx, names)
 	if err != nil {
@@ -571,16 +571,3 @@ func (e *timeoutError) Error() string { return e.msg }
 
 // Unwrap makes the error a context.DeadlineExceeded.
 func (e *timeoutError) Unwrap() error { return context.DeadlineExceeded }
-
-// lockedWriter serializes the writes of the evictions' goroutines, so
-// their lines do not mix.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/remote"
+	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/rest"
 )
 
@@ -35,7 +36,27 @@ func (o *streamOptions) addFlags(cmd *cobra.Command, podTimeout time.Duration) {
 	fl.BoolVarP(&o.stdin, "stdin", "i", false, "Pass stdin to the container")
 	fl.BoolVarP(&o.tty, "tty", "t", false, "Stdin is a TTY")
 	fl.BoolVarP(&o.quiet, "quiet", "q", false, "Only print output from the remote session")
-	fl.DurationVar(&o.podTimeout, "pod-running-timeout", podTimeout, "The length of time (like 5s, 2m, or 3h, higher than zero) to wait until at least one pod is running")
+	addPodTimeoutFlag(cmd, &o.podTimeout, podTimeout)
+}
+
+// addPodTimeoutFlag adds --pod-running-timeout.
+func addPodTimeoutFlag(cmd *cobra.Command, p *time.Duration, def time.Duration) {
+	cmd.Flags().DurationVar(p, "pod-running-timeout", def, "The length of time (like 5s, 2m, or 3h, higher than zero) to wait until at least one pod is running")
+}
+
+// livePod is the pod behind obj that exec or attach reaches (what, in
+// kubectl's refusal: "exec into a container"), refused when it has
+// completed.
+func livePod(ctx context.Context, c dynamic.Interface, obj *unstructured.Unstructured, timeout time.Duration, what string) (*unstructured.Unstructured, error) {
+	pod, err := pickPod(ctx, c, obj, timeout, "attach to")
+	if err != nil {
+		return nil, err
+	}
+	phase, _, _ := unstructured.NestedString(pod.Object, "status", "phase")
+	if phase == "Succeeded" || phase == "Failed" {
+		return nil, fmt.Errorf("cannot %s in a completed pod; current phase is %s", what, phase)
+	}
+	return pod, nil
 }
 
 type execOptions struct {
@@ -127,13 +148,9 @@ func runExec(cmd *cobra.Command, f *cli.Factory, o *execOptions, args []string) 
 		return err
 	}
 	errOut := cmd.ErrOrStderr()
-	pod, err := pickPod(ctx, dc, obj, o.podTimeout, "attach to")
+	pod, err := livePod(ctx, dc, obj, o.podTimeout, "exec into a container")
 	if err != nil {
 		return err
-	}
-	phase, _, _ := unstructured.NestedString(pod.Object, "status", "phase")
-	if phase == "Succeeded" || phase == "Failed" {
-		return fmt.Errorf("cannot exec into a container in a completed pod; current phase is %s", phase)
 	}
 	container, err := o.pickContainer(pod, errOut)
 	if err != nil {
@@ -304,13 +321,9 @@ func runAttach(cmd *cobra.Command, f *cli.Factory, o *attachOptions, args []stri
 		return err
 	}
 	errOut := cmd.ErrOrStderr()
-	pod, err := pickPod(ctx, dc, obj, o.podTimeout, "attach to")
+	pod, err := livePod(ctx, dc, obj, o.podTimeout, "attach a container")
 	if err != nil {
 		return err
-	}
-	phase, _, _ := unstructured.NestedString(pod.Object, "status", "phase")
-	if phase == "Succeeded" || phase == "Failed" {
-		return fmt.Errorf("cannot attach a container in a completed pod; current phase is %s", phase)
 	}
 	container := o.container
 	if container == "" {

@@ -96,7 +96,7 @@ init containers, containers and ephemeral containers.`,
 	fl.Int64Var(&o.tail, "tail", -1, "Lines of recent log file to display. Defaults to -1 with no selector, showing all log lines otherwise 10, if a selector is provided.")
 	fl.Int64Var(&o.limitBytes, "limit-bytes", 0, "Maximum bytes of logs to return. Defaults to no limit.")
 	fl.IntVar(&o.maxRequests, "max-log-requests", 5, "Specify maximum number of concurrent logs to follow when using by a selector. Defaults to 5.")
-	fl.DurationVar(&o.podTimeout, "pod-running-timeout", 20*time.Second, "The length of time (like 5s, 2m, or 3h, higher than zero) to wait until at least one pod is running")
+	addPodTimeoutFlag(cmd, &o.podTimeout, 20*time.Second)
 	return cmd
 }
 
@@ -359,7 +359,7 @@ func (o *logsOptions) consume(ctx context.Context, rc *rest.Client, r logRequest
 func (o *logsOptions) followAll(ctx context.Context, rc *rest.Client, requests []logRequest, out, errOut io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	lw := &lockedWriter{w: out}
+	lw := &cli.LockedWriter{W: out}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(requests))
 	for _, r := range requests {
@@ -373,16 +373,4 @@ func (o *logsOptions) followAll(ctx context.Context, rc *rest.Client, requests [
 	wg.Wait()
 	close(errs)
 	return <-errs
-}
-
-// lockedWriter serializes writes: each Write (one line) lands whole.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

@@ -49,7 +49,7 @@ is lost.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runPortForward(cmd, f, o, args) },
 	}
 	cmd.Flags().StringSliceVar(&o.addresses, "address", []string{"localhost"}, "Addresses to listen on (comma separated). Only accepts IP addresses or localhost as a value. When localhost is supplied, kubectl will try to bind on both 127.0.0.1 and ::1 and will fail if neither of these addresses are available to bind.")
-	cmd.Flags().DurationVar(&o.podTimeout, "pod-running-timeout", time.Minute, "The length of time (like 5s, 2m, or 3h, higher than zero) to wait until at least one pod is running")
+	addPodTimeoutFlag(cmd, &o.podTimeout, time.Minute)
 	return cmd
 }
 
@@ -112,7 +112,7 @@ func runPortForward(cmd *cobra.Command, f *cli.Factory, o *portForwardOptions, a
 		return err
 	}
 	defer hc.CloseIdleConnections()
-	out := &lockedWriter{w: cmd.OutOrStdout()}
+	out := &cli.LockedWriter{W: cmd.OutOrStdout()}
 	return remote.PortForward(ctx, hc, u, o.addresses, forwards, out, cmd.ErrOrStderr(), func(ls []remote.Listener) {
 		for _, l := range ls {
 			fmt.Fprintf(out, "Forwarding from %s -> %d\n", l.Addr, l.Remote)

@@ -51,7 +51,7 @@ rollback would restore, as kubectl does.`,
 
   # Let the server check the rollback without storing it
   kdyn rollout undo --dry-run=server deployment/abc`,
-		RunE: func(cmd *cobra.Command, args []string) error { return runUndo(cmd.Context(), f, o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runUndo(cmd.Context(), f, o, cmd.Root().Name(), args) },
 	}
 	fl := cmd.Flags()
 	fl.Int64Var(&o.toRevision, "to-revision", 0, "The revision to rollback to. Default to 0 (last revision).")
@@ -76,7 +76,9 @@ var keepAnnotations = map[string]bool{
 // ReplicaSet's template.
 const podTemplateHashLabel = "pod-template-hash"
 
-func runUndo(ctx context.Context, f *cli.Factory, o *undoOptions, args []string) error {
+// runUndo rolls the targets back; tool is the name kdyn runs under ("kdyn",
+// or "kubectl" when installed as such), named in the apply warning.
+func runUndo(ctx context.Context, f *cli.Factory, o *undoOptions, tool string, args []string) error {
 	dry, p, err := cli.NewWriteResultPrinter(f.Streams.Out, o.dryRun, o.output, false)
 	if err != nil {
 		return err
@@ -100,7 +102,7 @@ func runUndo(ctx context.Context, f *cli.Factory, o *undoOptions, args []string)
 		if _, ok := obj.GetAnnotations()[kunstructured.LastAppliedAnnotation]; ok {
 			fmt.Fprintf(f.Streams.ErrOut, "Warning: resource %[1]s was previously managed with '%[3]s apply'. "+
 				"Rolling back will not update the %[2]s annotation, which may cause unexpected behavior on future '%[3]s apply' operations. "+
-				"Consider using '%[3]s apply' with your previous configuration file instead.\n", t.Match.GVR.Resource+"/"+t.Name, kunstructured.LastAppliedAnnotation, "kdyn")
+				"Consider using '%[3]s apply' with your previous configuration file instead.\n", t.Match.GVR.Resource+"/"+t.Name, kunstructured.LastAppliedAnnotation, tool)
 		}
 		result, res, err := rollback(ctx, read, t.Resource(write), obj, o.toRevision, dry == cli.DryRunClient)
 		if err != nil {
