@@ -105,6 +105,10 @@ func TestSetCommandsMatchKubectl(t *testing.T) {
 		{"get", "deploy", "OBJ", "-o", "jsonpath={.spec.template.spec.containers[*].image} {.spec.template.spec.initContainers[*].image}"},
 		{"set", "resources", "deployment", "OBJ", "-c=nginx", "--limits=memory=256Mi", "--requests=cpu=100m,memory=64Mi"},
 		{"set", "resources", "deployment", "OBJ", "-c=side*", "--limits=cpu=200m"},
+		// The same values again: an empty patch, which kubectl neither
+		// sends nor reports.
+		{"set", "resources", "deployment", "OBJ", "-c=side*", "--limits=cpu=200m"},
+		{"set", "resources", "deployment", "OBJ", "-c=side*", "--limits=cpu=200m", "--dry-run=client"},
 		{"set", "resources", "deployment", "OBJ", "-c=none", "--limits=cpu=200m"},
 		{"set", "resources", "deployment", "OBJ"},
 		{"set", "resources", "deployment", "OBJ", "--limits=cpu"},
@@ -179,6 +183,13 @@ func TestSetCommandsMatchKubectl(t *testing.T) {
 	for _, s := range steps {
 		p.check(t, same{args: subst(s, "obj-kubectl"), kdynArgs: subst(s, "obj-kdyn"), norm: norm})
 	}
+	// Warnings and silence, on stderr too.
+	for _, s := range [][]string{
+		{"set", "env", "deploy/OBJ", "-c", "zzz", "X=1"},
+		{"set", "resources", "deploy/OBJ", "-c", "nginx", "--limits=memory=256Mi"},
+	} {
+		p.check(t, same{args: subst(s, "obj-kubectl"), kdynArgs: subst(s, "obj-kdyn"), norm: norm, stderr: true})
+	}
 }
 
 // TestCertificateMatchesKubectl: certificate approve and deny, each tool
@@ -210,6 +221,10 @@ func TestCertificateMatchesKubectl(t *testing.T) {
 		{"certificate", "deny", "a-TOOL"},
 		{"certificate", "deny", "b-TOOL", "-o", "name"},
 		{"certificate", "approve", "none-TOOL"},
+		// --force sends a request that has the condition as it is.
+		{"certificate", "approve", "a-TOOL", "--force"},
+		{"certificate", "deny", "b-TOOL", "--force"},
+		{"certificate", "approve", "b-TOOL", "--force"},
 		{"certificate", "deny", "-f", "DIR/c-TOOL.yaml"},
 		{"get", "csr", "a-TOOL", "b-TOOL", "-o", "jsonpath={range .items[*]}{.status.conditions[*].type} {.status.conditions[*].reason} {.status.conditions[*].message};{end}"},
 	} {
@@ -217,8 +232,8 @@ func TestCertificateMatchesKubectl(t *testing.T) {
 	}
 }
 
-// TestLastAppliedMatchesKubectl: apply view-last-applied and
-// set-last-applied, each tool on objects of its own.
+// TestLastAppliedMatchesKubectl: apply view-last-applied,
+// set-last-applied and edit-last-applied, each tool on objects of its own.
 func TestLastAppliedMatchesKubectl(t *testing.T) {
 	env := testenv.Shared(t)
 	p := newPair(t, env, testenv.Admin)
@@ -249,6 +264,48 @@ func TestLastAppliedMatchesKubectl(t *testing.T) {
 	} {
 		p.check(t, same{args: toolArgs(s, "kubectl", dir, "-n", ns), kdynArgs: toolArgs(s, "kdyn", dir, "-n", ns), norm: norm})
 	}
+
+	// edit-last-applied: the file shown (EDITOR=cat prints it), edits by
+	// a script, what the annotation then holds, and the refusals.
+	to3 := writeFile(t, dir, "to3.sh", "#!/bin/sh\nsed -i 's/\"2\"/\"3\"/' \"$1\"\n")
+	to4 := writeFile(t, dir, "to4.sh", "#!/bin/sh\nsed -i 's/\"3\"/\"4\"/' \"$1\"\n")
+	for _, script := range []string{to3, to4} {
+		if err := os.Chmod(script, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmpNorm := func(b []byte) []byte {
+		return toolNames(regexp.MustCompile(`/tmp/[^ "]*`).ReplaceAll(b, []byte("TMPFILE")))
+	}
+	for _, c := range []struct {
+		editor string
+		step   []string
+	}{
+		{"cat", []string{"apply", "edit-last-applied", "configmap/cm-TOOL"}},
+		{"cat", []string{"apply", "edit-last-applied", "configmap/cm-TOOL", "-o", "json"}},
+		{"cat", []string{"apply", "edit-last-applied", "configmap/cm-TOOL", "--windows-line-endings"}},
+		{"cat", []string{"apply", "edit-last-applied", "configmap", "cm-TOOL", "plain-TOOL"}},
+		{"cat", []string{"apply", "edit-last-applied", "-f", "DIR/cm-TOOL.yaml"}},
+		{to3, []string{"apply", "edit-last-applied", "configmap/cm-TOOL"}},
+		{to4, []string{"apply", "edit-last-applied", "configmap/cm-TOOL", "configmap/plain-TOOL", "-o", "json"}},
+		{"cat", []string{"apply", "view-last-applied", "configmap/cm-TOOL", "-o", "json"}},
+		{"cat", []string{"get", "configmap", "cm-TOOL", "-o", "jsonpath={.data} {.metadata.managedFields[*].manager}"}},
+		{"cat", []string{"apply", "edit-last-applied", "configmap/none-TOOL"}},
+		{"cat", []string{"apply", "edit-last-applied", "-f", "DIR/cm-TOOL.yaml", "configmap/cm-TOOL"}},
+		{"cat", []string{"apply", "edit-last-applied"}},
+	} {
+		p.env = []string{"EDITOR=" + c.editor}
+		p.check(t, same{args: toolArgs(c.step, "kubectl", dir, "-n", ns), kdynArgs: toolArgs(c.step, "kdyn", dir, "-n", ns), norm: tmpNorm, stderr: true})
+	}
+	p.env = nil
+	// An object without the annotation (kdyn lists only the -o formats it
+	// has, where kubectl names kyaml too).
+	ocm := writeFile(t, dir, "other.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bare\n")
+	p.kubectl(t, "", "create", "-n", ns, "-f", ocm)
+	p.env = []string{"EDITOR=cat"}
+	p.check(t, same{args: []string{"apply", "edit-last-applied", "configmap/bare", "-n", ns}, stderr: true})
+	p.check(t, same{args: []string{"apply", "edit-last-applied", "configmap/cm-kubectl", "-n", ns, "-o", "name"}, kdynArgs: []string{"apply", "edit-last-applied", "configmap/cm-kdyn", "-n", ns, "-o", "name"}})
+	p.env = nil
 }
 
 // --record writes the command line into kubernetes.io/change-cause as

@@ -358,7 +358,48 @@ func TestGeneratorsMatchKubectl(t *testing.T) {
 	p.check(t, same{args: []string{"create", "job", "x", "--from=cronjob/none", "-n", ns, "--dry-run=client"}, stderr: true})
 	p.kubectl(t, "", "create", "configmap", "other", "-n", ns)
 	p.check(t, same{args: []string{"create", "job", "x", "--from=cm/other", "-n", ns, "--dry-run=client"}, stderr: true})
+
+	// create token: a real TokenRequest (the token itself, its times and
+	// uid differ from run to run), and kubectl's refusals of bad flags.
+	p.kubectl(t, "", "create", "serviceaccount", "robot", "-n", ns)
+	p.kubectl(t, "", "create", "secret", "generic", "bound", "-n", ns)
+	tokenNorm := func(b []byte) []byte {
+		b = vbToken.ReplaceAll(b, []byte("TOKEN"))
+		b = vbTokenTimes.ReplaceAll(b, []byte("${1}X"))
+		return normServerFields(b)
+	}
+	for _, args := range [][]string{
+		{"robot"},
+		{"robot", "-o", "json"},
+		{"robot", "-o", "yaml", "--duration=1h", "--audience=a", "--audience=b"},
+		{"robot", "-o", "name"},
+		{"robot", "-o", "json", "--bound-object-kind=Secret", "--bound-object-name=bound"},
+		{"robot", "-o", "go-template", "--template={{ .spec.expirationSeconds }} {{ .spec.audiences }}", "--duration=10m", "--audience=x"},
+		{"robot", "--template={{ .spec.expirationSeconds }}"},
+		{"nope"},
+		{"robot", "--bound-object-kind=Pod", "--bound-object-name=nopod"},
+		{"robot", "--duration=-1s"},
+		{"robot", "--duration=1500ms"},
+		{"robot", "--audience="},
+		{"robot", "--bound-object-name=x"},
+		{"robot", "--bound-object-uid=x"},
+		{"robot", "--bound-object-kind=Foo"},
+		{"robot", "--bound-object-kind=Secret"},
+	} {
+		p.check(t, same{args: append([]string{"create", "token", "-n", ns}, args...), norm: tokenNorm, stderr: true})
+	}
+	// kdyn names itself in the usage hint, and lists its own outputs.
+	for _, args := range [][]string{{}, {"a", "b"}, {"robot", "-o", "wide"}} {
+		p.check(t, same{args: append([]string{"create", "token", "-n", ns}, args...)})
+	}
 }
+
+var (
+	// vbToken is a JSON Web Token, as create token prints it.
+	vbToken = regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
+	// vbTokenTimes are the lines of a TokenRequest that name its times.
+	vbTokenTimes = regexp.MustCompile(`(?m)^(\s*"?expirationTimestamp"?:\s*).*$`)
+)
 
 var (
 	vbCMGVR     = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
@@ -683,7 +724,8 @@ func toolSuffix(b []byte) []byte {
 
 // Flag and argument errors kubectl scripts check by their words: an
 // invalid --request-timeout, a name with --all-namespaces, standard input
-// for both the objects and the variables of set env.
+// for both the objects and the variables of set env, a context the
+// kubeconfig lacks (config use-context, and its alias use).
 func TestRequestErrorsMatchKubectl(t *testing.T) {
 	env := testenv.Shared(t)
 	p := newPair(t, env, testenv.Admin)
@@ -692,6 +734,10 @@ func TestRequestErrorsMatchKubectl(t *testing.T) {
 		{"get", "pod", "valid-pod", "--all-namespaces"},
 		{"get", "pods", "-A", "-o", "name", "--request-timeout=5"},
 		{"set", "env", "-f", "-", "-"},
+		// (use-context refused: the shared kubeconfig is not written.)
+		{"config", "use-context", "nope"},
+		{"config", "use", "nope"},
+		{"config", "use-context", ""},
 	} {
 		p.check(t, same{args: args, stderr: true})
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/delete"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/edit"
 	kunstructured "github.com/kdyn/kdyn/unstructured"
 )
 
@@ -203,7 +204,7 @@ exits 1 (7 with --exit-codes).`,
 	fl.IntVar(&o.concurrency, "concurrency", cli.DefaultConcurrency, "How many objects are sent at once (Namespaces and CRDs first, one by one; then ServiceAccounts, Secrets, ConfigMaps, roles and the like; then the rest). 1 sends them one by one, in order.")
 	o.prune.addFlags(cmd, "After applying, delete what the manifests no longer declare: the members of the ApplySet of --applyset; without --applyset, as kubectl's older --prune, the objects of the --prune-allowlist kinds in the namespaces applied to (and cluster-scoped ones) that match -l (every one with --all) and were made by client-side apply.")
 	fl.BoolVar(&o.prune.all, "all", false, "With --prune and no --applyset: consider every object of the allowlisted kinds, not only those -l selects.")
-	cmd.AddCommand(newViewLastAppliedCommand(f), newSetLastAppliedCommand(f))
+	cmd.AddCommand(newViewLastAppliedCommand(f), newSetLastAppliedCommand(f), edit.NewEditLastAppliedCommand(f))
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -172,14 +173,25 @@ func newConfigCurrentContextCommand(f *cli.Factory) *cobra.Command {
 	}
 }
 
+// newConfigUseContextCommand returns "config use-context" (alias "use"):
+// set current-context in the kubeconfig file, refusing, in kubectl's
+// words, a context the kubeconfig does not define.
 func newConfigUseContextCommand(f *cli.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "use-context NAME",
+		Aliases: []string{"use"},
 		Short:   "Make NAME the current context",
 		Example: `  kdyn config use-context prod`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] == "" {
+				return errors.New("empty context names are not allowed")
+			}
 			if _, err := kubeconfig.UseContext(f.LoadingRules(), args[0]); err != nil {
+				var nf *kubeconfig.NotFoundError
+				if errors.As(err, &nf) && nf.Kind == "context" {
+					return fmt.Errorf("no context exists with the name: %q", args[0])
+				}
 				return err
 			}
 			fmt.Fprintf(f.Streams.Out, "Switched to context %q.\n", args[0])

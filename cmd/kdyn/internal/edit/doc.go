@@ -3,7 +3,10 @@
 // resourceVersion it was read at), patch (strategic merge, JSON merge,
 // JSON patch or apply; without --type, strategic for built-in resources
 // and merge for custom ones, told apart by one GET of the CRD), and label
-// and annotate (a JSON merge patch of the keys that change).
+// and annotate (a JSON merge patch of the keys that change), and apply
+// edit-last-applied (the last-applied-configuration annotations in the
+// editor, each changed one written back with a JSON merge patch of the
+// annotation alone).
 //
 // Each object costs a GET and a write (patch of a custom resource may add
 // the CRD lookup once per type). Writes go through the factory's write

@@ -346,7 +346,8 @@ type objectEdit struct {
 	// complete it); nil accepts any object.
 	check func(shown, edited *unstructured.Unstructured) error
 	// save stores the edited object; its error is shown in the file by
-	// notes, and the editor opens again.
+	// notes, and the editor opens again. With notes nil a failed save ends
+	// the edit, the user's text kept (kubectl's apply edit-last-applied).
 	save  func(ctx context.Context, edited *unstructured.Unstructured) error
 	notes func(err error) []string
 	path  string
@@ -462,7 +463,7 @@ func (s *objectEdit) run(ctx context.Context, shown *unstructured.Unstructured) 
 			return cancel("Edit cancelled, no changes made.")
 		}
 		if err := s.save(ctx, obj); err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || s.notes == nil {
 				return false, s.preserve(err)
 			}
 			cli.PrintError(s.f.Streams.ErrOut, err)

@@ -19,7 +19,8 @@ import (
 // create": namespace, configmap, secret (generic, tls, docker-registry),
 // serviceaccount, role, clusterrole, rolebinding, clusterrolebinding,
 // deployment, job, cronjob, service (clusterip, nodeport, loadbalancer,
-// externalname), quota, priorityclass and poddisruptionbudget.
+// externalname), quota, priorityclass, poddisruptionbudget and token (a
+// service account token, requested rather than generated).
 func Commands(f *cli.Factory) []*cobra.Command {
 	return []*cobra.Command{
 		newNamespaceCommand(f),
@@ -37,6 +38,7 @@ func Commands(f *cli.Factory) []*cobra.Command {
 		newQuotaCommand(f),
 		newPriorityClassCommand(f),
 		newPDBCommand(f),
+		newTokenCommand(f),
 	}
 }
 

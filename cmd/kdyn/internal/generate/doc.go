@@ -10,7 +10,8 @@
 // is "kdyn run", kubectl run's pod (and --expose service), and
 // NewExposeCommand "kdyn expose", kubectl expose's service for a pod,
 // service, replication controller, deployment or replica set, built the
-// same way.
+// same way. create token is no generator: it POSTs a TokenRequest to a
+// service account's token subresource and prints the token issued.
 //
 // # Output like kubectl's, byte for byte
 //

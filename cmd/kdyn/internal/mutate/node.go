@@ -372,8 +372,11 @@ kubectl certificate %s does. One that already has it is left alone (unless
 						has = true
 					}
 				}
-				if has && !force {
-					return Result{Op: done}, nil
+				if has {
+					// As kubectl: with --force the request is sent back
+					// as it is (no second condition, which the server
+					// would refuse).
+					return Result{Op: done, Changed: force}, nil
 				}
 				conds = append(conds, map[string]any{"type": condition, "status": "True", "reason": reason, "message": message,
 					"lastUpdateTime": time.Now().UTC().Format(time.RFC3339)})

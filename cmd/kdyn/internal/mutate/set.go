@@ -261,7 +261,11 @@ those of the same name; the others stay.`,
 				if !matched {
 					return Result{}, fmt.Errorf("unable to find container named %s", containers)
 				}
-				return Result{Op: "resource requirements updated", Changed: !reflect.DeepEqual(before.Object, obj.Object)}, nil
+				if reflect.DeepEqual(before.Object, obj.Object) {
+					// kubectl skips an empty patch without a word.
+					return Result{}, nil
+				}
+				return Result{Op: "resource requirements updated", Changed: true}, nil
 			})
 		},
 	}

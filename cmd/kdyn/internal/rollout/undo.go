@@ -51,7 +51,9 @@ rollback would restore, as kubectl does.`,
 
   # Let the server check the rollback without storing it
   kdyn rollout undo --dry-run=server deployment/abc`,
-		RunE: func(cmd *cobra.Command, args []string) error { return runUndo(cmd.Context(), f, o, cmd.Root().Name(), args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runUndo(cmd.Context(), f, o, cmd.Root().Name(), args)
+		},
 	}
 	fl := cmd.Flags()
 	fl.Int64Var(&o.toRevision, "to-revision", 0, "The revision to rollback to. Default to 0 (last revision).")
