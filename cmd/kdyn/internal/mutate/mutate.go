@@ -33,6 +33,9 @@ type Options struct {
 	// Record, on the commands that have --record, writes the change
 	// cause on each object the change changes.
 	Record *cli.RecordFlag
+	// QuietEmpty says nothing when a selector picks no object (cordon
+	// and uncordon, as kubectl's).
+	QuietEmpty bool
 }
 
 // recorded is change, also writing the change cause (--record) on an
@@ -124,6 +127,9 @@ func Run(ctx context.Context, f *cli.Factory, o *Options, args []string, change 
 	}
 	if len(targets) == 0 {
 		ns, _, _ := f.Namespace()
+		if o.QuietEmpty {
+			return nil
+		}
 		if o.Sel.AllNamespaces || ns == "" {
 			fmt.Fprintln(f.Streams.ErrOut, "No resources found")
 		} else {

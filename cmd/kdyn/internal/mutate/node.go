@@ -38,6 +38,7 @@ pods on them; pods already there stay. Prints "node/NAME %s", or "already
 			if err := checkNodeArgs(cmd, args, o.Sel.Selector); err != nil {
 				return err
 			}
+			o.QuietEmpty = true
 			return Run(cmd.Context(), f, o, nodeArgs(args), cordonChange(cordon))
 		},
 	}
@@ -85,11 +86,18 @@ func checkNodeArgs(cmd *cobra.Command, names []string, selector string) error {
 
 // nodeArgs turns node names into resource arguments; none means every
 // node the selector picks.
+//
+// A name may be given as node/NAME (or nodes/NAME, no/NAME), as kubectl
+// takes it.
 func nodeArgs(names []string) []string {
-	if len(names) == 0 {
-		return []string{"nodes"}
+	out := []string{"nodes"}
+	for _, n := range names {
+		for _, prefix := range []string{"node/", "nodes/", "no/"} {
+			n = strings.TrimPrefix(n, prefix)
+		}
+		out = append(out, n)
 	}
-	return append([]string{"nodes"}, names...)
+	return out
 }
 
 // taint is a node taint: key, value and effect.
