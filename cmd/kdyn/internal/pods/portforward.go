@@ -179,6 +179,7 @@ func podPorts(specs []string, pod *unstructured.Unstructured) ([]string, error) 
 		if _, err := strconv.Atoi(r); err != nil {
 			n, ok := named[r]
 			if !ok {
+				//lint:ignore ST1005 kubectl's wording, which scripts may match
 				return nil, fmt.Errorf("Pod '%s' does not have a named port '%s'", pod.GetName(), r)
 			}
 			if local == r {
@@ -211,8 +212,10 @@ func servicePorts(specs []string, svc, pod *unstructured.Unstructured) ([]string
 		}
 		if port == nil {
 			if _, err := strconv.Atoi(r); err != nil {
+				//lint:ignore ST1005 kubectl's wording, which scripts may match
 				return nil, fmt.Errorf("Service '%s' does not have a named port '%s'", svc.GetName(), r)
 			}
+			//lint:ignore ST1005 kubectl's wording, which scripts may match
 			return nil, fmt.Errorf("Service %s does not have a service port %s", svc.GetName(), r)
 		}
 		number, _ := port["port"].(int64)
@@ -228,6 +231,7 @@ func servicePorts(specs []string, svc, pod *unstructured.Unstructured) ([]string
 		case string:
 			n, ok := containerPorts(pod)[t]
 			if !ok {
+				//lint:ignore ST1005 kubectl's wording, which scripts may match
 				return nil, fmt.Errorf("Pod '%s' does not have a named port '%s'", pod.GetName(), t)
 			}
 			target = n
