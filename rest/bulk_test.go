@@ -102,3 +102,34 @@ func TestBulkWithoutABulkTransport(t *testing.T) {
 		t.Fatalf("protocols = %v, want [2]", got)
 	}
 }
+
+// TestUpgradeClientSpeaksHTTP1: the client for connection upgrades is the
+// HTTP/1.1 one, with the same credentials, while HTTPClient speaks HTTP/2.
+func TestUpgradeClientSpeaksHTTP1(t *testing.T) {
+	var mu sync.Mutex
+	auth := map[int]string{}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth[r.ProtoMajor] = r.Header.Get("Authorization")
+		mu.Unlock()
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	c, err := NewForConfig(&Config{Host: srv.URL, BearerToken: "t0ken", TLSClientConfig: TLSClientConfig{CAData: serverCA(srv)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hc := range []*http.Client{c.UpgradeClient(), c.HTTPClient()} {
+		resp, err := hc.Get(srv.URL + "/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if auth[1] != "Bearer t0ken" || auth[2] != "Bearer t0ken" {
+		t.Errorf("Authorization by protocol major version: %v", auth)
+	}
+}

@@ -101,6 +101,22 @@ func NewForConfigAndClient(cfg *Config, hc *http.Client) (*Client, error) {
 // HTTPClient returns the underlying *http.Client.
 func (c *Client) HTTPClient() *http.Client { return c.http }
 
+// UpgradeClient returns the *http.Client for requests that upgrade their
+// connection (the WebSocket and SPDY streams of pods' exec, attach and
+// portforward subresources), which HTTP/2 cannot carry: the client's
+// HTTP/1.1 transport, with the same authentication, exec credential
+// plugin state, impersonation and redirect rules as HTTPClient. A 101
+// Switching Protocols response's Body is the upgraded connection, an
+// io.ReadWriteCloser. A Client built with NewForConfigAndClient, or over
+// Config.Transport, has no HTTP/1.1 transport of its own and returns
+// HTTPClient.
+func (c *Client) UpgradeClient() *http.Client {
+	if c.bulk != nil {
+		return c.bulk
+	}
+	return c.http
+}
+
 // Base returns the server URL that request paths are appended to.
 func (c *Client) Base() *url.URL {
 	u := *c.base

@@ -45,24 +45,6 @@ func HTTPClientFor(cfg *Config) (*http.Client, error) {
 	return newHTTPClient(cfg, rt)
 }
 
-// HTTP1ClientFor returns an *http.Client like HTTPClientFor's (TLS,
-// authentication, impersonation, user agent, redirect rules) over HTTP/1.1
-// alone: the client for requests that upgrade their connection, the
-// WebSocket and SPDY streams of pods' exec, attach and portforward
-// subresources, which HTTP/2 cannot carry. A 101 Switching Protocols
-// response's Body is then the upgraded connection, an io.ReadWriteCloser.
-// With Config.Transport set, that transport is used as it is.
-func HTTP1ClientFor(cfg *Config) (*http.Client, error) {
-	rt, http1, err := transportsFor(cfg, true)
-	if err != nil {
-		return nil, err
-	}
-	if http1 != nil {
-		rt = http1
-	}
-	return newHTTPClient(cfg, rt)
-}
-
 // newHTTPClient is the *http.Client over rt for cfg's server.
 func newHTTPClient(cfg *Config, rt http.RoundTripper) (*http.Client, error) {
 	base, err := serverURL(cfg)

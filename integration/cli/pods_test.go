@@ -180,7 +180,7 @@ func TestPodStreams(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		k("attach", "p", "-c", "nope").expect(t, 1, "", "cannot attach to the container: container not found (nope)")
+		k("attach", "p", "-c", "nope").expect(t, 1, "", "cannot attach to the container: container nope is not valid for pod p out of: app, side")
 		k("attach").expect(t, 1, "", "at least 1 argument is required for attach")
 	})
 

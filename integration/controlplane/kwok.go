@@ -126,20 +126,23 @@ func installCRDs(ctx context.Context, kubeconfig string) error {
 			return fmt.Errorf("%s: %w", kind, err)
 		}
 		names = append(names, crd.Name)
+		var last error
 		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 			_, err := crds.Create(ctx, &crd, metav1.CreateOptions{})
 			if apierrors.IsAlreadyExists(err) {
 				old, gerr := crds.Get(ctx, crd.Name, metav1.GetOptions{})
 				if gerr != nil {
+					last = gerr
 					return false, nil
 				}
 				crd.ResourceVersion = old.ResourceVersion
 				_, err = crds.Update(ctx, &crd, metav1.UpdateOptions{})
 			}
+			last = err
 			return err == nil, nil
 		})
 		if err != nil {
-			return fmt.Errorf("%s: %w", crd.Name, err)
+			return fmt.Errorf("%s: %w (last error: %v)", crd.Name, err, last)
 		}
 	}
 	for _, name := range names {

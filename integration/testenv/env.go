@@ -200,7 +200,7 @@ func (e *Env) start(ctx context.Context) error {
 		if e.creds, err = loadCredentials(e.dir, st); err != nil {
 			return fmt.Errorf("reuse %s: %w", e.dir, err)
 		}
-		if portFree(st.Secure) && portFree(st.EtcdClient) && portFree(st.EtcdPeer) && portFree(st.Kubelet) {
+		if portFree(st.Secure) && portFree(st.EtcdClient) && portFree(st.EtcdPeer) && (e.opts.Nodes == 0 || portFree(st.Kubelet)) {
 			e.ports, fixedPorts = st.ports, true
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {

@@ -70,7 +70,22 @@ func (e *Env) registerNodes(ctx context.Context, timeout time.Duration) error {
 		if err != nil {
 			return fmt.Errorf("register node %s: %w", name, err)
 		}
-		if code != http.StatusCreated && code != http.StatusConflict {
+		switch code {
+		case http.StatusCreated:
+		case http.StatusConflict:
+			// a node kept in a reused directory may name the kubelet port
+			// of an earlier start, which KWOK does not rewrite on a Ready
+			// node: name this start's
+			port := map[string]any{"status": map[string]any{"daemonEndpoints": map[string]any{
+				"kubeletEndpoint": map[string]any{"Port": e.ports.Kubelet}}}}
+			req, err := json.Marshal(port)
+			if err != nil {
+				return err
+			}
+			if code, body, err = doPatch(ctx, client, e.Host()+"/api/v1/nodes/"+name+"/status", req); err != nil || code != http.StatusOK {
+				return fmt.Errorf("update node %s's kubelet port: %d %s %v", name, code, bytes.TrimSpace(body), err)
+			}
+		default:
 			return fmt.Errorf("register node %s: %d %s", name, code, bytes.TrimSpace(body))
 		}
 	}
@@ -90,6 +105,22 @@ func (e *Env) registerNodes(ctx context.Context, timeout time.Duration) error {
 	}
 	e.log.mark(fmt.Sprintf("testenv: %d KWOK nodes Ready", e.opts.Nodes))
 	return nil
+}
+
+// doPatch sends a JSON merge patch.
+func doPatch(ctx context.Context, client *http.Client, url string, patch []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, url, bytes.NewReader(patch))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/merge-patch+json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, body, err
 }
 
 // nodeReady reports whether a Node's JSON has the Ready condition True.

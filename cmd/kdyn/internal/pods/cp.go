@@ -152,8 +152,15 @@ func (o *cpOptions) copyToPod(ctx context.Context, run runner, src, dest string,
 	} else if errors.Is(isDir, context.DeadlineExceeded) {
 		return isDir
 	}
+	// A local error (an unreadable file) ends the tar early; it is the
+	// failure to report, not what the remote tar makes of the cut archive.
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(makeTar(src, path.Base(dest), pw)) }()
+	tarErr := make(chan error, 1)
+	go func() {
+		err := makeTar(src, path.Base(dest), pw)
+		tarErr <- err
+		pw.CloseWithError(err)
+	}()
 	command := []string{"tar", "-xmf", "-"}
 	if o.noPreserve {
 		command = []string{"tar", "--no-same-permissions", "--no-same-owner", "-xmf", "-"}
@@ -161,8 +168,16 @@ func (o *cpOptions) copyToPod(ctx context.Context, run runner, src, dest string,
 	if dir := path.Dir(dest); dir != "" {
 		command = append(command, "-C", dir)
 	}
-	return run(ctx, command, remote.Streams{Stdin: pr, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()})
+	err := run(ctx, command, remote.Streams{Stdin: pr, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()})
+	pr.CloseWithError(errRemoteEnded) // unblocks makeTar if it still writes
+	if terr := <-tarErr; terr != nil && !errors.Is(terr, errRemoteEnded) {
+		return terr
+	}
+	return err
 }
+
+// errRemoteEnded stops a local tar whose reader, the remote tar, has ended.
+var errRemoteEnded = errors.New("the remote tar has ended")
 
 // tarRecord is GNU tar's record size (20 blocks of 512 bytes).
 const tarRecord = 20 * 512

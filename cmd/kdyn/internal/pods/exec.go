@@ -19,7 +19,6 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/remote"
 	"github.com/kdyn/kdyn/dynamic"
-	"github.com/kdyn/kdyn/rest"
 )
 
 type streamOptions struct {
@@ -96,7 +95,9 @@ since v1.31.`,
 
   # In the first pod of a deployment
   kdyn exec deploy/web -- ls /`,
-		RunE: func(cmd *cobra.Command, args []string) error { return runExec(cmd, f, o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return quietIfInterrupted(cmd.Context(), runExec(cmd, f, o, args))
+		},
 	}
 	o.addFlags(cmd, time.Minute)
 	o.manifests.AddFlags(cmd, "to use to exec into the resource")
@@ -164,7 +165,7 @@ func runExec(cmd *cobra.Command, f *cli.Factory, o *execOptions, args []string) 
 // pickContainer is -c, checked, or the pod's default container.
 func (o *streamOptions) pickContainer(pod *unstructured.Unstructured, errOut io.Writer) (string, error) {
 	if o.container == "" {
-		return defaultContainer(pod, errOut, o.quiet)
+		return streamContainer(pod, errOut, o.quiet)
 	}
 	if !findContainer(pod, o.container) {
 		return "", fmt.Errorf("container %s is not valid for pod %s out of: %s", o.container, pod.GetName(), allContainerNames(pod))
@@ -221,15 +222,7 @@ func podStream(ctx context.Context, f *cli.Factory, pod *unstructured.Unstructur
 	}
 	u := rc.Get().Version("v1").Namespace(pod.GetNamespace()).Resource("pods").Name(pod.GetName()).SubResource(sub).URL()
 	u.RawQuery = params.Encode()
-	cfg, err := f.RESTConfig()
-	if err != nil {
-		return err
-	}
-	hc, err := rest.HTTP1ClientFor(cfg)
-	if err != nil {
-		return err
-	}
-	defer hc.CloseIdleConnections()
+	hc := rc.UpgradeClient()
 	log := f.Logger()
 	return remote.Stream(ctx, hc, u, s, func(err error) {
 		log.V(4).Info("falling back to SPDY", "err", err)
@@ -295,7 +288,9 @@ a WebSocket, or SPDY when the upgrade is refused.`,
 
   # An interactive terminal
   kdyn attach -it web-1`,
-		RunE: func(cmd *cobra.Command, args []string) error { return runAttach(cmd, f, o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return quietIfInterrupted(cmd.Context(), runAttach(cmd, f, o, args))
+		},
 	}
 	o.addFlags(cmd, time.Minute)
 	return cmd
@@ -325,13 +320,9 @@ func runAttach(cmd *cobra.Command, f *cli.Factory, o *attachOptions, args []stri
 	if err != nil {
 		return err
 	}
-	container := o.container
-	if container == "" {
-		if container, err = defaultContainer(pod, errOut, o.quiet); err != nil {
-			return fmt.Errorf("cannot attach to the container: %v", err)
-		}
-	} else if !findContainer(pod, container) {
-		return fmt.Errorf("cannot attach to the container: container not found (%s)", container)
+	container, err := o.pickContainer(pod, errOut)
+	if err != nil {
+		return fmt.Errorf("cannot attach to the container: %v", err)
 	}
 	hasTTY := containerTTY(pod, container)
 	if o.tty && !hasTTY {
@@ -352,9 +343,9 @@ func runAttach(cmd *cobra.Command, f *cli.Factory, o *attachOptions, args []stri
 	}
 	if raw && o.stdin && !o.quiet {
 		if k := containerKind(pod, container); k == "spec.ephemeralContainers" {
-			fmt.Fprintf(cmd.OutOrStdout(), "Session ended, the ephemeral container will not be restarted but may be reattached using 'kubectl attach %s -c %s -n %s -i -t' if it is still running\n", pod.GetName(), container, pod.GetNamespace())
+			fmt.Fprintf(cmd.OutOrStdout(), "Session ended, the ephemeral container will not be restarted but may be reattached using '%s %s -c %s -n %s -i -t' if it is still running\n", cmd.CommandPath(), pod.GetName(), container, pod.GetNamespace())
 		} else {
-			fmt.Fprintf(cmd.OutOrStdout(), "Session ended, resume using 'kubectl attach %s -c %s -n %s -i -t' command\n", pod.GetName(), container, pod.GetNamespace())
+			fmt.Fprintf(cmd.OutOrStdout(), "Session ended, resume using '%s %s -c %s -n %s -i -t' command\n", cmd.CommandPath(), pod.GetName(), container, pod.GetNamespace())
 		}
 	}
 	return nil

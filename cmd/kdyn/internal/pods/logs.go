@@ -78,7 +78,9 @@ init containers, containers and ephemeral containers.`,
 
   # The previous instance of a restarted container
   kdyn logs -p web-1 -c app`,
-		RunE: func(cmd *cobra.Command, args []string) error { return runLogs(cmd, f, o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return quietIfInterrupted(cmd.Context(), runLogs(cmd, f, o, args))
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&o.container, "container", "c", "", "Print the logs of this container")
@@ -215,10 +217,12 @@ func (o *logsOptions) validate(cmd *cobra.Command) error {
 	if o.allContainers && o.container != "" {
 		return fmt.Errorf("--all-containers=true should not be specified with container name %s", o.container)
 	}
-	if cmd.Flags().Changed("limit-bytes") && o.limitBytes < 1 {
+	// 0 means no limit and all logs, as in kubectl; --since is rounded
+	// to seconds first
+	if o.limitBytes < 0 {
 		return errors.New("--limit-bytes must be greater than 0")
 	}
-	if cmd.Flags().Changed("since") && o.since < time.Second {
+	if o.since != 0 && o.since.Round(time.Second) < time.Second {
 		return errors.New("--since must be greater than 0")
 	}
 	if o.tail < -1 {
@@ -326,7 +330,7 @@ func (o *logsOptions) consume(ctx context.Context, rc *rest.Client, r logRequest
 	if !o.follow {
 		err := copyOnce()
 		if err != nil && o.ignoreErrors {
-			fmt.Fprintf(errOut, "error: %v\n", err)
+			fmt.Fprintf(out, "error: %v\n", err) // on stdout, as kubectl writes it
 			return nil
 		}
 		return err
@@ -338,7 +342,7 @@ func (o *logsOptions) consume(ctx context.Context, rc *rest.Client, r logRequest
 			return nil
 		}
 		if o.ignoreErrors {
-			fmt.Fprintf(errOut, "error: %v\n", err)
+			fmt.Fprintf(out, "error: %v\n", err)
 			return nil
 		}
 		fmt.Fprintln(errOut, err.Error())

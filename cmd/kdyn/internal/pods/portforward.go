@@ -13,7 +13,6 @@ import (
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/remote"
-	"github.com/kdyn/kdyn/rest"
 )
 
 type portForwardOptions struct {
@@ -103,15 +102,7 @@ func runPortForward(cmd *cobra.Command, f *cli.Factory, o *portForwardOptions, a
 		return err
 	}
 	u := rc.Post().Version("v1").Namespace(pod.GetNamespace()).Resource("pods").Name(pod.GetName()).SubResource("portforward").URL()
-	cfg, err := f.RESTConfig()
-	if err != nil {
-		return err
-	}
-	hc, err := rest.HTTP1ClientFor(cfg)
-	if err != nil {
-		return err
-	}
-	defer hc.CloseIdleConnections()
+	hc := rc.UpgradeClient()
 	out := &cli.LockedWriter{W: cmd.OutOrStdout()}
 	return remote.PortForward(ctx, hc, u, o.addresses, forwards, out, cmd.ErrOrStderr(), func(ls []remote.Listener) {
 		for _, l := range ls {
@@ -159,7 +150,7 @@ func containerPorts(pod *unstructured.Unstructured) map[string]int64 {
 			pm, _ := p.(map[string]any)
 			name, _ := pm["name"].(string)
 			n, _ := pm["containerPort"].(int64)
-			if name != "" {
+			if _, seen := out[name]; name != "" && !seen { // the first of a name, as kubectl
 				out[name] = n
 			}
 		}
@@ -223,6 +214,11 @@ func servicePorts(specs []string, svc, pod *unstructured.Unstructured) ([]string
 			local = strconv.FormatInt(number, 10)
 		}
 		target := number
+		if ip, _, _ := unstructured.NestedString(svc.Object, "spec", "clusterIP"); ip == "None" {
+			// a headless service's port is the pods' port, as kubectl has it
+			out = append(out, local+":"+strconv.FormatInt(number, 10))
+			continue
+		}
 		switch t := port["targetPort"].(type) {
 		case int64:
 			if t != 0 {

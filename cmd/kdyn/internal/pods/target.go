@@ -156,21 +156,21 @@ func pickPod(ctx context.Context, c dynamic.Interface, obj *unstructured.Unstruc
 	return pods[0], nil
 }
 
-// podFacts are what the ranking reads of a pod.
+// podFacts are what the rankings read of a pod.
 type podFacts struct {
 	node      string
-	phase     int // Running 0, Unknown 1, Pending 2, others 0 (as kubectl's map lookup)
+	phase     string
 	ready     bool
 	readyAt   time.Time
 	restarts  int64
 	createdAt time.Time
+	deletedAt time.Time // zero unless the pod is being deleted
 }
 
 func factsOf(p *unstructured.Unstructured) podFacts {
 	var f podFacts
 	f.node, _, _ = unstructured.NestedString(p.Object, "spec", "nodeName")
-	phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
-	f.phase = map[string]int{"Running": 0, "Unknown": 1, "Pending": 2}[phase]
+	f.phase, _, _ = unstructured.NestedString(p.Object, "status", "phase")
 	conds, _, _ := unstructured.NestedSlice(p.Object, "status", "conditions")
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
@@ -189,17 +189,31 @@ func factsOf(p *unstructured.Unstructured) podFacts {
 		}
 	}
 	f.createdAt = p.GetCreationTimestamp().Time
+	if d := p.GetDeletionTimestamp(); d != nil {
+		f.deletedAt = d.Time
+	}
 	return f
 }
 
-// comparePods ranks two pods (negative: a first).
+// comparePods ranks two pods (negative: a first) in the order ord names.
 func comparePods(a, b *unstructured.Unstructured, ord order) int {
 	fa, fb := factsOf(a), factsOf(b)
+	if ord == forAttach {
+		// the reverse of kubectl's ActivePods: the most active first
+		switch {
+		case activeLess(fb, fa):
+			return -1
+		case activeLess(fa, fb):
+			return 1
+		}
+		return 0
+	}
 	if fa.node != fb.node && (fa.node == "" || fb.node == "") {
 		return boolFirst(fa.node != "")
 	}
-	if fa.phase != fb.phase {
-		return fa.phase - fb.phase
+	logPhase := map[string]int{"Running": 0, "Unknown": 1, "Pending": 2}
+	if logPhase[fa.phase] != logPhase[fb.phase] {
+		return logPhase[fa.phase] - logPhase[fb.phase]
 	}
 	if fa.ready != fb.ready {
 		return boolFirst(fa.ready)
@@ -208,15 +222,51 @@ func comparePods(a, b *unstructured.Unstructured, ord order) int {
 		return earlierFirst(fa.readyAt, fb.readyAt)
 	}
 	if fa.restarts != fb.restarts {
-		if ord == forLogs {
-			return int(fb.restarts - fa.restarts)
-		}
-		return int(fa.restarts - fb.restarts)
+		return int(fb.restarts - fa.restarts)
 	}
 	if !fa.createdAt.Equal(fb.createdAt) {
 		return earlierFirst(fa.createdAt, fb.createdAt)
 	}
 	return 0
+}
+
+// activeLess is kubectl's ActivePods order: whether a is less active than
+// b (unassigned, then Pending before Unknown before Running, not ready,
+// being deleted (sooner first), ready for less time, more restarts, newer).
+func activeLess(a, b podFacts) bool {
+	if a.node != b.node && (a.node == "" || b.node == "") {
+		return a.node == ""
+	}
+	phase := map[string]int{"Pending": 0, "Unknown": 1, "Running": 2}
+	if phase[a.phase] != phase[b.phase] {
+		return phase[a.phase] < phase[b.phase]
+	}
+	if a.ready != b.ready {
+		return !a.ready
+	}
+	if ad, bd := !a.deletedAt.IsZero(), !b.deletedAt.IsZero(); ad != bd {
+		return ad
+	} else if ad && !a.deletedAt.Equal(b.deletedAt) {
+		return a.deletedAt.Before(b.deletedAt)
+	}
+	if a.ready && b.ready && !a.readyAt.Equal(b.readyAt) {
+		return afterOrZero(a.readyAt, b.readyAt)
+	}
+	if a.restarts != b.restarts {
+		return a.restarts > b.restarts
+	}
+	if !a.createdAt.Equal(b.createdAt) {
+		return afterOrZero(a.createdAt, b.createdAt)
+	}
+	return false
+}
+
+// afterOrZero reports whether t1 is zero or after t2 (when t2 is not zero).
+func afterOrZero(t1, t2 time.Time) bool {
+	if t1.IsZero() || t2.IsZero() {
+		return t1.IsZero()
+	}
+	return t1.After(t2)
 }
 
 func boolFirst(aFirst bool) int {
@@ -283,9 +333,10 @@ func findContainer(pod *unstructured.Unstructured, name string) bool {
 	return false
 }
 
-// defaultContainer is the container a command uses when none is named:
-// the one the default-container annotation names, else the first; when
-// the pod has more than one container and quiet is false, errOut is told
+// defaultContainer is the container logs reads when none is named: the
+// one the default-container annotation names (a warning, and the first
+// container, when it names none of the pod's), else the first; when the
+// pod has more than one container and quiet is false, errOut is told
 // ("Defaulted container "a" out of: a, b").
 func defaultContainer(pod *unstructured.Unstructured, errOut io.Writer, quiet bool) (string, error) {
 	if name := pod.GetAnnotations()[defaultContainerAnnotation]; name != "" {
@@ -294,9 +345,28 @@ func defaultContainer(pod *unstructured.Unstructured, errOut io.Writer, quiet bo
 		}
 		fmt.Fprintf(errOut, "Default container name %q not found in pod %s\n", name, pod.GetName())
 	}
+	return firstContainer(pod, errOut, quiet)
+}
+
+// streamContainer is the container exec, attach and cp use when none is
+// named, as kubectl's FindOrDefaultContainerByName: an annotation that
+// names none of the pod's containers is an error.
+func streamContainer(pod *unstructured.Unstructured, errOut io.Writer, quiet bool) (string, error) {
+	if name := pod.GetAnnotations()[defaultContainerAnnotation]; name != "" {
+		if !findContainer(pod, name) {
+			return "", fmt.Errorf("container %s is not valid for pod %s out of: %s", name, pod.GetName(), allContainerNames(pod))
+		}
+		return name, nil
+	}
+	return firstContainer(pod, errOut, quiet)
+}
+
+// firstContainer is the pod's first container, with the "Defaulted
+// container" note when it has others.
+func firstContainer(pod *unstructured.Unstructured, errOut io.Writer, quiet bool) (string, error) {
 	list, _, _ := unstructured.NestedSlice(pod.Object, "spec", "containers")
 	if len(list) == 0 {
-		return "", fmt.Errorf("pod %s has no containers", pod.GetName())
+		return "", fmt.Errorf("pod %s/%s does not have any containers", pod.GetNamespace(), pod.GetName())
 	}
 	m, _ := list[0].(map[string]any)
 	name, _ := m["name"].(string)
@@ -304,4 +374,14 @@ func defaultContainer(pod *unstructured.Unstructured, errOut io.Writer, quiet bo
 		fmt.Fprintf(errOut, "Defaulted container %q out of: %s\n", name, allContainerNames(pod))
 	}
 	return name, nil
+}
+
+// quietIfInterrupted ends a streaming command that was interrupted (ctx
+// cancelled by SIGINT or SIGTERM) with exit code 1 and no message, as
+// kubectl does; other results pass through.
+func quietIfInterrupted(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		return &cli.ExitError{Code: 1, Silent: true}
+	}
+	return err
 }

@@ -6,7 +6,7 @@
 // which kubectl uses since v1.31, and SPDY (apimachinery's httpstream)
 // when the WebSocket upgrade is refused, with v4.channel.k8s.io for exec
 // and attach and portforward.k8s.io for port-forward. Connections are
-// upgraded through kdyn's HTTP/1.1 client (rest.HTTP1ClientFor), so
+// upgraded through kdyn's HTTP/1.1 client (rest.Client.UpgradeClient), so
 // kubeconfig authentication, impersonation and TLS verification apply as
 // to every other request.
 package remote

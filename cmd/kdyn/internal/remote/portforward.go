@@ -32,7 +32,7 @@ type Listener struct {
 }
 
 // PortForward forwards the ports over one SPDY connection to u (a pod's
-// portforward subresource) through hc (rest.HTTP1ClientFor). It listens on
+// portforward subresource) through hc (rest.Client.UpgradeClient). It listens on
 // each of addresses (IPs, or "localhost" for 127.0.0.1 and ::1, where an
 // address that cannot be listened on is skipped unless none can), calls
 // ready with what it listens on, and writes "Handling connection for N"
@@ -128,7 +128,11 @@ func accept(ctx context.Context, conn httpstream.Connection, l net.Listener, p F
 			defer c.Close()
 			fmt.Fprintf(out, "Handling connection for %d\n", p.Local)
 			if err := forward(ctx, conn, c, p.Remote); err != nil {
+				// as kubectl v1.37: an error from the pod ends the whole
+				// forwarding ("lost connection to pod"), so that a loop
+				// around the command reconnects
 				fmt.Fprintf(errOut, "error: an error occurred forwarding %d -> %d: %v\n", p.Local, p.Remote, err)
+				conn.Close()
 			}
 		}()
 	}
@@ -168,6 +172,7 @@ func forward(ctx context.Context, conn httpstream.Connection, c net.Conn, port i
 	defer conn.RemoveStreams(data)
 	var wg sync.WaitGroup
 	done := make(chan struct{})
+	localErr := make(chan error, 1)
 	wg.Go(func() { // pod → local; when the pod's side ends, so does ours
 		_, _ = io.Copy(c, data)
 		if cw, ok := c.(interface{ CloseWrite() error }); ok {
@@ -175,15 +180,21 @@ func forward(ctx context.Context, conn httpstream.Connection, c net.Conn, port i
 		}
 		close(done)
 	})
-	go func() { // local → pod; the pod's side ends the exchange
-		_, _ = io.Copy(data, c)
+	go func() { // local → pod; at the local end of input, half-close
+		if _, err := io.Copy(data, c); err != nil {
+			localErr <- err
+			return
+		}
 		data.Close()
 	}()
 	select {
 	case <-done:
+	case <-localErr: // the local side broke off: reset below; the pod's error, if any, is the one reported
 	case <-ctx.Done():
-		data.Reset()
 	}
+	// As client-go does: discard what is unsent so that the error stream
+	// is not held up, then read it.
+	data.Reset()
 	wg.Wait()
 	return <-remoteErr
 }

@@ -15,11 +15,18 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/streaming/pkg/httpstream"
 	"k8s.io/streaming/pkg/httpstream/spdy"
 )
+
+// pingPeriod is how often an idle stream is pinged (SPDY pings, WebSocket
+// pings), as client-go does, so that proxies and load balancers keep it and
+// a dead peer is noticed.
+const pingPeriod = 5 * time.Second
+
+// pingTimeout bounds the wait for a WebSocket pong.
+const pingTimeout = 60 * time.Second
 
 // Protocol names of the streams of exec and attach.
 const (
@@ -72,7 +79,7 @@ type Fallback func(err error)
 
 // Stream runs the streams of a pods/exec or pods/attach request: u is the
 // subresource's URL with its query (container, command, stdin, stdout,
-// stderr, tty), hc an HTTP/1.1 client (rest.HTTP1ClientFor). As kubectl
+// stderr, tty), hc an HTTP/1.1 client (rest.Client.UpgradeClient). As kubectl
 // does since v1.31, it asks for a WebSocket (v5.channel.k8s.io, GET) and,
 // when the server or a proxy on the way refuses the upgrade, uses SPDY
 // (v4.channel.k8s.io, POST). It returns when the remote command ends: nil
@@ -104,7 +111,9 @@ func streamWebSocket(ctx context.Context, hc *http.Client, u *url.URL, s Streams
 		CompressionMode: websocket.CompressionDisabled,
 	})
 	if err != nil {
-		if resp == nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		// only a handshake the server answered otherwise is worth
+		// another protocol (a network or TLS error is not)
+		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
 			return &upgradeFailure{err: err}
 		}
 		return err
@@ -117,6 +126,24 @@ func streamWebSocket(ctx context.Context, hc *http.Client, u *url.URL, s Streams
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
+	go func() { // keepalive: a pong missing for pingTimeout ends the stream
+		t := time.NewTicker(pingPeriod)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				pctx, cancelPing := context.WithTimeout(ctx, pingTimeout)
+				err := conn.Ping(pctx)
+				cancelPing()
+				if err != nil && ctx.Err() == nil {
+					conn.CloseNow()
+					return
+				}
+			}
+		}
+	}()
 	var writeMu sync.Mutex
 	send := func(msg []byte) error {
 		writeMu.Lock()
@@ -236,8 +263,8 @@ func decodeStatus(data []byte) error {
 
 // Upgrade sends a SPDY upgrade request (POST, as kubectl's SPDY executor
 // and port-forward do) offering protocols, and returns the SPDY
-// connection and the protocol the server chose. A refusal is returned as
-// the server's error (a *StatusError when it sent a Status).
+// connection and the protocol the server chose. A refusal is "unable to
+// upgrade connection: " and the server's message, as kubectl words it.
 func Upgrade(ctx context.Context, hc *http.Client, u *url.URL, protocols ...string) (httpstream.Connection, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), nil)
 	if err != nil {
@@ -261,7 +288,7 @@ func Upgrade(ctx context.Context, hc *http.Client, u *url.URL, protocols ...stri
 		resp.Body.Close()
 		return nil, "", errors.New("the upgraded connection cannot be written to (is the client HTTP/1.1?)")
 	}
-	conn, err := spdy.NewClientConnection(&upgradedConn{ReadWriteCloser: rwc})
+	conn, err := spdy.NewClientConnectionWithPings(&upgradedConn{ReadWriteCloser: rwc}, pingPeriod)
 	if err != nil {
 		rwc.Close()
 		return nil, "", err
@@ -340,15 +367,30 @@ func streamSPDY(ctx context.Context, hc *http.Client, u *url.URL, s Streams) err
 	}
 }
 
-// responseError is the error of a refused upgrade: the server's Status
-// when the body is one, else the HTTP status and body.
+// responseError is the error of a refused upgrade, in kubectl's words:
+// "unable to upgrade connection: " and the message of the server's Status
+// (or its error field, or the body).
 func responseError(resp *http.Response) error {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var st metav1.Status
-	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" {
-		return statusError(st)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return errors.New("unable to upgrade connection: unable to read error from server response")
 	}
-	return fmt.Errorf("the server refused the upgrade: %s: %s", resp.Status, strings.TrimSpace(string(body)))
+	var st struct {
+		Message string `json:"message"`
+		Error   string `json:"error"`
+	}
+	msg := strings.TrimSpace(string(body))
+	if json.Unmarshal(body, &st) == nil {
+		if m := strings.TrimSpace(st.Message); m != "" {
+			msg = m
+		} else if m := strings.TrimSpace(st.Error); m != "" {
+			msg = m
+		}
+	}
+	if msg == "" {
+		msg = "empty server response"
+	}
+	return fmt.Errorf("unable to upgrade connection: %s", msg)
 }
 
 // upgradedConn gives an upgraded HTTP/1.1 connection the net.Conn methods
@@ -366,10 +408,6 @@ type dummyAddr struct{}
 
 func (dummyAddr) Network() string { return "tcp" }
 func (dummyAddr) String() string  { return "upgraded-connection" }
-
-// statusError is the server's Status as the error kdyn prints and
-// classifies.
-func statusError(st metav1.Status) error { return &apierrors.StatusError{ErrStatus: st} }
 
 // ExitStatus is the remote exit code, which kdyn exits with.
 func (e *ExitError) ExitStatus() int { return e.Code }
