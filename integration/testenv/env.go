@@ -83,7 +83,10 @@ type Options struct {
 	// and attach read a file in the CRI log format, exec runs the command
 	// on this machine in a given directory, port-forward connects to a
 	// local address. Use with Scheduler (pods need binding) and usually
-	// Controllers.
+	// Controllers. KWOK's kubelet API does not authenticate its clients:
+	// while an Exec object is in place, any user of this machine who
+	// reaches the port can run commands as the test's user, so run such
+	// clusters on single-user machines.
 	Nodes int
 }
 
