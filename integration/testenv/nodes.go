@@ -32,26 +32,18 @@ func (e *Env) registerNodes(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	do := func(method, path string, body any) (int, []byte, error) {
-		var r io.Reader
+		var data []byte
 		if body != nil {
-			data, err := json.Marshal(body)
-			if err != nil {
+			var err error
+			if data, err = json.Marshal(body); err != nil {
 				return 0, nil, err
 			}
-			r = bytes.NewReader(data)
 		}
-		req, err := http.NewRequestWithContext(ctx, method, e.Host()+path, r)
-		if err != nil {
-			return 0, nil, err
+		contentType := "application/json"
+		if method == http.MethodPatch {
+			contentType = "application/merge-patch+json"
 		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, nil, err
-		}
-		defer resp.Body.Close()
-		data, err := io.ReadAll(resp.Body)
-		return resp.StatusCode, data, err
+		return send(ctx, client, method, e.Host()+path, contentType, data)
 	}
 	for i := range e.opts.Nodes {
 		name := NodeName(i)
@@ -78,11 +70,7 @@ func (e *Env) registerNodes(ctx context.Context, timeout time.Duration) error {
 			// node: name this start's
 			port := map[string]any{"status": map[string]any{"daemonEndpoints": map[string]any{
 				"kubeletEndpoint": map[string]any{"Port": e.ports.Kubelet}}}}
-			req, err := json.Marshal(port)
-			if err != nil {
-				return err
-			}
-			if code, body, err = doPatch(ctx, client, e.Host()+"/api/v1/nodes/"+name+"/status", req); err != nil || code != http.StatusOK {
+			if code, body, err = do(http.MethodPatch, "/api/v1/nodes/"+name+"/status", port); err != nil || code != http.StatusOK {
 				return fmt.Errorf("update node %s's kubelet port: %d %s %v", name, code, bytes.TrimSpace(body), err)
 			}
 		default:
@@ -107,20 +95,24 @@ func (e *Env) registerNodes(ctx context.Context, timeout time.Duration) error {
 	return nil
 }
 
-// doPatch sends a JSON merge patch.
-func doPatch(ctx context.Context, client *http.Client, url string, patch []byte) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, url, bytes.NewReader(patch))
+// send sends one request with an optional body and reads the answer.
+func send(ctx context.Context, client *http.Client, method, url, contentType string, body []byte) (int, []byte, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, r)
 	if err != nil {
 		return 0, nil, err
 	}
-	req.Header.Set("Content-Type", "application/merge-patch+json")
+	req.Header.Set("Content-Type", contentType)
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, body, err
+	data, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, err
 }
 
 // nodeReady reports whether a Node's JSON has the Ready condition True.
