@@ -324,7 +324,8 @@ func runAttach(cmd *cobra.Command, f *cli.Factory, o *attachOptions, args []stri
 	if err != nil {
 		return fmt.Errorf("cannot attach to the container: %v", err)
 	}
-	hasTTY := containerTTY(pod, container)
+	c, _ := lookupContainer(pod, container)
+	hasTTY := c.tty
 	if o.tty && !hasTTY {
 		o.tty = false
 		if !o.quiet {
@@ -342,36 +343,11 @@ func runAttach(cmd *cobra.Command, f *cli.Factory, o *attachOptions, args []stri
 		return err
 	}
 	if raw && o.stdin && !o.quiet {
-		if k := containerKind(pod, container); k == "spec.ephemeralContainers" {
+		if c.kind == "spec.ephemeralContainers" {
 			fmt.Fprintf(cmd.OutOrStdout(), "Session ended, the ephemeral container will not be restarted but may be reattached using '%s %s -c %s -n %s -i -t' if it is still running\n", cmd.CommandPath(), pod.GetName(), container, pod.GetNamespace())
 		} else {
 			fmt.Fprintf(cmd.OutOrStdout(), "Session ended, resume using '%s %s -c %s -n %s -i -t' command\n", cmd.CommandPath(), pod.GetName(), container, pod.GetNamespace())
 		}
 	}
 	return nil
-}
-
-// containerKind is the field of the pod spec that holds the container.
-func containerKind(pod *unstructured.Unstructured, name string) string {
-	for _, c := range containersOf(pod) {
-		if c.name == name {
-			return c.kind
-		}
-	}
-	return ""
-}
-
-// containerTTY reports whether a container of the pod has tty: true.
-func containerTTY(pod *unstructured.Unstructured, name string) bool {
-	for _, kind := range []string{"containers", "initContainers", "ephemeralContainers"} {
-		list, _, _ := unstructured.NestedSlice(pod.Object, "spec", kind)
-		for _, c := range list {
-			m, _ := c.(map[string]any)
-			if m["name"] == name {
-				tty, _ := m["tty"].(bool)
-				return tty
-			}
-		}
-	}
-	return false
 }

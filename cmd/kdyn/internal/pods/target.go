@@ -291,6 +291,7 @@ func earlierFirst(a, b time.Time) int {
 type container struct {
 	name string
 	kind string // "spec.containers", "spec.initContainers", "spec.ephemeralContainers"
+	tty  bool
 }
 
 // containersOf lists a pod's containers: init containers, containers, then
@@ -302,7 +303,8 @@ func containersOf(pod *unstructured.Unstructured) []container {
 		for _, c := range list {
 			m, _ := c.(map[string]any)
 			name, _ := m["name"].(string)
-			out = append(out, container{name: name, kind: "spec." + kind})
+			tty, _ := m["tty"].(bool)
+			out = append(out, container{name: name, kind: "spec." + kind, tty: tty})
 		}
 	}
 	return out
@@ -311,26 +313,32 @@ func containersOf(pod *unstructured.Unstructured) []container {
 // allContainerNames is kubectl's list of a pod's containers in messages:
 // "a, b, debugger (ephem), init (init)".
 func allContainerNames(pod *unstructured.Unstructured) string {
+	all := containersOf(pod)
 	var names []string
-	for _, kind := range []struct{ field, suffix string }{{"containers", ""}, {"ephemeralContainers", " (ephem)"}, {"initContainers", " (init)"}} {
-		list, _, _ := unstructured.NestedSlice(pod.Object, "spec", kind.field)
-		for _, c := range list {
-			m, _ := c.(map[string]any)
-			name, _ := m["name"].(string)
-			names = append(names, name+kind.suffix)
+	for _, k := range []struct{ kind, suffix string }{{"spec.containers", ""}, {"spec.ephemeralContainers", " (ephem)"}, {"spec.initContainers", " (init)"}} {
+		for _, c := range all {
+			if c.kind == k.kind {
+				names = append(names, c.name+k.suffix)
+			}
 		}
 	}
 	return strings.Join(names, ", ")
 }
 
-// findContainer reports whether the pod has a container of that name.
-func findContainer(pod *unstructured.Unstructured, name string) bool {
+// lookupContainer finds the pod's container of that name.
+func lookupContainer(pod *unstructured.Unstructured, name string) (container, bool) {
 	for _, c := range containersOf(pod) {
 		if c.name == name {
-			return true
+			return c, true
 		}
 	}
-	return false
+	return container{}, false
+}
+
+// findContainer reports whether the pod has a container of that name.
+func findContainer(pod *unstructured.Unstructured, name string) bool {
+	_, ok := lookupContainer(pod, name)
+	return ok
 }
 
 // defaultContainer is the container logs reads when none is named: the
