@@ -775,7 +775,12 @@ func (l *logSink) resetTail() {
 func (l *logSink) tailLines(n int) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	t := bytes.TrimRight(l.tail, "\n")
+	return lastLinesOf(l.tail, n)
+}
+
+// lastLinesOf is the last n lines of data, without trailing newlines.
+func lastLinesOf(data []byte, n int) string {
+	t := bytes.TrimRight(data, "\n")
 	i := len(t)
 	for ; n > 0 && i > 0; n-- {
 		i = bytes.LastIndexByte(t[:i], '\n')
