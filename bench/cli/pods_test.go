@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/kdyn/kdyn/integration/testenv"
 )
@@ -88,6 +89,19 @@ spec:
 	} {
 		if r := p.kubectl(t, "", args...); r.code != 0 {
 			t.Fatalf("%v: %s", args, r.stderr)
+		}
+	}
+	// KWOK learns of its kwok.x-k8s.io objects through its own watches:
+	// wait until it serves what they configure
+	for _, args := range [][]string{
+		{"logs", "-n", ns, "p", "-c", "app"}, {"logs", "-n", ns, "deploy/web"}, {"exec", "-n", ns, "p", "-c", "app", "--", "true"},
+	} {
+		deadline := time.Now().Add(60 * time.Second)
+		for p.kubectl(t, "", args...).code != 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("KWOK does not serve %v after 60 s", args)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
 	twoPods := "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: b}\n"

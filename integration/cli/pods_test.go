@@ -98,6 +98,19 @@ spec:
 	kdynAs(t, env, testenv.Admin, manifest, "apply", "-n", ns, "-f", "-").must(t)
 	kdyn(t, env, "wait", "-n", ns, "pod/p", "--for=condition=Ready", "--timeout=60s").must(t)
 	kdyn(t, env, "rollout", "status", "-n", ns, "deploy/web", "--timeout=60s").must(t)
+	// KWOK learns of its kwok.x-k8s.io objects through its own watches:
+	// wait until it serves what they configure
+	for _, args := range [][]string{
+		{"logs", "p", "-c", "app"}, {"logs", "deploy/web"}, {"exec", "p", "-c", "app", "--", "true"},
+	} {
+		deadline := time.Now().Add(60 * time.Second)
+		for kdyn(t, env, append([]string{"-n", ns}, args...)...).code != 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("KWOK does not serve %v after 60 s", args)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 	return env, dir
 }
 
