@@ -20,6 +20,11 @@ func sortLines(b []byte) []byte {
 	return bytes.Join(lines, nil)
 }
 
+// runName reads the pods kubectl and kdyn run (rk, rd) as one name.
+func runName(b []byte) []byte {
+	return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("rk"), []byte("R")), []byte("rd"), []byte("R"))
+}
+
 // TestPodCommandsMatchKubectl: logs and exec against pods running on a
 // KWOK node (a whole cluster of its own: controllers, scheduler, one
 // node), through the API server's proxy to KWOK's kubelet API, print what
@@ -138,6 +143,10 @@ spec:
 		{args: n("exec", "cm/kube-root-ca.crt", "--", "date"), stderr: true},
 		{args: n("exec", "p"), stderr: true},
 		{args: n("exec", "-f", "-", "--", "echo"), stdin: twoPods, stderr: true},
+		// run attaches once the pod is ready: KWOK has no attach for it,
+		// so the log is read instead; --rm deletes the pod
+		{args: n("run", "rk", "-i", "--image=busybox", "--rm"), kdynArgs: n("run", "rd", "-i", "--image=busybox", "--rm"), stderr: true, norm: runName},
+		{args: n("run", "rk", "--image=busybox", "--attach", "--rm", "-q"), kdynArgs: n("run", "rd", "--image=busybox", "--attach", "--rm", "-q"), stderr: true, norm: runName},
 	} {
 		p.check(t, c)
 	}

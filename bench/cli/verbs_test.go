@@ -319,6 +319,9 @@ func TestGeneratorsMatchKubectl(t *testing.T) {
 		{"sleeper", "--image=busybox", "--restart=Never", "--command", "--image-pull-policy=IfNotPresent", "--privileged", "--", "sleep", "3600"},
 		{"argsy", "--image=busybox", "--", "echo", "hi"},
 		{"saved", "--image=nginx", "--save-config", "-n", "prod"},
+		{"shell", "--image=busybox", "-i", "-t", "--attach=false", "--restart=Never", "--", "sh"},
+		{"open", "--image=busybox", "--stdin", "--leave-stdin-open", "--attach=false"},
+		{"emptyrestart", "--image=busybox", "-i", "--attach=false", "--restart="},
 	}
 	for _, r := range runs {
 		for _, o := range [][]string{nil, {"-o", "name"}, {"-o", "yaml"}, {"-o", "json"}} {
@@ -343,6 +346,10 @@ func TestGeneratorsMatchKubectl(t *testing.T) {
 		{"x", "--image=a", "-l", "bad"},
 		{"x", "--image=a", "--annotations=bad", "--annotations==v"},
 		{"x", "--image=a", "-t"},
+		{"x", "--image=a", "--rm"},
+		{"x", "--image=a", "-i"},
+		{"x", "--image=a", "--attach"},
+		{"x", "--image=a", "-it", "--rm"},
 	} {
 		p.check(t, same{args: append(append([]string{"run"}, r...), "--dry-run=client"), stderr: true})
 	}

@@ -22,7 +22,8 @@
 //	kustomize   kustomize (the build itself is cli's, for -k too)
 //	auth        auth can-i, auth whoami, auth reconcile
 //	explain     explain
-//	pods        logs, exec, attach, port-forward, cp
+//	pods        logs, exec, attach, port-forward, cp; the attach that
+//	            run --attach and debug --attach use
 //	remote      the streams of exec, attach and port-forward: WebSocket
 //	            (v5.channel.k8s.io) with SPDY fallback, SPDY port
 //	            forwarding

@@ -285,7 +285,8 @@ func TestCreateWorkloadGenerators(t *testing.T) {
 }
 
 // TestRun: run creates the pod (and with --expose the service) and prints
-// what kubectl prints; attaching is refused with a clear error.
+// what kubectl prints; attaching (proven in TestPodStreams, where pods run)
+// is refused where kubectl refuses it.
 func TestRun(t *testing.T) {
 	env := testenv.Shared(t)
 	ns := mfNamespace(t, env)
@@ -297,8 +298,15 @@ func TestRun(t *testing.T) {
 	if want := "web 1 web 80"; r.stdout != want {
 		t.Errorf("run objects: %q, want %q", r.stdout, want)
 	}
-	r = kdyn(t, env, "run", "x", "--image=busybox", "-i", "-n", ns)
-	if r.code != 1 || !strings.Contains(r.stderr, "not supported by kdyn run yet") {
-		t.Errorf("run -i: exit %d, %q", r.code, r.stderr)
+	for args, want := range map[string]string{
+		"--rm":                       "--rm should only be used for attached containers",
+		"-i --dry-run=server":        "--dry-run=[server|client] can't be used with attached containers options (--attach, --stdin, or --tty)",
+		"--attach --dry-run=client":  "--dry-run=[server|client] can't be used with attached containers options (--attach, --stdin, or --tty)",
+		"-i --pod-running-timeout=0": "--pod-running-timeout must be higher than zero",
+	} {
+		r = kdyn(t, env, append([]string{"run", "x", "--image=busybox", "-n", ns}, strings.Fields(args)...)...)
+		if r.code != 1 || !strings.Contains(r.stderr, want) {
+			t.Errorf("run %s: exit %d, %q", args, r.code, r.stderr)
+		}
 	}
 }

@@ -115,6 +115,14 @@ func (r result) must(t *testing.T) result {
 // ends (a command that watches); its output can be read as it comes.
 func startKdyn(t *testing.T, env *testenv.Env, args ...string) (stdout, stderr *liveOutput) {
 	t.Helper()
+	stdout, stderr, _ = startKdynExit(t, env, args...)
+	return stdout, stderr
+}
+
+// startKdynExit is startKdyn with a function that waits (up to a minute)
+// for the process to end and returns its exit code.
+func startKdynExit(t *testing.T, env *testenv.Env, args ...string) (stdout, stderr *liveOutput, exit func() int) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	cmd := exec.CommandContext(ctx, kdynBin, kdynArgs(env, testenv.Admin, args...)...)
 	stdout, stderr = &liveOutput{}, &liveOutput{}
@@ -124,11 +132,26 @@ func startKdyn(t *testing.T, env *testenv.Env, args ...string) (stdout, stderr *
 		cancel()
 		t.Fatal(err)
 	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
 	t.Cleanup(func() {
 		cancel()
-		_ = cmd.Wait()
+		<-done
 	})
-	return stdout, stderr
+	exit = func() int {
+		t.Helper()
+		select {
+		case <-done:
+			return cmd.ProcessState.ExitCode()
+		case <-time.After(time.Minute):
+			t.Fatalf("kdyn %v still runs after a minute; stdout:\n%s\nstderr:\n%s", args, stdout, stderr)
+			return -1
+		}
+	}
+	return stdout, stderr, exit
 }
 
 // liveOutput is a process's output as it comes.

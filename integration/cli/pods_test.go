@@ -16,8 +16,9 @@ import (
 // podCluster is a whole cluster (controllers, scheduler, one KWOK node)
 // with namespace ns holding pod p (containers app and side, label
 // app=p), a Deployment web of two pods, and KWOK's kubelet set up so that
-// p's logs are files in dir, web's pods share web.log, attach follows
-// attach.log, and exec runs commands in dir.
+// p's logs are files in dir, every other pod's log is web.log, attach
+// follows attach.log (run.log for pod r3; other pods have none), and exec
+// runs commands in dir.
 func podCluster(t *testing.T, ns string) (*testenv.Env, string) {
 	t.Helper()
 	env := testenv.New(t, testenv.Options{Controllers: true, Scheduler: true, Nodes: 1})
@@ -27,6 +28,7 @@ func podCluster(t *testing.T, ns string) (*testenv.Env, string) {
 		"side.log":   "2026-12-05T10:00:02.000000000Z stderr F side line\n",
 		"web.log":    "2026-12-05T10:00:03.000000000Z stdout F web line\n",
 		"attach.log": "",
+		"run.log":    "",
 		"hello.txt":  "hello from the container\n",
 	}
 	for name, data := range files {
@@ -73,6 +75,12 @@ kind: Attach
 metadata: {name: p}
 spec:
   attaches: [{logsFile: %[1]s/attach.log}]
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Attach
+metadata: {name: r3}
+spec:
+  attaches: [{logsFile: %[1]s/run.log}]
 ---
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: ClusterExec
@@ -197,6 +205,51 @@ func TestPodStreams(t *testing.T) {
 		k("attach").expect(t, 1, "", "at least 1 argument is required for attach")
 	})
 
+	t.Run("run", func(t *testing.T) {
+		// KWOK has no attach for r1: kdyn prints the log so far, warns,
+		// reads the log instead and waits for the pod to finish, which
+		// the test reports as a kubelet would (exit code 3); --rm then
+		// deletes the pod
+		out, errOut, exit := startKdynExit(t, env, "-n", ns, "run", "r1", "--image=busybox", "--restart=Never", "--attach", "--rm")
+		errOut.wait(t, "warning: couldn't attach to pod/r1, falling back to streaming logs")
+		k("patch", "pod", "r1", "--subresource=status", "--type=merge", "-p", terminated("r1", 3)).must(t)
+		if code := exit(); code != 3 || out.String() != "web line\npod \"r1\" deleted from streams namespace\n" ||
+			!strings.Contains(errOut.String(), "pod streams/r1 terminated (Error)\nboom") {
+			t.Errorf("run --attach --rm: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+		}
+		k("wait", "pod/r1", "--for=delete", "--timeout=60s").must(t)
+
+		// -i attaches (restart Always: no wait for the end); --rm deletes
+		k("run", "r2", "-i", "--image=busybox", "--rm").expect(t, 0, "web line\npod \"r2\" deleted from streams namespace\n",
+			"If you don't see a command prompt, try pressing enter.", "warning: couldn't attach to pod/r2")
+		k("wait", "pod/r2", "--for=delete", "--timeout=60s").must(t)
+
+		// r3 has an attach: what the container prints comes through
+		out, errOut = startKdyn(t, env, "-n", ns, "run", "r3", "-i", "--image=busybox", "--restart=Never")
+		errOut.wait(t, "If you don't see a command prompt, try pressing enter.")
+		for i := 0; !strings.Contains(out.String(), "run line"); i++ {
+			appendFile(t, filepath.Join(dir, "run.log"), fmt.Sprintf("2026-12-05T10:00:2%d.000000000Z stdout F run line\n", i%10))
+			if i > 100 {
+				t.Fatalf("run -i printed %q; stderr %q", out.String(), errOut.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		k("get", "pod", "r3", "-o", "jsonpath={.spec.containers[0].stdin} {.spec.containers[0].stdinOnce} {.spec.restartPolicy}").expect(t, 0, "true true Never")
+
+		// an attached pod whose wait times out
+		k("run", "r4", "--image=busybox", "--attach", "--pod-running-timeout=1ms").expect(t, 1, "", "timed out waiting for the condition")
+	})
+
+	t.Run("debug", func(t *testing.T) {
+		// a copy of p with container dbg added, attached once dbg runs;
+		// KWOK has no attach for it, so its log is printed instead
+		r := k("debug", "p", "--copy-to=p-dbg", "--image=busybox", "-c", "dbg", "--attach")
+		r.expect(t, 0, "-", "warning: couldn't attach to pod/p-dbg, falling back to streaming logs")
+		if !strings.HasSuffix(r.stdout, "web line\n") {
+			t.Errorf("debug --attach printed %q", r.stdout)
+		}
+	})
+
 	t.Run("port-forward", func(t *testing.T) {
 		out, _ := startKdyn(t, env, "-n", ns, "port-forward", "pod/p", ":80")
 		forwarded(t, out, "80")
@@ -306,4 +359,11 @@ func appendFile(t *testing.T, path, data string) {
 	if _, err := f.WriteString(data); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// terminated is a status patch that ends pod name's container with code,
+// as a kubelet reports a failed container.
+func terminated(name string, code int) string {
+	return fmt.Sprintf(`{"status":{"phase":"Failed","containerStatuses":[{"name":%q,"image":"busybox","imageID":"","ready":false,"restartCount":0,`+
+		`"state":{"terminated":{"exitCode":%d,"reason":"Error","message":"boom","startedAt":"2026-12-05T10:00:00Z","finishedAt":"2026-12-05T10:00:05Z"}}}]}}`, name, code)
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/pods"
 	"github.com/kdyn/kdyn/dynamic"
 )
 
@@ -69,10 +70,13 @@ merges a partial container spec (JSON or YAML) into the debug container.
 Words after -- are the container's command (its args with
 --arguments-only).
 
-kdyn cannot attach to a container yet: with -i (which attaches unless
---attach=false) or --attach, the container is created as kubectl creates
-it, then kdyn fails saying it cannot attach.`,
-		Example: `  # Add an ephemeral container with busybox to pod mypod (no attaching)
+With --attach (implied by -i) kdyn waits for the debug container to run
+and attaches to it as 'attach' does (-i sends stdin, -t a terminal); a
+container that has already ended has its log printed instead.`,
+		Example: `  # A shell in an ephemeral busybox container added to pod mypod
+  kdyn debug -it mypod --image=busybox
+
+  # Add an ephemeral container without attaching to it
   kdyn debug mypod --image=busybox -c debugger -i --attach=false
 
   # A copy of mypod with a debug container added, sharing process namespaces
@@ -93,13 +97,13 @@ it, then kdyn fails saying it cannot attach.`,
 			if err := o.validate(); err != nil {
 				return err
 			}
-			return o.run(cmd.Context(), f)
+			return o.run(cmd.Context(), f, cmd)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVarP(&o.filenames, "filename", "f", nil, "A file (JSON or YAML) with the pods or nodes to debug.")
 	fl.BoolVar(&o.argsOnly, "arguments-only", false, "Pass the words after -- to the container as its args instead of its command.")
-	fl.BoolVar(&o.attach, "attach", false, "Attach to the container once it runs (default: true with -i). kdyn cannot attach yet: the container is created, then the command fails.")
+	fl.BoolVar(&o.attach, "attach", false, "Attach to the container once it runs, as 'attach' does (default: true with -i).")
 	fl.StringVarP(&o.container, "container", "c", "", "The debug container's name (default debugger-xxxxx); with --copy-to, an existing container to change.")
 	fl.StringVar(&o.copyTo, "copy-to", "", "Create a copy of the target pod with this name.")
 	fl.BoolVar(&o.replace, "replace", false, "With --copy-to, delete the original pod.")
@@ -213,7 +217,7 @@ func (o *options) inform(format string, args ...any) {
 }
 
 // run debugs each target in turn, stopping at the first failure.
-func (o *options) run(ctx context.Context, f *cli.Factory) error {
+func (o *options) run(ctx context.Context, f *cli.Factory, cmd *cobra.Command) error {
 	client, err := f.WriteClient(fieldManager, cli.DryRunNone)
 	if err != nil {
 		return err
@@ -242,7 +246,9 @@ func (o *options) run(ctx context.Context, f *cli.Factory) error {
 			return err
 		}
 		if o.attach && cn != "" {
-			return fmt.Errorf("kdyn cannot attach to a container yet: container %s of pod %s/%s was created; debug with --attach=false (or without -i) not to attach", cn, pod.GetNamespace(), pod.GetName())
+			if err := o.attachTo(ctx, f, cmd, pod, cn); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -619,4 +625,30 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// attachTo waits (without a deadline, as kubectl) for the debug container
+// to run or end, noting why it waits, then attaches to it.
+func (o *options) attachTo(ctx context.Context, f *cli.Factory, cmd *cobra.Command, pod *unstructured.Unstructured, container string) error {
+	noted := ""
+	pod, err := pods.WaitPod(ctx, o.client, pod.GetNamespace(), pod.GetName(), 0, func(p *unstructured.Unstructured) (bool, error) {
+		state := pods.ContainerState(p, container)
+		if state == nil {
+			return false, nil
+		}
+		if state["running"] != nil || state["terminated"] != nil {
+			return true, nil
+		}
+		waiting, _ := state["waiting"].(map[string]any)
+		if msg, _ := waiting["message"].(string); msg != "" && msg != noted && !o.quiet {
+			noted = msg
+			fmt.Fprintf(o.errOut, "Warning: container %s: %s\n", container, msg)
+		}
+		return false, nil
+	})
+	if err != nil {
+		return err
+	}
+	a := pods.AttachOptions{Stdin: o.interactive, TTY: o.tty, Quiet: o.quiet, CommandName: cmd.Parent().CommandPath() + " attach"}
+	return a.Attach(ctx, f, cmd, pod, container)
 }

@@ -30,11 +30,16 @@
 // env, ports, volumeMounts and volumeDevices by their keys, other lists
 // replaced, maps merged.
 //
+// # Attaching
+//
+// With --attach (implied by -i) debug waits for the debug container's
+// status to say it runs or has ended, then attaches through package pods
+// as kdyn attach does (an ended container's log is printed instead, and a
+// failed attach falls back to the log with a warning).
+//
 // # Differences from kubectl
 //
-// kdyn cannot attach to a container (no stream client yet): with -i
-// (which implies --attach) or --attach, what kubectl would create is
-// created, then the command fails saying so. --env is added sorted by
+// --env is added sorted by
 // name, where kubectl's order is random. Writes record the field manager
 // "kubectl", the name the server gives kubectl's (which sends none).
 package debug

@@ -106,18 +106,36 @@ func (o *options) run(ctx context.Context, f *cli.Factory, cmd *cobra.Command, a
 
 // runNamed is run for the object name.
 func (o *options) runNamed(ctx context.Context, f *cli.Factory, name string, g generator) error {
-	dry, err := o.dryRun.Mode()
+	m, err := o.make(ctx, f, name, g)
 	if err != nil {
 		return err
 	}
-	out, quiet, err := cli.WriteOutput(o.output)
+	return o.print(f, m)
+}
+
+// made is an object a generator built and, unless --dry-run=client,
+// created.
+type made struct {
+	g               generator
+	raw             []byte // the server's answer, or what was built
+	name, namespace string // as created
+	dry             cli.DryRunMode
+}
+
+// make builds the object for name and creates it (unless
+// --dry-run=client).
+func (o *options) make(ctx context.Context, f *cli.Factory, name string, g generator) (*made, error) {
+	dry, err := o.dryRun.Mode()
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if _, _, err := cli.WriteOutput(o.output); err != nil {
+		return nil, err
 	}
 	ns, explicit, err := f.Namespace()
 	if err != nil {
 		if dry != cli.DryRunClient {
-			return err
+			return nil, err
 		}
 		// Nothing is sent: generate without a kubeconfig (in CI, say);
 		// only -n matters.
@@ -129,7 +147,7 @@ func (o *options) runNamed(ctx context.Context, f *cli.Factory, name string, g g
 	}
 	obj, err := g.build(name, setNS)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if cause := o.record.Cause(); cause != "" {
 		ann := maps.Clone(obj.annotations)
@@ -141,31 +159,41 @@ func (o *options) runNamed(ctx context.Context, f *cli.Factory, name string, g g
 	}
 	if o.saveConfig {
 		if err := obj.saveConfig(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	raw, err := obj.JSON()
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if !g.namespaced {
+		ns = ""
 	}
 	if dry != cli.DryRunClient {
-		if !g.namespaced {
-			ns = ""
-		}
 		if raw, err = o.create(ctx, f, g.gvr, ns, raw, dry); err != nil {
-			return o.failed(f, g, err)
+			return nil, o.failed(f, g, err)
 		}
 	}
+	return &made{g: g, raw: raw, name: createdName(raw, obj.name), namespace: ns, dry: dry}, nil
+}
+
+// print prints what make made: "configmap/x created", or the object with
+// -o.
+func (o *options) print(f *cli.Factory, m *made) error {
+	out, quiet, err := cli.WriteOutput(o.output)
+	if err != nil {
+		return err
+	}
 	if !quiet {
-		kn := printers.KindName(schema.GroupKind{Group: g.gvr.Group, Kind: g.kind}, createdName(raw, obj.name))
-		done := g.done
+		kn := printers.KindName(schema.GroupKind{Group: m.g.gvr.Group, Kind: m.g.kind}, m.name)
+		done := m.g.done
 		if done == "" {
 			done = "created"
 		}
-		_, err := fmt.Fprintf(f.Streams.Out, "%s %s%s\n", kn, done, dry.Suffix())
+		_, err := fmt.Fprintf(f.Streams.Out, "%s %s%s\n", kn, done, m.dry.Suffix())
 		return err
 	}
-	return cli.PrintObjectJSON(f.Streams.Out, out, raw, true, o.showManagedFields)
+	return cli.PrintObjectJSON(f.Streams.Out, out, m.raw, true, o.showManagedFields)
 }
 
 // create POSTs the object and returns the server's answer as it came, so

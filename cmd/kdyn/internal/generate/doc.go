@@ -10,7 +10,11 @@
 // is "kdyn run", kubectl run's pod (and --expose service), and
 // NewExposeCommand "kdyn expose", kubectl expose's service for a pod,
 // service, replication controller, deployment or replica set, built the
-// same way. create token is no generator: it POSTs a TokenRequest to a
+// same way. run --attach (implied by -i) waits for its pod to be Ready,
+// attaches through package pods (the one place where this family uses
+// another's code, with delete's Send for --rm) and, with --restart=Never
+// or OnFailure, waits for the pod to finish and exits with its
+// container's exit code, as kubectl run does. create token is no generator: it POSTs a TokenRequest to a
 // service account's token subresource and prints the token issued.
 //
 // # Output like kubectl's, byte for byte

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/distribution/reference"
 	"github.com/spf13/cobra"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/pods"
 )
 
 var (
@@ -24,9 +26,10 @@ type runFlags struct {
 	image, port, labels, restart, pullPolicy string
 	envs, annotations                        []string
 	command, privileged, expose              bool
-	// Attaching needs the pod's attach stream, which kdyn has no client
-	// for yet: these are refused with a clear error.
-	attach, stdin, tty, rm bool
+	// attaching: --attach (implied by -i), -i, -t, --rm, and how
+	attach, stdin, tty, rm, quiet, leaveStdinOpen bool
+	detachKeys, cascade                           string
+	podTimeout                                    time.Duration
 }
 
 // NewRunCommand returns "kdyn run": create a pod (and with --expose a
@@ -43,7 +46,13 @@ command with --command. --expose also creates a ClusterIP Service for
 --port. With --dry-run=client -o yaml (or json) the output is byte for byte
 kubectl's.
 
-Attaching to the pod (--attach, -i, -t, --rm) is not supported yet.`,
+With --attach (implied by -i) kdyn waits up to --pod-running-timeout for the
+pod to run and be ready, prints what it logged so far and attaches to it
+as kubectl attach does (-i sends stdin, -t a terminal; ctrl-p,ctrl-q
+detaches); when the attach fails it streams the log instead. With
+--restart=Never or OnFailure it then waits for the pod to finish and exits
+with its container's exit code. --rm deletes the pod (and service) at the
+end.`,
 		Example: `  # A pod running nginx
   kdyn run nginx --image=nginx
 
@@ -51,8 +60,17 @@ Attaching to the pod (--attach, -i, -t, --rm) is not supported yet.`,
   kdyn run web --image=nginx --env="DNS_DOMAIN=cluster" -l app=web --port=80 --expose
 
   # A command instead of the image's default
-  kdyn run sleeper --image=busybox --restart=Never --command -- sleep 3600`,
+  kdyn run sleeper --image=busybox --restart=Never --command -- sleep 3600
+
+  # An interactive shell in a pod that is deleted when it ends
+  kdyn run -it --rm shell --image=busybox --restart=Never -- sh
+
+  # Run a command, print its output and exit with its exit code
+  kdyn run check --image=busybox --restart=Never --attach --rm -- sh -c 'exit 3'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("attach") && r.stdin {
+				r.attach = true
+			}
 			pod, service, err := r.check(cmd, args)
 			if err != nil {
 				return err
@@ -61,15 +79,17 @@ Attaching to the pod (--attach, -i, -t, --rm) is not supported yet.`,
 			if err != nil {
 				return err
 			}
+			switch {
+			case !r.attach && r.rm:
+				return errors.New("--rm should only be used for attached containers")
+			case r.attach && dry != cli.DryRunNone:
+				return errors.New("--dry-run=[server|client] can't be used with attached containers options (--attach, --stdin, or --tty)")
+			case r.podTimeout <= 0:
+				return cli.Usagef("--pod-running-timeout must be higher than zero")
+			}
 			// kubectl records --save-config only for what it sends.
 			o.saveConfig = o.saveConfig && dry != cli.DryRunClient
-			if err := o.run(cmd.Context(), f, cmd, args[:1], pod); err != nil || !r.expose {
-				return err
-			}
-			if out, _, _ := cli.WriteOutput(o.output); out.Kind == cli.OutYAML {
-				fmt.Fprintln(f.Streams.Out, "---")
-			}
-			return o.run(cmd.Context(), f, cmd, args[:1], service)
+			return r.run(cmd, f, o, args[0], pod, service)
 		},
 	}
 	fl := cmd.Flags()
@@ -84,10 +104,15 @@ Attaching to the pod (--attach, -i, -t, --rm) is not supported yet.`,
 	fl.BoolVar(&r.command, "command", false, "Use the words after NAME as the container's command instead of its args.")
 	fl.BoolVar(&r.privileged, "privileged", false, "Run the container privileged.")
 	fl.BoolVar(&r.expose, "expose", false, "Also create a ClusterIP service for --port, selecting the pod.")
-	fl.BoolVar(&r.attach, "attach", false, "Attach to the pod (not supported yet).")
-	fl.BoolVarP(&r.stdin, "stdin", "i", false, "Keep stdin open on the container and attach (not supported yet).")
-	fl.BoolVarP(&r.tty, "tty", "t", false, "Allocate a TTY (not supported yet).")
-	fl.BoolVar(&r.rm, "rm", false, "Delete the pod after it exits, when attached (not supported yet).")
+	fl.BoolVar(&r.attach, "attach", false, "Wait for the pod to run, then attach to it as 'attach' does (default: true with -i); with --restart=Never or OnFailure, exit with its container's exit code.")
+	fl.BoolVarP(&r.stdin, "stdin", "i", false, "Keep stdin open on the container (and attach, sending stdin to it).")
+	fl.BoolVarP(&r.tty, "tty", "t", false, "Allocate a TTY for the container.")
+	fl.BoolVar(&r.rm, "rm", false, "Delete the pod (and --expose's service) after it exits; only when attaching.")
+	fl.BoolVarP(&r.quiet, "quiet", "q", false, "Suppress the notes on stderr and the deletion lines of --rm.")
+	fl.BoolVar(&r.leaveStdinOpen, "leave-stdin-open", false, "Leave the container's stdin open after the first attach ends (stdinOnce: false); kdyn then does not wait for the pod to finish.")
+	fl.StringVar(&r.detachKeys, "detach-keys", pods.DefaultDetachKeys, "The key sequence that detaches from a -it session.")
+	fl.StringVar(&r.cascade, "cascade", "background", "How --rm deletes: background, foreground or orphan.")
+	fl.DurationVar(&r.podTimeout, "pod-running-timeout", time.Minute, "How long to wait for the pod to run (and, when attached with --restart=Never or OnFailure, to finish).")
 	o.addFlagsFor(cmd, "kubectl-run")
 	o.record = cli.AddRecordFlag(cmd)
 	return cmd
@@ -113,6 +138,12 @@ func (r *runFlags) check(cmd *cobra.Command, args []string) (pod, service genera
 		envs = append(envs, fields{{"name", name}, {"value", value}})
 	}
 	switch r.restart {
+	case "":
+		// kubectl's default when the flag is given empty
+		r.restart = "Always"
+		if r.stdin {
+			r.restart = "OnFailure"
+		}
 	case "Always", "OnFailure", "Never":
 	default:
 		return pod, service, fmt.Errorf("invalid restart policy: %s, valid values are: Always, OnFailure, Never", r.restart)
@@ -133,8 +164,6 @@ func (r *runFlags) check(cmd *cobra.Command, args []string) (pod, service genera
 		return pod, service, errors.New("-i/--stdin is required for containers with -t/--tty=true")
 	case r.expose && r.port == "":
 		return pod, service, errors.New("--port must be set when exposing a service")
-	case r.attach || r.stdin || r.tty || r.rm:
-		return pod, service, errors.New("attaching to the pod (--attach, -i, -t, --rm) is not supported by kdyn run yet: run it without them, then read its output with 'logs'")
 	}
 	port := -1
 	if r.port != "" {
@@ -169,6 +198,15 @@ func (r *runFlags) check(cmd *cobra.Command, args []string) (pod, service genera
 			}
 			if r.privileged {
 				c = append(c, field{"securityContext", fields{{"privileged", true}}})
+			}
+			if r.stdin {
+				c = append(c, field{"stdin", true})
+				if !r.leaveStdinOpen {
+					c = append(c, field{"stdinOnce", true})
+				}
+			}
+			if r.tty {
+				c = append(c, field{"tty", true})
 			}
 			spec := fields{{"containers", []any{c}}, {"restartPolicy", r.restart}, {"dnsPolicy", "ClusterFirst"}}
 			return &object{gvr: podGVR, kind: "Pod", name: name, namespace: ns, labels: podLabels, annotations: annotations,

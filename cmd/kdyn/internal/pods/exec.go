@@ -27,6 +27,9 @@ type streamOptions struct {
 	tty        bool
 	quiet      bool
 	podTimeout time.Duration
+	// detachKeys end an attached terminal session (attach only; "" is
+	// kubectl's ctrl-p,ctrl-q).
+	detachKeys string
 }
 
 func (o *streamOptions) addFlags(cmd *cobra.Command, podTimeout time.Duration) {
@@ -201,6 +204,13 @@ func (o *streamOptions) stream(ctx context.Context, f *cli.Factory, cmd *cobra.C
 		defer term.Restore(int(in.Fd()), state)
 		s.TTY, s.Stderr = true, nil
 		s.Resize = watchSize(ctx, in)
+		if sub == "attach" {
+			d, err := detachable(s.Stdin, o.detachKeys)
+			if err != nil {
+				return false, err
+			}
+			s.Stdin = d
+		}
 	}
 	params.Set("tty", boolString(tty))
 	return tty, podStream(ctx, f, pod, sub, params, s)
@@ -293,6 +303,7 @@ a WebSocket, or SPDY when the upgrade is refused.`,
 		},
 	}
 	o.addFlags(cmd, time.Minute)
+	cmd.Flags().StringVar(&o.detachKeys, "detach-keys", DefaultDetachKeys, "Override the key sequence for detaching a container")
 	return cmd
 }
 
@@ -324,6 +335,15 @@ func runAttach(cmd *cobra.Command, f *cli.Factory, o *attachOptions, args []stri
 	if err != nil {
 		return fmt.Errorf("cannot attach to the container: %v", err)
 	}
+	return o.attach(ctx, f, cmd, pod, container, cmd.CommandPath())
+}
+
+// attach attaches to a container of a running pod as kubectl attach does
+// once it has them: the terminal follows the container's tty, the notes
+// go to stderr and a -it session ends with the hint to resume it (attach
+// is the command's name in it).
+func (o *streamOptions) attach(ctx context.Context, f *cli.Factory, cmd *cobra.Command, pod *unstructured.Unstructured, container, attach string) error {
+	errOut := cmd.ErrOrStderr()
 	c, _ := lookupContainer(pod, container)
 	hasTTY := c.tty
 	if o.tty && !hasTTY {
@@ -344,9 +364,9 @@ func runAttach(cmd *cobra.Command, f *cli.Factory, o *attachOptions, args []stri
 	}
 	if raw && o.stdin && !o.quiet {
 		if c.kind == "spec.ephemeralContainers" {
-			fmt.Fprintf(cmd.OutOrStdout(), "Session ended, the ephemeral container will not be restarted but may be reattached using '%s %s -c %s -n %s -i -t' if it is still running\n", cmd.CommandPath(), pod.GetName(), container, pod.GetNamespace())
+			fmt.Fprintf(cmd.OutOrStdout(), "Session ended, the ephemeral container will not be restarted but may be reattached using '%s %s -c %s -n %s -i -t' if it is still running\n", attach, pod.GetName(), container, pod.GetNamespace())
 		} else {
-			fmt.Fprintf(cmd.OutOrStdout(), "Session ended, resume using '%s %s -c %s -n %s -i -t' command\n", cmd.CommandPath(), pod.GetName(), container, pod.GetNamespace())
+			fmt.Fprintf(cmd.OutOrStdout(), "Session ended, resume using '%s %s -c %s -n %s -i -t' command\n", attach, pod.GetName(), container, pod.GetNamespace())
 		}
 	}
 	return nil
