@@ -26,7 +26,9 @@ func NewCordonCommand(f *cli.Factory, cordon bool) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   verb + " NODE",
 		Short: short,
-		Long: fmt.Sprintf(`%s: set the nodes' spec.unschedulable to %t, so the scheduler %s new
+		Long: fmt.Sprintf(`%s.
+
+kdyn sets the nodes' spec.unschedulable to %t, so the scheduler %s new
 pods on them; pods already there stay. Prints "node/NAME %s", or "already
 %s" when there was nothing to change.`, short, cordon, map[bool]string{true: "places no", false: "may place"}[cordon], done, done),
 		Example: fmt.Sprintf(`  # Mark node "foo" as %s

@@ -20,6 +20,16 @@
 // a metadata-only list bounded to 5 s and 5000 names; --namespace,
 // --context, --cluster and --user complete too. Errors complete nothing.
 //
+// # Help in other languages
+//
+// With LC_ALL, LC_MESSAGES or LANG naming a language kubectl has message
+// catalogs for (de_DE, fr_FR, it_IT, ja_JP, ko_KR, pt_BR, zh_CN, zh_TW,
+// as "de_DE.UTF-8"), help shows kubectl's translations
+// (k8s.io/kubectl/pkg/util/i18n) of the texts kdyn shares with kubectl:
+// the commands' short descriptions and the paragraphs of long ones that are
+// kubectl's; kdyn's own paragraphs stay English. English help reads no
+// catalog.
+//
 // Each call of Main builds its own command tree and factory.
 //
 //	code := root.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)

@@ -196,6 +196,7 @@ every-resource listing, neat manifests and a built-in diff.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cli.UsageError{Msg: err.Error()} })
 	markArgErrors(root)
 	flagWarningsTo(root, streams.ErrOut)
+	translateHelp(root)
 	return root, flags
 }
 
