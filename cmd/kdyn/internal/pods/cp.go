@@ -27,6 +27,7 @@ var errFileSpec = errors.New("filespec must match the canonical format: [[namesp
 type cpOptions struct {
 	container  string
 	noPreserve bool
+	retries    int
 }
 
 // fileSpec is one side of cp: a local path, or a path in a pod.
@@ -46,7 +47,8 @@ cp does: a tar stream through exec ("tar cf -" in the container to copy
 out, "tar -xmf -" to copy in), so the container needs a tar binary. A
 remote file spec is [[namespace/]pod:]path. Copying out, paths that would
 land outside the destination and symbolic links are skipped with a
-warning.`,
+warning. With --retries, a copy out whose stream breaks is resumed where it
+stopped (the container's tar output piped through "tail -c+N").`,
 		Example: `  # A local directory into a pod's /tmp
   kdyn cp ./config web-1:/tmp/config
 
@@ -59,6 +61,7 @@ warning.`,
 	}
 	cmd.Flags().StringVarP(&o.container, "container", "c", "", "Container name. If omitted, use the kubectl.kubernetes.io/default-container annotation for selecting the container to be attached or the first container in the pod will be chosen")
 	cmd.Flags().BoolVar(&o.noPreserve, "no-preserve", false, "The copied file/directory's ownership and permissions will not be preserved in the container")
+	cmd.Flags().IntVar(&o.retries, "retries", 0, "Set number of retries to complete a copy operation from a container. Specify 0 to disable or any negative value for infinite retrying. The default is 0 (no retry).")
 	return cmd
 }
 
@@ -122,8 +125,14 @@ func runCp(cmd *cobra.Command, f *cli.Factory, o *cpOptions, args []string) erro
 	if err != nil {
 		return err
 	}
-	so := streamOptions{container: o.container, quiet: true}
-	container, err := so.pickContainer(pod, cmd.ErrOrStderr())
+	// kubectl's note on a defaulted container goes with the tar's
+	// stderr: the command's stderr copying in, its stdout copying out
+	notes := cmd.ErrOrStderr()
+	if dest.pod == "" {
+		notes = cmd.OutOrStdout()
+	}
+	so := streamOptions{container: o.container}
+	container, err := so.pickContainer(pod, notes)
 	if err != nil {
 		return err
 	}
@@ -133,7 +142,7 @@ func runCp(cmd *cobra.Command, f *cli.Factory, o *cpOptions, args []string) erro
 	if dest.pod != "" {
 		return o.copyToPod(ctx, run, src.file, dest.file, cmd)
 	}
-	return copyFromPod(ctx, run, src.file, dest.file, cmd)
+	return copyFromPod(ctx, run, src.file, dest.file, o.retries, cmd)
 }
 
 type runner func(ctx context.Context, command []string, s remote.Streams) error
@@ -256,15 +265,59 @@ func makeTar(src, name string, out io.Writer) error {
 }
 
 // copyFromPod runs "tar cf - src" in the container and extracts it under
-// dest, keeping the entries inside dest.
-func copyFromPod(ctx context.Context, run runner, src, dest string, cmd *cobra.Command) error {
-	pr, pw := io.Pipe()
-	go func() {
-		pw.CloseWithError(run(ctx, []string{"tar", "cf", "-", src}, remote.Streams{Stdout: pw, Stderr: cmd.ErrOrStderr()}))
-	}()
+// dest, keeping the entries inside dest; retries is --retries.
+func copyFromPod(ctx context.Context, run runner, src, dest string, retries int, cmd *cobra.Command) error {
+	t := &tarStream{ctx: ctx, run: run, src: src, retries: retries, notes: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr()}
+	t.start(0)
+	defer func() { t.r.Close() }()
 	// tar drops a leading "/" and the entries start with the path as given
 	prefix := stripPathShortcuts(path.Clean(strings.TrimLeft(src, "/")))
-	return untar(pr, prefix, dest, cmd.ErrOrStderr())
+	return untar(t, prefix, dest, cmd.ErrOrStderr())
+}
+
+// tarStream is the tar of src read from the container. With retries
+// (negative: no limit) a stream that ends in an error is started again
+// from the byte after the last one read, through "tail -c+N", as kubectl
+// cp --retries does (with its lines on stdout).
+type tarStream struct {
+	ctx           context.Context
+	run           runner
+	src           string
+	retries, done int
+	read          uint64
+	r             *io.PipeReader
+	notes, errOut io.Writer
+}
+
+// start runs the tar command from byte from (1-based; 0 is the start).
+func (t *tarStream) start(from uint64) {
+	command := []string{"tar", "cf", "-", t.src}
+	if t.retries != 0 {
+		quoted := strings.ReplaceAll(t.src, "'", `'\''`)
+		command = []string{"sh", "-c", fmt.Sprintf("tar cf - '%s' | tail -c+%d", quoted, from)}
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(t.run(t.ctx, command, remote.Streams{Stdout: pw, Stderr: t.errOut}))
+	}()
+	t.r = pr
+}
+
+func (t *tarStream) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.read += uint64(n)
+	if err == nil || t.retries == 0 || t.ctx.Err() != nil {
+		return n, err
+	}
+	if t.retries > 0 && t.done >= t.retries {
+		fmt.Fprintf(t.notes, "Dropping out copy after %d retries\n", t.done)
+		return n, err
+	}
+	t.done++
+	fmt.Fprintf(t.notes, "Resuming copy at %d bytes, retry %d/%d\n", t.read, t.done, t.retries)
+	t.r.Close()
+	t.start(t.read + 1)
+	return n, nil
 }
 
 // stripPathShortcuts removes leading "../" and "./" and a lone "." or "..".

@@ -3,12 +3,18 @@ package pods
 import (
 	"archive/tar"
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/remote"
+	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -137,5 +143,92 @@ func TestUntarKeepsInsideDest(t *testing.T) {
 	}
 	if err := untar(bytes.NewReader(buf.Bytes()), "other", dest, &warn); err == nil || err.Error() != "tar contents corrupted" {
 		t.Errorf("foreign prefix: %v", err)
+	}
+}
+
+// TestCpRetriesResume: with --retries, a copy out whose stream breaks is
+// started again from the byte after the last one read ("tail -c+N"), and
+// the files come out whole; without retries the plain tar command runs
+// and the break is the error; retries that run out end the copy.
+func TestCpRetriesResume(t *testing.T) {
+	src := t.TempDir()
+	big := strings.Repeat("0123456789abcdef", 4096) // several tar records
+	for name, data := range map[string]string{"a.txt": "alpha\n", "big.bin": big} {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var archive bytes.Buffer
+	if err := makeTar(src, "data", &archive); err != nil {
+		t.Fatal(err)
+	}
+	full := archive.Bytes()
+	// the container: every run sends at most cut bytes of what its
+	// command asks for, then breaks (cut <= 0: no break)
+	container := func(cut int, commands *[][]string) runner {
+		return func(_ context.Context, command []string, s remote.Streams) error {
+			*commands = append(*commands, command)
+			from := 0
+			if command[0] == "sh" {
+				var n int
+				if _, err := fmt.Sscanf(command[2][strings.LastIndex(command[2], "+")+1:], "%d", &n); err != nil {
+					return err
+				}
+				from = max(n-1, 0)
+			}
+			part := full[from:]
+			if cut > 0 && len(part) > cut {
+				_, _ = s.Stdout.Write(part[:cut])
+				return errors.New("connection reset")
+			}
+			_, err := s.Stdout.Write(part)
+			return err
+		}
+	}
+	copyOut := func(run runner, retries int) (string, string, error) {
+		dest := t.TempDir()
+		var out bytes.Buffer
+		cmd := &cobra.Command{}
+		cmd.SetOut(&out)
+		cmd.SetErr(io.Discard)
+		err := copyFromPod(t.Context(), run, "data", dest, retries, cmd)
+		got, _ := os.ReadFile(filepath.Join(dest, "big.bin"))
+		if err == nil && string(got) != big {
+			t.Errorf("big.bin came out with %d bytes, want %d", len(got), len(big))
+		}
+		return dest, out.String(), err
+	}
+
+	var commands [][]string
+	_, notes, err := copyOut(container(20000, &commands), 5)
+	if err != nil {
+		t.Fatalf("resumed copy: %v", err)
+	}
+	if want := "Resuming copy at 20000 bytes, retry 1/5\nResuming copy at 40000 bytes, retry 2/5\nResuming copy at 60000 bytes, retry 3/5\n"; !strings.HasPrefix(notes, want) {
+		t.Errorf("notes:\n%s\nwant them to start with:\n%s", notes, want)
+	}
+	if want := []string{"sh", "-c", "tar cf - 'data' | tail -c+0"}; !slices.Equal(commands[0], want) {
+		t.Errorf("first command %q, want %q", commands[0], want)
+	}
+	if want := []string{"sh", "-c", "tar cf - 'data' | tail -c+20001"}; !slices.Equal(commands[1], want) {
+		t.Errorf("second command %q, want %q", commands[1], want)
+	}
+
+	commands = nil
+	if _, notes, err = copyOut(container(0, &commands), 0); err != nil || notes != "" {
+		t.Errorf("plain copy: %v, notes %q", err, notes)
+	}
+	if want := []string{"tar", "cf", "-", "data"}; len(commands) != 1 || !slices.Equal(commands[0], want) {
+		t.Errorf("without retries ran %q, want %q", commands, want)
+	}
+
+	commands = nil
+	if _, _, err = copyOut(container(20000, &commands), 0); err == nil || !strings.Contains(err.Error(), "connection reset") {
+		t.Errorf("a break without retries: %v", err)
+	}
+	commands = nil
+	_, notes, err = copyOut(container(1000, &commands), 2)
+	if err == nil || !strings.HasSuffix(notes, "Dropping out copy after 2 retries\n") {
+		t.Errorf("retries ran out: %v, notes %q", err, notes)
 	}
 }
