@@ -245,6 +245,13 @@ func TestGeneratorsMatchKubectl(t *testing.T) {
 		{"pc", "def", "--global-default=true", "--preemption-policy=Never", "--save-config"},
 		{"poddisruptionbudget", "my-pdb", "--selector=app=rails,tier in (a,b),!legacy", "--min-available=50%"},
 		{"pdb", "other", "--selector=app=web", "--max-unavailable=1", "-n", "prod"},
+		{"ingress", "simple", "--rule=foo.com/bar=svc1:8080,tls=my-cert"},
+		{"ing", "catch-all", "--class=otheringress", "--rule=/path=svc:port", "-n", "prod"},
+		{"ingress", "annotated", "--class=default", "--rule=foo.com/bar=svc:port", "--annotation", "ingress.annotation1=foo", "--annotation", "ingress.annotation2=bla"},
+		{"ingress", "multipath", "--rule=foo.com/=svc:port", "--rule=foo.com/admin/=svcadmin:portadmin", "--rule=bar.com/admin*=svc2:http"},
+		{"ingress", "ingtls", "--rule=foo.com/=svc:https,tls", "--rule=foo.com/path/subpath*=othersvc:8080", "--rule=bar.com/*=svc:8080,tls=secret1", "--rule=baz.com/*=svc:8080,tls=secret1", "--rule=/x=a:0,tls"},
+		{"ingress", "ingdefault", "--default-backend=defaultsvc:http", "--rule=foo.com/*=svc:8080,tls=secret1", "--save-config"},
+		{"ingress", "onlydefault", "--default-backend=defaultsvc:80"},
 	}
 	for _, g := range generators {
 		for _, o := range [][]string{nil, {"-o", "name"}, {"-o", "yaml"}, {"-o", "json"}, {"--template={{ .metadata.name }}:{{ .kind }}"}} {
@@ -306,6 +313,11 @@ func TestGeneratorsMatchKubectl(t *testing.T) {
 		{args: []string{"create", "pdb", "x", "--selector=a=b"}, stderr: true},
 		{args: []string{"create", "pdb", "x", "--selector=a=b", "--min-available=1", "--max-unavailable=1"}, stderr: true},
 		{args: []string{"create", "pdb", "x", "--selector=a=b", "--min-available=1.5"}, stderr: true},
+		{args: []string{"create", "ingress", "x"}, stderr: true},
+		{args: []string{"create", "ingress", "x", "--rule=nopath"}, stderr: true},
+		{args: []string{"create", "ingress", "x", "--rule=a/b=c:d", "--annotation=novalue"}, stderr: true},
+		{args: []string{"create", "ingress", "x", "--default-backend=svc"}, stderr: true},
+		{args: []string{"create", "ingress", "--rule=a/b=c:d"}}, // kubectl names itself in the hint
 	}
 	for _, c := range refusals {
 		c.args = append(c.args, "--dry-run=client")

@@ -19,7 +19,7 @@ import (
 // create": namespace, configmap, secret (generic, tls, docker-registry),
 // serviceaccount, role, clusterrole, rolebinding, clusterrolebinding,
 // deployment, job, cronjob, service (clusterip, nodeport, loadbalancer,
-// externalname), quota, priorityclass, poddisruptionbudget and token (a
+// externalname), quota, priorityclass, poddisruptionbudget, ingress and token (a
 // service account token, requested rather than generated).
 func Commands(f *cli.Factory) []*cobra.Command {
 	return []*cobra.Command{
@@ -38,6 +38,7 @@ func Commands(f *cli.Factory) []*cobra.Command {
 		newQuotaCommand(f),
 		newPriorityClassCommand(f),
 		newPDBCommand(f),
+		newIngressCommand(f),
 		newTokenCommand(f),
 	}
 }

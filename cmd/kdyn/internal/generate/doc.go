@@ -2,7 +2,7 @@
 // configmap, secret generic|tls|docker-registry, serviceaccount, role,
 // clusterrole, rolebinding, clusterrolebinding, deployment, job, cronjob,
 // service (clusterip, nodeport, loadbalancer, externalname), quota,
-// priorityclass and poddisruptionbudget, which build an object from flags (--from-literal, --from-file,
+// priorityclass, poddisruptionbudget and ingress, which build an object from flags (--from-literal, --from-file,
 // --from-env-file, --type, --cert/--key, --docker-*, --verb/--resource,
 // --user/--group/--serviceaccount, --image/--schedule and a command after
 // "--") instead of reading a manifest. create job --from=cronjob/NAME
