@@ -143,6 +143,10 @@ spec:
 		{args: n("exec", "cm/kube-root-ca.crt", "--", "date"), stderr: true},
 		{args: n("exec", "p"), stderr: true},
 		{args: n("exec", "-f", "-", "--", "echo"), stdin: twoPods, stderr: true},
+		// (copying into a KWOK pod is left out: kubectl's never ends there,
+		// while kdyn's does, see integration/cli's TestPodStreams)
+		{args: n("cp", "p:hello.txt", filepath.Join(t.TempDir(), "k")), kdynArgs: n("cp", "p:hello.txt", filepath.Join(t.TempDir(), "d")), stderr: true},
+		{args: n("cp", "p:hello.txt", filepath.Join(t.TempDir(), "k"), "--retries=2"), kdynArgs: n("cp", "p:hello.txt", filepath.Join(t.TempDir(), "d"), "--retries=2"), stderr: true},
 		// run attaches once the pod is ready: KWOK has no attach for it,
 		// so the log is read instead; --rm deletes the pod
 		{args: n("run", "rk", "-i", "--image=busybox", "--rm"), kdynArgs: n("run", "rd", "-i", "--image=busybox", "--rm"), stderr: true, norm: runName},

@@ -274,8 +274,10 @@ func TestPodStreams(t *testing.T) {
 		// into the container: its working directory is dir (KWOK runs
 		// the command there), and into an existing directory the source
 		// keeps its name
-		k("cp", filepath.Join(local, "tree"), "p:copied").must(t)
-		k("cp", filepath.Join(local, "tree"), "p:copied").must(t)
+		// without -c, kubectl's note on the defaulted container goes to
+		// stderr copying in (stdout copying out)
+		k("cp", filepath.Join(local, "tree"), "p:copied").expect(t, 0, "", `Defaulted container "app" out of: app, side`)
+		k("cp", filepath.Join(local, "tree"), "p:copied", "-c", "app").expect(t, 0, "")
 		for name, want := range map[string]string{"copied/top.txt": "top\n", "copied/sub/deep.txt": "deep\n", "copied/tree/top.txt": "top\n"} {
 			if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != want {
 				t.Errorf("%s in the container: %q, %v", name, got, err)
@@ -287,6 +289,7 @@ func TestPodStreams(t *testing.T) {
 		if got, err := os.ReadFile(filepath.Join(back, "sub", "deep.txt")); err != nil || string(got) != "deep\n" {
 			t.Errorf("copied back: %q, %v", got, err)
 		}
+		k("cp", "p:hello.txt", filepath.Join(t.TempDir(), "hello.txt"), "--retries=2").expect(t, 0, "Defaulted container \"app\" out of: app, side\n")
 		k("cp", "a", "b").expect(t, 1, "", "one of src or dest must be a remote file specification")
 		k("cp", "p:a", "p:b").expect(t, 1, "", "one of src or dest must be a local file specification")
 		k("cp", ":a", "b").expect(t, 1, "", "filespec must match the canonical format: [[namespace/]pod:]file/path")
