@@ -8,6 +8,7 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/apply"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/auth"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/cluster"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/debug"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/delete"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/describe"
@@ -19,6 +20,7 @@ import (
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/kuberc"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/kustomize"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/mutate"
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/plugin"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/pods"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/proxy"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/rollout"
@@ -41,10 +43,12 @@ func addCommands(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(generate.NewExposeCommand(f))
 	root.AddCommand(generate.NewAutoscaleCommand(f))
 	root.AddCommand(debug.NewCommand(f)) // ephemeral containers, pod copies, node pods
+	root.AddCommand(cluster.NewClusterInfoCommand(f), cluster.NewTopCommand(f))
 	root.AddCommand(pods.NewLogsCommand(f), pods.NewExecCommand(f), pods.NewAttachCommand(f), pods.NewPortForwardCommand(f), pods.NewCpCommand(f))
 	if kuberc.Enabled(os.Getenv) {
 		root.AddCommand(kuberc.NewCommand(f)) // kuberc view, kuberc set
 	}
+	root.AddCommand(plugin.NewCommand(f))
 	addDiscoveryCommands(root, f) // api-resources, api-versions, explain, tree, completion
 	root.AddCommand(&cobra.Command{
 		Use:   "exit-codes",

@@ -41,6 +41,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		cli.PrintError(stderr, err)
 		return cli.ExitCode(err, exitCodesAsked(args))
 	}
+	if code, ran := runPlugin(root, args, streams); ran {
+		return code
+	}
 	root.SetArgs(args)
 	err = root.ExecuteContext(ctx)
 	if err == nil {
