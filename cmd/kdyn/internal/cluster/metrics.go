@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kdyn/kdyn/cmd/kdyn/internal/printers"
 )
 
 // The resources top measures.
@@ -202,7 +204,7 @@ func (p *topPrinter) printNodes(metrics []nodeMetrics, available map[string]reso
 	if len(metrics) == 0 {
 		return nil
 	}
-	w := newTable(p.out)
+	w := printers.NewTabTable(p.out)
 	sort.Sort(nodeSorter{metrics: metrics, by: sortBy})
 	if !noHeaders {
 		cells(w, p.nodeColumns...)
@@ -235,7 +237,7 @@ func (p *topPrinter) printPods(metrics []podMetrics, containers, withNamespace, 
 	if len(metrics) == 0 {
 		return nil
 	}
-	w := newTable(p.out)
+	w := printers.NewTabTable(p.out)
 	// The sum's line is placed by the header's width: kubectl counts the
 	// NAMESPACE and POD columns only when it prints the header.
 	width := len(p.podColumns)

@@ -52,12 +52,12 @@ type printer struct {
 	keepManaged   bool
 
 	headed bool
-	table  tabTable // remembers column widths from batch to batch
-	docs   int      // YAML documents printed
+	table  *printers.TabTable // remembers column widths from batch to batch
+	docs   int                // YAML documents printed
 }
 
 func newPrinter(w io.Writer, f format, o *options) *printer {
-	return &printer{w: w, format: f, allNamespaces: o.allNamespaces, noHeaders: o.noHeaders, keepManaged: o.showManagedFields}
+	return &printer{w: w, format: f, allNamespaces: o.allNamespaces, noHeaders: o.noHeaders, keepManaged: o.showManagedFields, table: printers.NewTabTable(w)}
 }
 
 // printList prints evs as kubectl events prints its list.
@@ -163,13 +163,10 @@ func (p *printer) rows(evs []*event) error {
 		fmt.Fprintf(&b, "%s\t%s\t%s\t%s/%s\t%s", interval(e, t), printers.EscapeTerminal(e.typ), printers.EscapeTerminal(e.reason), printers.EscapeTerminal(e.kind), printers.EscapeTerminal(e.name), printers.EscapeTerminal(strings.TrimSpace(e.message)))
 		lines = append(lines, b.String())
 	}
-	var text strings.Builder
 	for _, l := range lines {
-		text.WriteString(l)
-		text.WriteByte('\n')
+		_, _ = io.WriteString(p.table, l+"\n")
 	}
-	_, err := io.WriteString(p.w, p.table.format(text.String()))
-	return err
+	return p.table.Flush()
 }
 
 // interval is kubectl events' LAST SEEN: the age of the last occurrence,

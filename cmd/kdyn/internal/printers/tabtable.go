@@ -1,6 +1,8 @@
-package events
+package printers
 
 import (
+	"bytes"
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -8,36 +10,46 @@ import (
 // The layout of kubectl's tables (cli-runtime's tab writer): columns at
 // least 6 wide, 3 spaces of padding.
 const (
-	minWidth = 6
-	padding  = 3
+	tabMinWidth = 6
+	tabPadding  = 3
 )
 
-// tabTable lays out tab-separated lines as kubectl's tab writer does: Go's
-// text/tabwriter with spaces, plus the RememberWidths flag of the fork
-// kubectl uses (github.com/liggitt/tabwriter), which kdyn does not link.
-// Each column block is as wide as its widest cell plus padding, as in
-// text/tabwriter (a block is a run of lines that have a tab-terminated cell
-// in that column; the last cell of a line is not in a column), and, with
-// remembered widths, at least as wide as any earlier block of that column,
-// in this call or an earlier one. So a message with a newline, which ends
-// every block in text/tabwriter, does not change the width of the rows
+// TabTable lays out tab-separated lines as kubectl's tab writer does:
+// Go's text/tabwriter with kubectl's settings (NewTabWriter), plus the
+// RememberWidths flag of the fork kubectl uses
+// (github.com/liggitt/tabwriter), which kdyn does not link.
+//
+// As in text/tabwriter, a column is laid out in blocks, runs of lines that
+// have a tab-terminated cell in it (the last cell of a line, the text after
+// its last tab, is in no column), each block as wide as its widest cell
+// plus the padding. Remembering widths, no block is narrower than an
+// earlier block of the same column, in this Flush or an earlier one. So a
+// short row (a message with a newline in kubectl events, top node's line
+// for a node without percentages) does not change the width of the rows
 // after it, and a watch's later rows line up with the list's.
-type tabTable struct {
+//
+// Write collects text; Flush lays it out and writes it. A form feed ends a
+// line and a vertical tab a cell, as in the tab writer. Widths are counted
+// in runes, as text/tabwriter counts them.
+type TabTable struct {
+	out  io.Writer
+	text bytes.Buffer
 	// maxWidths are the widest blocks seen, by column.
 	maxWidths []int
 }
 
-type tabCell struct {
-	text  string
-	width int // in runes, as text/tabwriter counts
-}
+// NewTabTable returns a TabTable that writes to out.
+func NewTabTable(out io.Writer) *TabTable { return &TabTable{out: out} }
 
-// format lays out text, tab-separated cells in lines that each end with a
-// newline.
-func (t *tabTable) format(text string) string {
-	// A form feed ends a line and a vertical tab a cell, as in the tab
-	// writer.
-	text = strings.NewReplacer("\f", "\n", "\v", "\t").Replace(text)
+// Write collects p; nothing is written to the output before Flush.
+func (t *TabTable) Write(p []byte) (int, error) { return t.text.Write(p) }
+
+// Flush lays out the text collected since the last Flush and writes it,
+// columns at least as wide as in earlier Flushes. Text after the last
+// newline is written as is, with no newline.
+func (t *TabTable) Flush() error {
+	text := strings.NewReplacer("\f", "\n", "\v", "\t").Replace(t.text.String())
+	t.text.Reset()
 	var lines [][]tabCell
 	for _, l := range strings.Split(text, "\n") {
 		var cells []tabCell
@@ -48,12 +60,18 @@ func (t *tabTable) format(text string) string {
 	}
 	l := &tabLayout{t: t, lines: lines}
 	l.format(0, len(lines))
-	return l.out.String()
+	_, err := io.WriteString(t.out, l.out.String())
+	return err
 }
 
-// tabLayout is one call of format.
+type tabCell struct {
+	text  string
+	width int // in runes
+}
+
+// tabLayout is one Flush.
 type tabLayout struct {
-	t      *tabTable
+	t      *TabTable
 	lines  [][]tabCell
 	widths []int // the widths of the columns left of the one being laid out
 	out    strings.Builder
@@ -70,9 +88,9 @@ func (l *tabLayout) format(line0, line1 int) {
 		}
 		l.write(line0, this)
 		line0 = this
-		width := minWidth
+		width := tabMinWidth
 		for ; this < line1 && column < len(l.lines[this])-1; this++ {
-			width = max(width, l.lines[this][column].width+padding)
+			width = max(width, l.lines[this][column].width+tabPadding)
 		}
 		width = l.t.remember(column, width, l.widths)
 		l.widths = append(l.widths, width)
@@ -84,8 +102,9 @@ func (l *tabLayout) format(line0, line1 int) {
 }
 
 // remember returns the width of a block of column k: width, or the width
-// remembered for the column if wider; it remembers the wider.
-func (t *tabTable) remember(k, width int, widths []int) int {
+// remembered for the column if wider; it remembers the wider. widths are
+// the widths of the columns left of k in this block.
+func (t *TabTable) remember(k, width int, widths []int) int {
 	if len(t.maxWidths) < k {
 		t.maxWidths = append(t.maxWidths, widths[len(t.maxWidths):]...)
 	}
