@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -255,6 +256,21 @@ func TestPodStreams(t *testing.T) {
 		forwarded(t, out, "80")
 		out, _ = startKdyn(t, env, "-n", ns, "port-forward", "svc/web", "0:http")
 		forwarded(t, out, "80")
+		// a port that cannot be listened on is reported and the others
+		// are forwarded; when none can be, port-forward fails
+		busy, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer busy.Close()
+		bp := strconv.Itoa(busy.Addr().(*net.TCPAddr).Port)
+		if l6, err := net.Listen("tcp6", "[::1]:"+bp); err == nil {
+			defer l6.Close()
+		}
+		out, errOut := startKdyn(t, env, "-n", ns, "port-forward", "pod/p", bp+":80", ":80")
+		forwarded(t, out, "80")
+		errOut.wait(t, "Unable to listen on port "+bp+": Listeners failed to create with the following errors: [unable to create listener: Error listen tcp4 127.0.0.1:"+bp+": bind: address already in use")
+		k("port-forward", "pod/p", bp+":80").expect(t, 1, "", "unable to listen on any of the requested ports: [{"+bp+" 80}]")
 		k("port-forward", "p").expect(t, 1, "", "TYPE/NAME and list of ports are required for port-forward")
 		k("port-forward", "p", "x").expect(t, 1, "", "Pod 'p' does not have a named port 'x'")
 		k("port-forward", "svc/web", "9999").expect(t, 1, "", "Service web does not have a service port 9999")

@@ -203,7 +203,9 @@ func (o *streamOptions) stream(ctx context.Context, f *cli.Factory, cmd *cobra.C
 		}
 		defer term.Restore(int(in.Fd()), state)
 		s.TTY, s.Stderr = true, nil
-		s.Resize = watchSize(ctx, in)
+		// attach first sends a size one larger, then the real one, as
+		// kubectl does, so that a reattached program redraws its screen
+		s.Resize = watchSize(ctx, in, sub == "attach")
 		if sub == "attach" {
 			d, err := detachable(s.Stdin, o.detachKeys)
 			if err != nil {
@@ -239,20 +241,24 @@ func podStream(ctx context.Context, f *cli.Factory, pod *unstructured.Unstructur
 	})
 }
 
-// watchSize sends the terminal's size now and after every SIGWINCH.
-func watchSize(ctx context.Context, t *os.File) <-chan remote.TerminalSize {
-	ch := make(chan remote.TerminalSize, 1)
-	send := func() {
+// watchSize sends the terminal's size now and after every SIGWINCH; with
+// redraw, the first size sent is one column and one row larger.
+func watchSize(ctx context.Context, t *os.File, redraw bool) <-chan remote.TerminalSize {
+	ch := make(chan remote.TerminalSize, 2)
+	send := func(grow uint16) {
 		w, h, err := term.GetSize(int(t.Fd()))
 		if err != nil {
 			return
 		}
 		select {
-		case ch <- remote.TerminalSize{Width: uint16(w), Height: uint16(h)}:
+		case ch <- remote.TerminalSize{Width: uint16(w) + grow, Height: uint16(h) + grow}:
 		default:
 		}
 	}
-	send()
+	if redraw {
+		send(1)
+	}
+	send(0)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGWINCH)
 	go func() {
@@ -262,7 +268,7 @@ func watchSize(ctx context.Context, t *os.File) <-chan remote.TerminalSize {
 			case <-ctx.Done():
 				return
 			case <-sig:
-				send()
+				send(0)
 			}
 		}
 	}()

@@ -232,3 +232,53 @@ func TestCpRetriesResume(t *testing.T) {
 		t.Errorf("retries ran out: %v, notes %q", err, notes)
 	}
 }
+
+// TestPortForwardPorts: named ports are looked up in the containers, then
+// the init containers, as kubectl does, and a port declared only for UDP
+// is refused (port-forward carries TCP), for pods and services.
+func TestPortForwardPorts(t *testing.T) {
+	p := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "p"},
+		"spec": map[string]any{
+			"containers": []any{map[string]any{"name": "app", "ports": []any{
+				map[string]any{"name": "http", "containerPort": int64(8080), "protocol": "TCP"},
+				map[string]any{"name": "dns", "containerPort": int64(53), "protocol": "UDP"},
+				map[string]any{"name": "both-udp", "containerPort": int64(99), "protocol": "UDP"},
+				map[string]any{"name": "both-tcp", "containerPort": int64(99), "protocol": "TCP"},
+			}}},
+			"initContainers": []any{map[string]any{"name": "init", "ports": []any{
+				map[string]any{"name": "setup", "containerPort": int64(9000)},
+				map[string]any{"name": "http", "containerPort": int64(1)}, // a container's name comes first
+			}}},
+		},
+	}}
+	got, err := podPorts([]string{"http", "5000:setup", ":http"}, p)
+	if want := []string{"8080:8080", "5000:9000", ":8080"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("podPorts: %q, %v; want %q", got, err, want)
+	}
+	for spec, want := range map[string]string{
+		"53": "UDP protocol is not supported for 53", "8053:dns": "UDP protocol is not supported for dns",
+		"99": "", "8080": "", "setup": "", "nope": "Pod 'p' does not have a named port 'nope'",
+	} {
+		err := checkUDP([]string{spec}, p, nil)
+		if (want == "" && err != nil) || (want != "" && (err == nil || err.Error() != want)) {
+			t.Errorf("checkUDP(pod, %s): %v, want %q", spec, err, want)
+		}
+	}
+	svc := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "s"},
+		"spec": map[string]any{"ports": []any{
+			map[string]any{"name": "dns", "port": int64(53), "protocol": "UDP"},
+			map[string]any{"name": "web", "port": int64(80)},
+		}},
+	}}
+	for spec, want := range map[string]string{
+		"53": "UDP protocol is not supported for 53", "dns": "UDP protocol is not supported for dns",
+		"web": "", "80": "", "nope": "Service 's' does not have a named port 'nope'",
+	} {
+		err := checkUDP([]string{spec}, p, svc)
+		if (want == "" && err != nil) || (want != "" && (err == nil || err.Error() != want)) {
+			t.Errorf("checkUDP(service, %s): %v, want %q", spec, err, want)
+		}
+	}
+}

@@ -79,8 +79,14 @@ func runPortForward(cmd *cobra.Command, f *cli.Factory, o *portForwardOptions, a
 	}
 	specs := args[1:]
 	if obj.GetKind() == "Service" {
+		if err := checkUDP(specs, pod, obj); err != nil {
+			return err
+		}
 		specs, err = servicePorts(specs, obj, pod)
 	} else {
+		if err := checkUDP(specs, pod, nil); err != nil {
+			return err
+		}
 		specs, err = podPorts(specs, pod)
 	}
 	if err != nil {
@@ -139,23 +145,112 @@ func parseForward(s string) (remote.Forward, error) {
 	return remote.Forward{Local: int(local), Remote: int(rp)}, nil
 }
 
-// containerPorts are a pod's container ports: name → number.
+// containerPorts are a pod's container ports, of its containers and then
+// its init containers, as kubectl looks names up: name → number.
 func containerPorts(pod *unstructured.Unstructured) map[string]int64 {
 	out := map[string]int64{}
-	list, _, _ := unstructured.NestedSlice(pod.Object, "spec", "containers")
-	for _, c := range list {
-		cm, _ := c.(map[string]any)
-		ports, _, _ := unstructured.NestedSlice(cm, "ports")
-		for _, p := range ports {
-			pm, _ := p.(map[string]any)
-			name, _ := pm["name"].(string)
-			n, _ := pm["containerPort"].(int64)
-			if _, seen := out[name]; name != "" && !seen { // the first of a name, as kubectl
-				out[name] = n
-			}
+	for _, p := range podPortList(pod) {
+		if _, seen := out[p.name]; p.name != "" && !seen { // the first of a name, as kubectl
+			out[p.name] = p.number
 		}
 	}
 	return out
+}
+
+// portSpec is one port of a pod or service.
+type portSpec struct {
+	name     string
+	number   int64
+	protocol string // "TCP" when not given
+}
+
+// portList reads ports (a container's or a service's; the number in key).
+func portList(ports []any, key string) []portSpec {
+	var out []portSpec
+	for _, p := range ports {
+		pm, _ := p.(map[string]any)
+		name, _ := pm["name"].(string)
+		n, _ := pm[key].(int64)
+		proto, _ := pm["protocol"].(string)
+		if proto == "" {
+			proto = "TCP"
+		}
+		out = append(out, portSpec{name: name, number: n, protocol: proto})
+	}
+	return out
+}
+
+// podPortList lists the ports of a pod's containers, then of its init
+// containers.
+func podPortList(pod *unstructured.Unstructured) []portSpec {
+	var out []portSpec
+	for _, kind := range []string{"containers", "initContainers"} {
+		list, _, _ := unstructured.NestedSlice(pod.Object, "spec", kind)
+		for _, c := range list {
+			cm, _ := c.(map[string]any)
+			ports, _, _ := unstructured.NestedSlice(cm, "ports")
+			out = append(out, portList(ports, "containerPort")...)
+		}
+	}
+	return out
+}
+
+// checkUDP refuses a remote port that the pod's containers (or the
+// service, when svc is not nil) declare only for UDP, which port-forward
+// cannot carry, as kubectl does (before translating the ports).
+func checkUDP(specs []string, pod, svc *unstructured.Unstructured) error {
+	var ports []portSpec
+	if svc != nil {
+		list, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+		ports = portList(list, "port")
+	} else {
+		list, _, _ := unstructured.NestedSlice(pod.Object, "spec", "containers")
+		for _, c := range list {
+			cm, _ := c.(map[string]any)
+			cp, _, _ := unstructured.NestedSlice(cm, "ports")
+			ports = append(ports, portList(cp, "containerPort")...)
+		}
+	}
+	udp, tcp := map[int64]bool{}, map[int64]bool{}
+	for _, p := range ports {
+		switch p.protocol {
+		case "UDP":
+			udp[p.number] = true
+		case "TCP":
+			tcp[p.number] = true
+		}
+	}
+	for _, s := range specs {
+		_, r := splitPort(s)
+		n, err := strconv.ParseInt(r, 10, 64)
+		if err != nil {
+			var ok bool
+			if svc != nil {
+				n, ok = servicePortByName(ports, r)
+				if !ok {
+					//lint:ignore ST1005 kubectl's wording, which scripts may match
+					return fmt.Errorf("Service '%s' does not have a named port '%s'", svc.GetName(), r)
+				}
+			} else if n, ok = containerPorts(pod)[r]; !ok {
+				//lint:ignore ST1005 kubectl's wording, which scripts may match
+				return fmt.Errorf("Pod '%s' does not have a named port '%s'", pod.GetName(), r)
+			}
+		}
+		if udp[n] && !tcp[n] {
+			return fmt.Errorf("UDP protocol is not supported for %s", r)
+		}
+	}
+	return nil
+}
+
+// servicePortByName is the number of the service port of that name.
+func servicePortByName(ports []portSpec, name string) (int64, bool) {
+	for _, p := range ports {
+		if p.name == name {
+			return p.number, true
+		}
+	}
+	return 0, false
 }
 
 // podPorts turns a pod's named ports into numbers.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -56,30 +57,47 @@ func PortForward(ctx context.Context, hc *http.Client, u *url.URL, addresses []s
 			l.Close()
 		}
 	}()
+	listened := false
 	for i, p := range ports {
-		opened := 0
-		var lastErr error
+		// kubectl's rule: the localhost addresses fail a port only when
+		// none of them listens, an address given fails it alone; a port
+		// that fails is reported and the others are forwarded
+		var errs []error
+		var localOK, localFailed, givenFailed int
 		for _, addr := range expandAddresses(addresses) {
 			l, err := net.Listen(addr.network, net.JoinHostPort(addr.ip, strconv.Itoa(p.Local)))
 			if err != nil {
-				lastErr = err
-				if !addr.optional {
-					return fmt.Errorf("unable to listen on port %d: %w", p.Local, err)
+				errs = append(errs, fmt.Errorf("unable to create listener: Error %s", err))
+				if addr.optional {
+					localFailed++
+				} else {
+					givenFailed++
 				}
 				continue
+			}
+			if addr.optional {
+				localOK++
 			}
 			if p.Local == 0 { // the other addresses take the same free port
 				p.Local = l.Addr().(*net.TCPAddr).Port
 				ports[i].Local = p.Local
 			}
-			opened++
 			listeners = append(listeners, l)
 			reported = append(reported, Listener{Addr: l.Addr().String(), Remote: p.Remote})
 			go accept(ctx, conn, l, p, out, errOut)
 		}
-		if opened == 0 {
-			return fmt.Errorf("unable to listen on any of the requested ports: %v", lastErr)
+		if (localOK == 0 && localFailed > 0) || givenFailed > 0 {
+			fmt.Fprintf(errOut, "Unable to listen on port %d: Listeners failed to create with the following errors: %v\n", p.Local, errs)
+			continue
 		}
+		listened = true
+	}
+	if !listened {
+		var all []string
+		for _, p := range ports {
+			all = append(all, fmt.Sprintf("{%d %d}", p.Local, p.Remote))
+		}
+		return fmt.Errorf("unable to listen on any of the requested ports: [%s]", strings.Join(all, " "))
 	}
 	if ready != nil {
 		ready(reported)
