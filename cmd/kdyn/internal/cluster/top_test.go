@@ -292,7 +292,7 @@ func TestTopErrors(t *testing.T) {
 	// command groups do.
 	r := clitest.Run(root.Main, "--kubeconfig", kc, "top")
 	if r.Code != 1 || r.Stdout != "" || !strings.Contains(r.Stderr, "Available Commands:\n  node        Display resource (CPU/memory) usage of nodes\n  pod         Display resource (CPU/memory) usage of pods\n") ||
-		!strings.HasSuffix(r.Stderr, "Use \"kdyn top [command] --help\" for more information about a command.\n") {
+		!strings.HasSuffix(r.Stderr, "Use \"kdyn top <command> --help\" for more information about a given command.\n") {
 		t.Errorf("top: exit %d, stdout %q, stderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 }

@@ -200,6 +200,10 @@ every-resource listing, neat manifests and a built-in diff.`,
 	markArgErrors(root)
 	flagWarningsTo(root, streams.ErrOut)
 	translateHelp(root)
+	// kubectl's last line of a parent command's help, which scripts read
+	root.SetUsageTemplate(strings.Replace(root.UsageTemplate(),
+		`Use "{{.CommandPath}} [command] --help" for more information about a command.`,
+		`Use "{{.CommandPath}} <command> --help" for more information about a given command.`, 1))
 	return root, flags
 }
 
