@@ -13,7 +13,8 @@
 //	get         get, get -w
 //	events      events, events -w
 //	apply       apply, create -f, replace, diff
-//	generate    create namespace|configmap|secret|serviceaccount
+//	generate    create's generators (namespace, configmap, secret,
+//	            ..., ingress, token), run, expose, autoscale
 //	delete      delete
 //	edit        edit, patch, label, annotate
 //	scale       scale
@@ -28,7 +29,11 @@
 //	            (v5.channel.k8s.io) with SPDY fallback, SPDY port
 //	            forwarding
 //	tree        tree
-//	config      config view, get-contexts, current-context, use-context
+//	cluster     cluster-info (and dump), top node|pod
+//	plugin      plugin list; kubectl-* executables on PATH run as
+//	            subcommands (root hands the command line over)
+//	config      config view, get-contexts, current-context, use-context,
+//	            set*, unset, delete-*, rename-context
 //	serverinfo  api-resources, api-versions, version
 //	kuberc      kubectl's preferences file: flag defaults, aliases and
 //	            the credential plugin policy, applied by root before
@@ -40,7 +45,10 @@
 //	            go-template, custom-columns and diff output
 //	clitest     helpers for the packages' tests
 //
-// Families import cli and printers, never each other, except apply's
-// replace --force, which deletes as delete does. Nothing in the library
+// Families import cli and printers, and each other only where a command
+// does what another family's does: apply's replace --force deletes as
+// delete does, rollout changes objects through mutate, run --attach and
+// debug --attach attach through pods (and run --rm deletes through
+// delete). Nothing in the library
 // imports these packages (internal/depcheck checks it).
 package main
