@@ -66,6 +66,10 @@ test: controlplane ## Run every test (unit, golden, httptest, real control plane
 test-kubectl-suite: controlplane ## Run kubectl's own test/cmd functions with kubectl and with kdyn and print both results per function (docs/kubectl-suite.md).
 	cd bench && $(GO) test -count=1 -timeout 1h -run TestKubectlSuite -v ./kubectlsuite/
 
+.PHONY: test-kubectl-suite-whole
+test-kubectl-suite-whole: controlplane ## The same on the whole local cluster (a scheduler and two KWOK nodes, so pods run).
+	cd bench && KDYN_SUITE_CLUSTER=whole $(GO) test -count=1 -timeout 1h -run TestKubectlSuite -v ./kubectlsuite/
+
 .PHONY: test-short
 test-short: ## Run unit, golden and httptest tests only (no control plane).
 	$(GO) test -short -count=1 ./...

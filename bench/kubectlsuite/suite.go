@@ -343,6 +343,11 @@ func readResults(path string) (map[string]map[string]bool, error) {
 // says why kdyn fails each function kubectl passes.
 const ReasonsHeading = "## Why kdyn fails a function kubectl passes"
 
+// WholeReasonsHeading is the heading of the section that says why kdyn
+// fails a function kubectl passes on the whole cluster
+// (KDYN_SUITE_CLUSTER=whole).
+const WholeReasonsHeading = "## Why kdyn fails a function kubectl passes, on the whole cluster"
+
 // Reasons reads the bullets "- `FUNCTION`: reason" of the section of doc
 // under heading (up to the next heading of its level or above).
 func Reasons(doc, heading string) map[string]string {
