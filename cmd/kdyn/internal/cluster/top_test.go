@@ -93,6 +93,27 @@ func table(lines ...string) string {
 	return strings.ReplaceAll(strings.Join(lines, "\n")+"\n", "·", " ")
 }
 
+// tableCase is a top command and the table it prints.
+type tableCase struct {
+	args []string
+	want string
+}
+
+// expectTables runs each case against the fake cluster and checks that
+// it prints its table, and nothing on stderr.
+func (c *fakeCluster) expectTables(t *testing.T, kc string, tests []tableCase) {
+	t.Helper()
+	for _, tt := range tests {
+		r := c.run(kc, tt.args...)
+		if r.Code != 0 || r.Stderr != "" {
+			t.Errorf("%q: exit %d, stderr %q", tt.args, r.Code, r.Stderr)
+		}
+		if diff := cmp.Diff(tt.want, r.Stdout); diff != "" {
+			t.Errorf("%q (-want +got):\n%s", tt.args, diff)
+		}
+	}
+}
+
 // TestTopNodeMatchesKubectl: top node prints kubectl's table, byte for
 // byte: usage against allocatable (or capacity), a node with metrics but
 // no Node gets no percentages, a node without metrics a line of
@@ -101,10 +122,7 @@ func table(lines ...string) string {
 func TestTopNodeMatchesKubectl(t *testing.T) {
 	c := metricsCluster(t)
 	_, kc := c.start()
-	tests := []struct {
-		args []string
-		want string
-	}{
+	tests := []tableCase{
 		{[]string{"top", "node"}, table(
 			"NAME··········CPU(cores)···CPU(%)······MEMORY(bytes)···MEMORY(%)···",
 			"big-node······250m·········6%··········3072Mi··········37%·········",
@@ -142,15 +160,7 @@ func TestTopNodeMatchesKubectl(t *testing.T) {
 			"NAME·······CPU(cores)···CPU(%)···MEMORY(bytes)···MEMORY(%)···",
 			"big-node···250m·········6%·······3072Mi··········37%·········")},
 	}
-	for _, tt := range tests {
-		r := c.run(kc, tt.args...)
-		if r.Code != 0 || r.Stderr != "" {
-			t.Errorf("%q: exit %d, stderr %q", tt.args, r.Code, r.Stderr)
-		}
-		if diff := cmp.Diff(tt.want, r.Stdout); diff != "" {
-			t.Errorf("%q (-want +got):\n%s", tt.args, diff)
-		}
-	}
+	c.expectTables(t, kc, tests)
 }
 
 // TestTopPodMatchesKubectl: top pod prints kubectl's tables: pods' totals
@@ -159,10 +169,7 @@ func TestTopNodeMatchesKubectl(t *testing.T) {
 func TestTopPodMatchesKubectl(t *testing.T) {
 	c := metricsCluster(t)
 	_, kc := c.start()
-	tests := []struct {
-		args []string
-		want string
-	}{
+	tests := []tableCase{
 		{[]string{"top", "pod"}, table(
 			"NAME····CPU(cores)···MEMORY(bytes)···",
 			"p1······1m···········2Mi·············",
@@ -237,15 +244,7 @@ func TestTopPodMatchesKubectl(t *testing.T) {
 			"pod-2···alpha···5m···········1Mi·············",
 			"pod-2···zeta····20m··········2Mi·············")},
 	}
-	for _, tt := range tests {
-		r := c.run(kc, tt.args...)
-		if r.Code != 0 || r.Stderr != "" {
-			t.Errorf("%q: exit %d, stderr %q", tt.args, r.Code, r.Stderr)
-		}
-		if diff := cmp.Diff(tt.want, r.Stdout); diff != "" {
-			t.Errorf("%q (-want +got):\n%s", tt.args, diff)
-		}
-	}
+	c.expectTables(t, kc, tests)
 }
 
 // TestTopErrors: kubectl's refusals and messages, on standard error with
