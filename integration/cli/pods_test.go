@@ -305,7 +305,11 @@ func TestPodStreams(t *testing.T) {
 		if got, err := os.ReadFile(filepath.Join(back, "sub", "deep.txt")); err != nil || string(got) != "deep\n" {
 			t.Errorf("copied back: %q, %v", got, err)
 		}
-		k("cp", "p:hello.txt", filepath.Join(t.TempDir(), "hello.txt"), "--retries=2").expect(t, 0, "Defaulted container \"app\" out of: app, side\n")
+		out := filepath.Join(t.TempDir(), "hello.txt")
+		k("cp", "p:hello.txt", out, "--retries=2").expect(t, 0, "Defaulted container \"app\" out of: app, side\n")
+		if got, err := os.ReadFile(out); err != nil || string(got) != "hello from the container\n" {
+			t.Errorf("cp --retries copied %q, %v", got, err)
+		}
 		k("cp", "a", "b").expect(t, 1, "", "one of src or dest must be a remote file specification")
 		k("cp", "p:a", "p:b").expect(t, 1, "", "one of src or dest must be a local file specification")
 		k("cp", ":a", "b").expect(t, 1, "", "filespec must match the canonical format: [[namespace/]pod:]file/path")

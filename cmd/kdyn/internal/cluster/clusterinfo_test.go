@@ -192,6 +192,39 @@ func TestClusterInfoDumpDirectory(t *testing.T) {
 		t.Errorf("files (-want +got):\n%s", diff)
 	}
 
+	// Files someone else left there are replaced, never written through:
+	// a loose file becomes the owner's alone, a link's target is untouched.
+	target := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.WriteFile(target, []byte("theirs"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nodes := filepath.Join(dir, "nodes.json")
+	logs := filepath.Join(dir, "default", "p1", "logs.txt")
+	if err := os.Chmod(nodes, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(logs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, logs); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.run(kc, "cluster-info", "dump", "-A", "--output-directory", dir); r.Code != 0 {
+		t.Fatalf("dump again: exit %d, %s", r.Code, r.Stderr)
+	}
+	for _, f := range []string{nodes, logs} {
+		if fi, err := os.Lstat(f); err != nil || fi.Mode() != 0o600 {
+			t.Errorf("%s after a second dump: %v, %v; want a regular file of mode 0600", f, fi.Mode(), err)
+		}
+	}
+	if b, _ := os.ReadFile(target); string(b) != "theirs" {
+		t.Errorf("the dump wrote through a link: %q", b)
+	}
+	// a namespace that would leave the directory is refused
+	if r := c.run(kc, "cluster-info", "dump", "--namespaces", "..", "--output-directory", dir); r.Code == 0 || !strings.Contains(r.Stderr, `invalid namespace "..": [may not be '..']`) {
+		t.Errorf("dump --namespaces ..: exit %d, %q", r.Code, r.Stderr)
+	}
+
 	// Another format: its extension, or .txt for a template.
 	r = c.run(kc, "cluster-info", "dump", "--namespaces", "other", "-o", "jsonpath={.kind}", "--output-directory", dir)
 	b, err := os.ReadFile(filepath.Join(dir, "other", "services.txt"))

@@ -236,20 +236,38 @@ type dumpOutput struct {
 }
 
 // open returns the writer for name (a slash path without extension) and a
-// function that closes it.
+// function that closes it. A name that would leave the directory (a
+// namespace or pod called "..") is refused. A file is written as a new
+// file of mode 0600 and renamed into place when closed, so a file or link
+// someone else put there beforehand is replaced, never written through;
+// directories kdyn makes are 0700.
 func (d dumpOutput) open(name, ext string) (io.Writer, func() error, error) {
 	if d.dir == "" || d.dir == "-" {
 		return d.out, func() error { return nil }, nil
 	}
-	file := filepath.Join(d.dir, filepath.FromSlash(name)) + ext
+	rel := filepath.FromSlash(name) + ext
+	if !filepath.IsLocal(rel) {
+		return nil, nil, fmt.Errorf("cannot dump %q: the name leaves the output directory", name)
+	}
+	file := filepath.Join(d.dir, rel)
 	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 		return nil, nil, err
 	}
-	fh, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	fh, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*")
 	if err != nil {
 		return nil, nil, err
 	}
-	return fh, fh.Close, nil
+	done := func() error {
+		err := fh.Close()
+		if err == nil {
+			err = os.Rename(fh.Name(), file)
+		}
+		if err != nil {
+			os.Remove(fh.Name())
+		}
+		return err
+	}
+	return fh, done, nil
 }
 
 // dumpList is one list a namespace's dump holds: its file name and where

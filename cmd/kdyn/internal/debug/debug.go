@@ -97,7 +97,7 @@ container that has already ended has its log printed instead.`,
 			if err := o.validate(); err != nil {
 				return err
 			}
-			return o.run(cmd.Context(), f, cmd)
+			return pods.QuietIfInterrupted(cmd.Context(), o.run(cmd.Context(), f, cmd))
 		},
 	}
 	fl := cmd.Flags()

@@ -89,7 +89,7 @@ end.`,
 			}
 			// kubectl records --save-config only for what it sends.
 			o.saveConfig = o.saveConfig && dry != cli.DryRunClient
-			return r.run(cmd, f, o, args[0], pod, service)
+			return pods.QuietIfInterrupted(cmd.Context(), r.run(cmd, f, o, args[0], pod, service))
 		},
 	}
 	fl := cmd.Flags()
@@ -112,6 +112,17 @@ end.`,
 	fl.BoolVar(&r.leaveStdinOpen, "leave-stdin-open", false, "Leave the container's stdin open after the first attach ends (stdinOnce: false); kdyn then does not wait for the pod to finish.")
 	fl.StringVar(&r.detachKeys, "detach-keys", pods.DefaultDetachKeys, "The key sequence that detaches from a -it session.")
 	fl.StringVar(&r.cascade, "cascade", "background", "How --rm deletes: background, foreground or orphan.")
+	fl.Lookup("cascade").NoOptDefVal = "background"
+	// kubectl run has delete's flags; like kubectl's, --rm deletes with
+	// the objects' own grace period and does not wait, whatever they say
+	var ignoredGrace int
+	var ignoredBool bool
+	var ignoredTimeout time.Duration
+	fl.IntVar(&ignoredGrace, "grace-period", -1, "Accepted as kubectl run accepts it; --rm uses the objects' own grace period, as kubectl's does.")
+	fl.BoolVar(&ignoredBool, "force", false, "Accepted as kubectl run accepts it; --rm does not force, as kubectl's does not.")
+	fl.BoolVar(&ignoredBool, "now", false, "Accepted as kubectl run accepts it (ignored, as by kubectl).")
+	fl.BoolVar(&ignoredBool, "wait", false, "Accepted as kubectl run accepts it; --rm does not wait, as kubectl's does not.")
+	fl.DurationVar(&ignoredTimeout, "timeout", 0, "Accepted as kubectl run accepts it (ignored, as by kubectl).")
 	fl.DurationVar(&r.podTimeout, "pod-running-timeout", time.Minute, "How long to wait for the pod to run (and, when attached with --restart=Never or OnFailure, to finish).")
 	o.addFlagsFor(cmd, "kubectl-run")
 	o.record = cli.AddRecordFlag(cmd)

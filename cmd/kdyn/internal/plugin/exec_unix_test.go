@@ -25,6 +25,14 @@ const execHelper = "KDYN_PLUGIN_EXEC_HELPER"
 // resolved it (the same process id), with its arguments and environment,
 // and its exit code is the process's.
 func TestRunReplacesProcess(t *testing.T) {
+	if bad := os.Getenv(execHelper); bad != "" && bad != "1" {
+		// run a file that is no program: Run must return execve's error
+		_, err := (&Match{Path: bad}).Run(os.Environ(), cli.IOStreams{})
+		if errors.Is(err, syscall.ENOEXEC) {
+			os.Exit(102)
+		}
+		os.Exit(103)
+	}
 	if os.Getenv(execHelper) != "" {
 		args := os.Args[slices.Index(os.Args, "--")+1:]
 		m, err := Resolve(testRoot(), args)
@@ -61,8 +69,12 @@ func TestRunReplacesProcess(t *testing.T) {
 	if err := os.WriteFile(bad, []byte{0, 1, 2, 3}, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err = (&Match{Path: bad}).Run(os.Environ(), cli.IOStreams{})
-	if !errors.Is(err, syscall.ENOEXEC) {
-		t.Errorf("Run(not a program) = %v, want %v", err, syscall.ENOEXEC)
+	// (in a child process too: were the exec to succeed, it would replace
+	// the test binary)
+	cmd = exec.Command(os.Args[0], "-test.run=^TestRunReplacesProcess$")
+	cmd.Env = append(os.Environ(), execHelper+"="+bad)
+	err = cmd.Run()
+	if !errors.As(err, &exit) || exit.ExitCode() != 102 {
+		t.Errorf("Run(not a program) in a child: %v, want exit 102 (ENOEXEC returned)", err)
 	}
 }

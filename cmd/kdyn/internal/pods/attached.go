@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/moby/term"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/spf13/cobra"
@@ -130,9 +132,11 @@ func Logs(ctx context.Context, f *cli.Factory, out io.Writer, pod *unstructured.
 
 // WaitPod watches pod namespace/name until done says it is what the caller
 // waits for, and returns it. A deletion ends the wait with NotFound; done's
-// error ends it with that error and the pod. A timeout of 0 waits until ctx
-// ends; a timeout that passes is kubectl's "timed out waiting for the
-// condition".
+// error ends it with that error and the pod. A server that fails for a
+// while (a dropped connection, 5xx, 429) is asked again with a growing
+// pause, as a reflector does; its refusals (4xx) end the wait. A timeout of
+// 0 waits until ctx ends; a timeout that passes is kubectl's "timed out
+// waiting for the condition".
 func WaitPod(ctx context.Context, c dynamic.Interface, namespace, name string, timeout time.Duration, done func(*unstructured.Unstructured) (bool, error)) (*unstructured.Unstructured, error) {
 	wctx := ctx
 	if timeout > 0 {
@@ -143,10 +147,14 @@ func WaitPod(ctx context.Context, c dynamic.Interface, namespace, name string, t
 	gone := apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "")
 	pods := c.Resource(podsGVR).Namespace(namespace)
 	sel := "metadata.name=" + name
+	pause := newPause()
 	for {
 		list, err := pods.List(wctx, metav1.ListOptions{FieldSelector: sel})
 		if err != nil {
-			return nil, waitError(ctx, wctx, err)
+			if permanent(err) || !pause.wait(wctx) {
+				return nil, waitError(ctx, wctx, err)
+			}
+			continue
 		}
 		if len(list.Items) > 0 {
 			pod := &list.Items[0]
@@ -156,15 +164,57 @@ func WaitPod(ctx context.Context, c dynamic.Interface, namespace, name string, t
 		}
 		w, err := pods.Watch(wctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.GetResourceVersion()})
 		if err != nil {
-			return nil, waitError(ctx, wctx, err)
+			if permanent(err) || !pause.wait(wctx) {
+				return nil, waitError(ctx, wctx, err)
+			}
+			continue
 		}
+		started := time.Now()
 		pod, err := watchPod(wctx, w, gone, done)
 		w.Stop()
 		if pod != nil || err != nil {
 			return pod, waitError(ctx, wctx, err)
 		}
-		// The watch ended (expired or dropped): list again.
+		// The watch ended (expired or dropped): list again, after a
+		// pause when it ended at once.
+		if time.Since(started) > time.Minute {
+			pause = newPause()
+		} else if !pause.wait(wctx) {
+			return nil, waitError(ctx, wctx, wctx.Err())
+		}
 	}
+}
+
+// pause is WaitPod's growing wait between attempts: 100 ms doubling up to
+// 5 s, with jitter.
+type pause struct{ b wait.Backoff }
+
+func newPause() *pause {
+	return &pause{b: wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: math.MaxInt32, Cap: 5 * time.Second}}
+}
+
+// wait sleeps for the next step, or returns false when ctx ends first.
+func (p *pause) wait(ctx context.Context) bool {
+	t := time.NewTimer(p.b.Step())
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// permanent reports a server's refusal that asking again would not
+// change: a 4xx other than 408 and 429 (network errors, 5xx and
+// throttling are worth a retry).
+func permanent(err error) bool {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return false
+	}
+	code := st.Status().Code
+	return code >= 400 && code < 500 && code != 408 && code != 429
 }
 
 // watchPod reads w until done is satisfied (the pod), fails (the pod and

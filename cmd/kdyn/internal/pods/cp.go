@@ -267,7 +267,7 @@ func makeTar(src, name string, out io.Writer) error {
 // copyFromPod runs "tar cf - src" in the container and extracts it under
 // dest, keeping the entries inside dest; retries is --retries.
 func copyFromPod(ctx context.Context, run runner, src, dest string, retries int, cmd *cobra.Command) error {
-	t := &tarStream{ctx: ctx, run: run, src: src, retries: retries, notes: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr()}
+	t := &tarStream{ctx: ctx, run: run, src: src, retries: retries, notes: cmd.OutOrStdout()}
 	t.start(0)
 	defer func() { t.r.Close() }()
 	// tar drops a leading "/" and the entries start with the path as given
@@ -286,7 +286,8 @@ type tarStream struct {
 	retries, done int
 	read          uint64
 	r             *io.PipeReader
-	notes, errOut io.Writer
+	notes         io.Writer // kubectl's lines, and the container tar's stderr, as kubectl has it
+	pause         *pause
 }
 
 // start runs the tar command from byte from (1-based; 0 is the start).
@@ -298,15 +299,19 @@ func (t *tarStream) start(from uint64) {
 	}
 	pr, pw := io.Pipe()
 	go func() {
-		pw.CloseWithError(t.run(t.ctx, command, remote.Streams{Stdout: pw, Stderr: t.errOut}))
+		pw.CloseWithError(t.run(t.ctx, command, remote.Streams{Stdout: pw, Stderr: t.notes}))
 	}()
 	t.r = pr
 }
 
+// Read reads the tar; a stream that ends early (with an error, or with
+// EOF before the archive ended, which its reader notices) is resumed while
+// retries last, after a growing pause. A server's refusal (a 4xx: the pod
+// or the right to exec is gone) is not retried.
 func (t *tarStream) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
 	t.read += uint64(n)
-	if err == nil || t.retries == 0 || t.ctx.Err() != nil {
+	if err == nil || t.retries == 0 || t.ctx.Err() != nil || permanent(err) {
 		return n, err
 	}
 	if t.retries > 0 && t.done >= t.retries {
@@ -314,6 +319,12 @@ func (t *tarStream) Read(p []byte) (int, error) {
 		return n, err
 	}
 	t.done++
+	if t.pause == nil {
+		t.pause = newPause()
+	}
+	if !t.pause.wait(t.ctx) {
+		return n, err
+	}
 	fmt.Fprintf(t.notes, "Resuming copy at %d bytes, retry %d/%d\n", t.read, t.done, t.retries)
 	t.r.Close()
 	t.start(t.read + 1)

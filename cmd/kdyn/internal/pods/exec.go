@@ -99,7 +99,7 @@ since v1.31.`,
   # In the first pod of a deployment
   kdyn exec deploy/web -- ls /`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return quietIfInterrupted(cmd.Context(), runExec(cmd, f, o, args))
+			return QuietIfInterrupted(cmd.Context(), runExec(cmd, f, o, args))
 		},
 	}
 	o.addFlags(cmd, time.Minute)
@@ -205,7 +205,9 @@ func (o *streamOptions) stream(ctx context.Context, f *cli.Factory, cmd *cobra.C
 		s.TTY, s.Stderr = true, nil
 		// attach first sends a size one larger, then the real one, as
 		// kubectl does, so that a reattached program redraws its screen
-		s.Resize = watchSize(ctx, in, sub == "attach")
+		sizeCtx, stop := context.WithCancel(ctx) // the watch ends with the stream
+		defer stop()
+		s.Resize = watchSize(sizeCtx, in, sub == "attach")
 		if sub == "attach" {
 			d, err := detachable(s.Stdin, o.detachKeys)
 			if err != nil {
@@ -305,7 +307,7 @@ a WebSocket, or SPDY when the upgrade is refused.`,
   # An interactive terminal
   kdyn attach -it web-1`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return quietIfInterrupted(cmd.Context(), runAttach(cmd, f, o, args))
+			return QuietIfInterrupted(cmd.Context(), runAttach(cmd, f, o, args))
 		},
 	}
 	o.addFlags(cmd, time.Minute)

@@ -79,7 +79,7 @@ init containers, containers and ephemeral containers.`,
   # The previous instance of a restarted container
   kdyn logs -p web-1 -c app`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return quietIfInterrupted(cmd.Context(), runLogs(cmd, f, o, args))
+			return QuietIfInterrupted(cmd.Context(), runLogs(cmd, f, o, args))
 		},
 	}
 	fl := cmd.Flags()

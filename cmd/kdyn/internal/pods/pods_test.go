@@ -15,7 +15,9 @@ import (
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/remote"
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // pod builds a pod for the rankings: node, phase, ready (with the time it
@@ -225,6 +227,13 @@ func TestCpRetriesResume(t *testing.T) {
 	commands = nil
 	if _, _, err = copyOut(container(20000, &commands), 0); err == nil || !strings.Contains(err.Error(), "connection reset") {
 		t.Errorf("a break without retries: %v", err)
+	}
+	// a refusal is not retried
+	refused := func(_ context.Context, command []string, s remote.Streams) error {
+		return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "p", errors.New("no exec"))
+	}
+	if _, notes, err = copyOut(refused, 5); !apierrors.IsForbidden(err) || notes != "" {
+		t.Errorf("a refused copy with retries: %v, notes %q", err, notes)
 	}
 	commands = nil
 	_, notes, err = copyOut(container(1000, &commands), 2)

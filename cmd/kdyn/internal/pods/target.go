@@ -384,10 +384,11 @@ func firstContainer(pod *unstructured.Unstructured, errOut io.Writer, quiet bool
 	return name, nil
 }
 
-// quietIfInterrupted ends a streaming command that was interrupted (ctx
-// cancelled by SIGINT or SIGTERM) with exit code 1 and no message, as
-// kubectl does; other results pass through.
-func quietIfInterrupted(ctx context.Context, err error) error {
+// QuietIfInterrupted ends a streaming command that was interrupted (ctx
+// cancelled by SIGINT, SIGTERM or SIGHUP) with exit code 1 and no message,
+// as kubectl does; other results pass through. run --attach and debug
+// --attach use it too.
+func QuietIfInterrupted(ctx context.Context, err error) error {
 	if err != nil && ctx.Err() != nil {
 		return &cli.ExitError{Code: 1, Silent: true}
 	}

@@ -41,20 +41,29 @@ func runPlugin(root *cobra.Command, args []string, streams cli.IOStreams) (int, 
 // selfPath is the executable plugins are told to run kdyn as
 // ($KUBECTL_PATH): kdyn's, or, when kdyn runs as kubectl, the link (or
 // copy) named kubectl it was run through, so that a plugin calling it
-// back gets kubectl's words too.
+// back gets kubectl's words too — but only when that path is kdyn itself,
+// never another file that happens to be called kubectl.
 func selfPath() (string, error) {
-	if InvokedAsKubectl() {
-		name := os.Args[0]
-		if !strings.ContainsRune(name, filepath.Separator) && !strings.ContainsRune(name, '/') {
-			if found, err := exec.LookPath(name); err == nil {
-				name = found
-			}
+	self, err := os.Executable()
+	if err != nil || !InvokedAsKubectl() {
+		return self, err
+	}
+	name := os.Args[0]
+	if !strings.ContainsRune(name, filepath.Separator) && !strings.ContainsRune(name, '/') {
+		found, err := exec.LookPath(name)
+		if err != nil {
+			return self, nil
 		}
-		if abs, err := filepath.Abs(name); err == nil {
-			if _, err := os.Stat(abs); err == nil {
-				return abs, nil
-			}
+		name = found
+	}
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return self, nil
+	}
+	if a, err := os.Stat(abs); err == nil {
+		if b, err := os.Stat(self); err == nil && os.SameFile(a, b) {
+			return abs, nil
 		}
 	}
-	return os.Executable()
+	return self, nil
 }

@@ -30,8 +30,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		debug.SetGCPercent(400)
 	}
 	streams := cli.IOStreams{In: stdin, Out: stdout, ErrOut: stderr}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	// The first signal cancels ctx (commands clean up: run --rm deletes
+	// its pod); a second one ends kdyn at once, as signals do by default.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	root, flags := NewRootCommand(streams)
 	if InvokedAsKubectl() {
 		root.Use = "kubectl"
