@@ -180,6 +180,43 @@ metadata:
 	kdyn(t, env, "apply", "-f", file).must(t).mfStdout(t, "gadget."+group+"/g1 unchanged")
 }
 
+// TestApplyRightAfterCRDOfAnotherCommand: a custom object applied by a
+// command of its own right after the command that created its CRD (the
+// way scripts do it, one file each) waits for the CRD to be served, which
+// may take a moment after it was created, instead of failing with "no
+// matches for kind". Repeated, as the moment varies.
+func TestApplyRightAfterCRDOfAnotherCommand(t *testing.T) {
+	env := testenv.Shared(t)
+	kdyn(t, env, "get", "namespaces").must(t) // warm the discovery cache
+	ns := mfNamespace(t, env)
+	for i := range 3 {
+		group := fmt.Sprintf("%s-%d.kdyn.example", ns, i)
+		crd := mfWrite(t, fmt.Sprintf("crd%d.yaml", i), mfCRD(group, fmt.Sprintf("gdr%d%s", i, strings.ReplaceAll(ns, "-", ""))))
+		cr := mfWrite(t, fmt.Sprintf("cr%d.yaml", i), fmt.Sprintf("apiVersion: %s/v1\nkind: Gadget\nmetadata: {name: g, namespace: %s}\n", group, ns))
+		kdyn(t, env, "apply", "-f", crd).must(t)
+		kdyn(t, env, "apply", "-f", cr).must(t).mfStdout(t, "gadget."+group+"/g created")
+	}
+	// a CRD the server will not serve (its list kind is another's) is
+	// waited for and named, instead of "no matches"
+	group := ns + "-0.kdyn.example"
+	clash := mfWrite(t, "clash.yaml", fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: things.%[1]s}
+spec:
+  group: %[1]s
+  scope: Namespaced
+  names: {plural: things, singular: thing, kind: Thing, listKind: GadgetList}
+  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
+`, group))
+	kdyn(t, env, "apply", "-f", clash).must(t)
+	thing := mfWrite(t, "thing.yaml", fmt.Sprintf("apiVersion: %s/v1\nkind: Thing\nmetadata: {name: t, namespace: %s}\n", group, ns))
+	kdyn(t, env, "apply", "-f", thing).mfExpect(t, 1, `CustomResourceDefinition "things.`+group+`" was not accepted`)
+
+	// a kind no CRD defines still fails at once
+	bad := mfWrite(t, "bad.yaml", "apiVersion: nothing.kdyn.example/v1\nkind: Nothing\nmetadata: {name: n}\n")
+	kdyn(t, env, "apply", "-f", bad).mfExpect(t, 1, "ensure CRDs are installed first")
+}
+
 // TestApplyServerSideTwice: the second apply of the same manifest is a
 // no-op on the server (same resourceVersion), owned by field manager kdyn.
 func TestApplyServerSideTwice(t *testing.T) {

@@ -497,8 +497,21 @@ func (r *ManifestRun) target(ctx context.Context, e *ManifestEntry) (*ManifestTa
 // mapping finds the resource of gvk. For a kind whose CRD this run has
 // just written, discovery may lag a little behind Established: a miss is
 // retried, refreshing discovery, for a few seconds.
+//
+// A kind this run did not define, with no match even after the mapper's
+// own refresh, may still be a CRD an earlier command has just created
+// (kubectl apply -f crd.yaml; kubectl apply -f cr.yaml): when the server
+// has a CRD of that group and kind, kdyn waits for it as for its own.
 func (r *ManifestRun) mapping(ctx context.Context, gvk schema.GroupVersionKind, justCreated bool) (*meta.RESTMapping, error) {
 	m, err := r.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
+	if !justCreated && err != nil && meta.IsNoMatchError(err) && gvk.Group != "" {
+		if name, ok := r.serverCRD(ctx, gvk); ok {
+			if werr := waitCRDEstablished(ctx, r.Client.Resource(CRDGVR), name, min(10*time.Second, max(r.opts.CRDTimeout, time.Second))); werr != nil {
+				return nil, werr
+			}
+			justCreated = true
+		}
+	}
 	if justCreated && err != nil && meta.IsNoMatchError(err) {
 		deadline := time.Now().Add(min(10*time.Second, max(r.opts.CRDTimeout, time.Second)))
 		for time.Now().Before(deadline) && meta.IsNoMatchError(err) {
@@ -515,6 +528,30 @@ func (r *ManifestRun) mapping(ctx context.Context, gvk schema.GroupVersionKind, 
 		return nil, fmt.Errorf("%w; ensure CRDs are installed first", err)
 	}
 	return m, err
+}
+
+// serverCRD returns the name of the server's CRD that serves gvk, if it
+// has one that is not being deleted (a list of CRDs, made only when a kind
+// has no match; a client that may not list them gets no answer).
+func (r *ManifestRun) serverCRD(ctx context.Context, gvk schema.GroupVersionKind) (string, bool) {
+	list, err := r.Client.Resource(CRDGVR).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", false
+	}
+	for i := range list.Items {
+		crd := &list.Items[i]
+		if k, ok := crdKind(crd); !ok || k != gvk.GroupKind() || crd.GetDeletionTimestamp() != nil {
+			continue
+		}
+		versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+		for _, v := range versions {
+			m, _ := v.(map[string]any)
+			if m["name"] == gvk.Version && m["served"] == true {
+				return crd.GetName(), true
+			}
+		}
+	}
+	return "", false
 }
 
 // waitEstablished waits, once per CRD and at most opts.CRDTimeout, for the
