@@ -140,6 +140,10 @@ func TestVerbsOnWholeCluster(t *testing.T) {
 		if err != nil || !strings.HasPrefix(string(pem), "-----BEGIN CERTIFICATE-----") {
 			t.Errorf("issued certificate: %v %q", err, pem)
 		}
+		// a denied request gets no certificate
+		kdynAs(t, env, testenv.Admin, mvCSRManifest(t, "whole-denied"), "create", "-f", "-").must(t)
+		kdyn(t, env, "certificate", "deny", "whole-denied").expect(t, 0, "certificatesigningrequest.certificates.k8s.io/whole-denied denied\n")
+		kdyn(t, env, "get", "csr", "whole-denied", "-o", "jsonpath={.status.conditions[0].type} {.status.certificate}").expect(t, 0, "Denied ")
 	})
 
 	t.Run("apply last-applied and auth reconcile", func(t *testing.T) {
@@ -151,6 +155,14 @@ func TestVerbsOnWholeCluster(t *testing.T) {
 		r := k("apply", "view-last-applied", "cm/la").must(t)
 		if !strings.Contains(r.stdout, "k: v2") {
 			t.Errorf("view-last-applied after set-last-applied:\n%s", r.stdout)
+		}
+		// edit-last-applied: the editor changes the recorded configuration
+		dir := t.TempDir()
+		ed := ocEditor(t, dir, `sed -i 's/k: v2/k: v3/' "$1"`)
+		ocKdynEnv(t, env, ocEditEnv(dir, ed), "-n", ns, "apply", "edit-last-applied", "cm/la").expect(t, 0, "configmap/la edited\n")
+		r = k("apply", "view-last-applied", "cm/la").must(t)
+		if !strings.Contains(r.stdout, "k: v3") {
+			t.Errorf("view-last-applied after edit-last-applied:\n%s", r.stdout)
 		}
 		roles := "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: rec, namespace: " + ns + "}\nrules: [{apiGroups: [''], resources: [configmaps], verbs: [get]}]\n"
 		kdynAs(t, env, testenv.Admin, roles, "auth", "reconcile", "-f", "-").expect(t, 0, "role.rbac.authorization.k8s.io/rec reconciled\n")
