@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"time"
 
 	"github.com/moby/term"
@@ -13,13 +12,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/informer"
 )
 
 // DefaultDetachKeys is kubectl's key sequence that ends an attached
@@ -132,11 +131,11 @@ func Logs(ctx context.Context, f *cli.Factory, out io.Writer, pod *unstructured.
 
 // WaitPod watches pod namespace/name until done says it is what the caller
 // waits for, and returns it. A deletion ends the wait with NotFound; done's
-// error ends it with that error and the pod. A server that fails for a
-// while (a dropped connection, 5xx, 429) is asked again with a growing
-// pause, as a reflector does; its refusals (4xx) end the wait. A timeout of
-// 0 waits until ctx ends; a timeout that passes is kubectl's "timed out
-// waiting for the condition".
+// error ends it with that error and the pod. The list and watch are
+// informer.Follow's: a server that fails for a while (a dropped
+// connection, 5xx, 429) is asked again after a growing pause, its
+// refusals end the wait. A timeout of 0 waits until ctx ends; a timeout
+// that passes is kubectl's "timed out waiting for the condition".
 func WaitPod(ctx context.Context, c dynamic.Interface, namespace, name string, timeout time.Duration, done func(*unstructured.Unstructured) (bool, error)) (*unstructured.Unstructured, error) {
 	wctx := ctx
 	if timeout > 0 {
@@ -144,105 +143,33 @@ func WaitPod(ctx context.Context, c dynamic.Interface, namespace, name string, t
 		wctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	gone := apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "")
-	pods := c.Resource(podsGVR).Namespace(namespace)
-	sel := "metadata.name=" + name
-	pause := newPause()
-	for {
-		list, err := pods.List(wctx, metav1.ListOptions{FieldSelector: sel})
-		if err != nil {
-			if permanent(err) || !pause.wait(wctx) {
-				return nil, waitError(ctx, wctx, err)
-			}
-			continue
+	var pod *unstructured.Unstructured
+	check := func(p *unstructured.Unstructured) (bool, error) {
+		ok, err := done(p)
+		if ok || err != nil {
+			pod = p
 		}
-		if len(list.Items) > 0 {
-			pod := &list.Items[0]
-			if ok, err := done(pod); ok || err != nil {
-				return pod, err
-			}
-		}
-		w, err := pods.Watch(wctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.GetResourceVersion()})
-		if err != nil {
-			if permanent(err) || !pause.wait(wctx) {
-				return nil, waitError(ctx, wctx, err)
-			}
-			continue
-		}
-		started := time.Now()
-		pod, err := watchPod(wctx, w, gone, done)
-		w.Stop()
-		if pod != nil || err != nil {
-			return pod, waitError(ctx, wctx, err)
-		}
-		// The watch ended (expired or dropped): list again, after a
-		// pause when it ended at once.
-		if time.Since(started) > time.Minute {
-			pause = newPause()
-		} else if !pause.wait(wctx) {
-			return nil, waitError(ctx, wctx, wctx.Err())
-		}
+		return ok, err
 	}
-}
-
-// pause is WaitPod's growing wait between attempts: 100 ms doubling up to
-// 5 s, with jitter.
-type pause struct{ b wait.Backoff }
-
-func newPause() *pause {
-	return &pause{b: wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: math.MaxInt32, Cap: 5 * time.Second}}
-}
-
-// wait sleeps for the next step, or returns false when ctx ends first.
-func (p *pause) wait(ctx context.Context) bool {
-	t := time.NewTimer(p.b.Step())
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
+	opts := informer.FollowOptions{
+		ListOptions:    metav1.ListOptions{FieldSelector: "metadata.name=" + name},
+		InitialBackoff: 100 * time.Millisecond, MaxBackoff: 5 * time.Second,
 	}
-}
-
-// permanent reports a server's refusal that asking again would not
-// change: a 4xx other than 408 and 429 (network errors, 5xx and
-// throttling are worth a retry).
-func permanent(err error) bool {
-	var st apierrors.APIStatus
-	if !errors.As(err, &st) {
-		return false
-	}
-	code := st.Status().Code
-	return code >= 400 && code < 500 && code != 408 && code != 429
-}
-
-// watchPod reads w until done is satisfied (the pod), fails (the pod and
-// the error), the pod is deleted (gone) or w ends (nil, nil).
-func watchPod(ctx context.Context, w watch.Interface, gone error, done func(*unstructured.Unstructured) (bool, error)) (*unstructured.Unstructured, error) {
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return nil, nil
+	err := informer.Follow(wctx, cli.ResourceSource(c.Resource(podsGVR).Namespace(namespace)), opts, informer.FollowFuncs[*unstructured.Unstructured]{
+		Listed: func(items []*unstructured.Unstructured) (bool, error) {
+			if len(items) == 0 {
+				return false, nil
 			}
-			switch ev.Type {
-			case watch.Deleted:
-				return nil, gone
-			case watch.Error:
-				return nil, nil // list again
+			return check(items[0])
+		},
+		Event: func(typ watch.EventType, p *unstructured.Unstructured) (bool, error) {
+			if typ == watch.Deleted {
+				return false, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "")
 			}
-			pod, ok := ev.Object.(*unstructured.Unstructured)
-			if !ok {
-				continue
-			}
-			if ok, err := done(pod); ok || err != nil {
-				return pod, err
-			}
-		}
-	}
+			return check(p)
+		},
+	})
+	return pod, waitError(ctx, wctx, err)
 }
 
 // waitError words the end of wctx (the wait's own deadline) as kubectl

@@ -19,6 +19,8 @@ import (
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/remote"
+	"github.com/kdyn/kdyn/informer"
+	"github.com/kdyn/kdyn/internal/ctxsleep"
 )
 
 // errFileSpec is kubectl's refusal of a malformed [[namespace/]pod:]path.
@@ -286,8 +288,8 @@ type tarStream struct {
 	retries, done int
 	read          uint64
 	r             *io.PipeReader
-	notes         io.Writer // kubectl's lines, and the container tar's stderr, as kubectl has it
-	pause         *pause
+	notes         io.Writer     // kubectl's lines, and the container tar's stderr, as kubectl has it
+	pause         time.Duration // the last wait before a retry
 }
 
 // start runs the tar command from byte from (1-based; 0 is the start).
@@ -306,12 +308,13 @@ func (t *tarStream) start(from uint64) {
 
 // Read reads the tar; a stream that ends early (with an error, or with
 // EOF before the archive ended, which its reader notices) is resumed while
-// retries last, after a growing pause. A server's refusal (a 4xx: the pod
-// or the right to exec is gone) is not retried.
+// retries last, after a pause that doubles from 100 ms up to 5 s. A
+// server's refusal (informer.IsPermanent: the pod or the right to exec is
+// gone) is not retried.
 func (t *tarStream) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
 	t.read += uint64(n)
-	if err == nil || t.retries == 0 || t.ctx.Err() != nil || permanent(err) {
+	if err == nil || t.retries == 0 || t.ctx.Err() != nil || informer.IsPermanent(err) {
 		return n, err
 	}
 	if t.retries > 0 && t.done >= t.retries {
@@ -319,10 +322,8 @@ func (t *tarStream) Read(p []byte) (int, error) {
 		return n, err
 	}
 	t.done++
-	if t.pause == nil {
-		t.pause = newPause()
-	}
-	if !t.pause.wait(t.ctx) {
+	t.pause = min(max(2*t.pause, 100*time.Millisecond), 5*time.Second)
+	if ctxsleep.Sleep(t.ctx, t.pause) != nil {
 		return n, err
 	}
 	fmt.Fprintf(t.notes, "Resuming copy at %d bytes, retry %d/%d\n", t.read, t.done, t.retries)
