@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -94,7 +93,6 @@ allocatable resources (of its capacity with --show-capacity).`,
 
   # The nodes of a pool, busiest CPU first
   kdyn top node -l pool=workers --sort-by=cpu`,
-		ValidArgsFunction: nameCompletion(f, nodesGVR, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTopNode(cmd.Context(), f, o, cmd, args)
 		},
@@ -144,7 +142,6 @@ after a pod starts: a new pod may have no metrics yet for a few minutes.`,
 
   # The pods labelled name=myLabel, with their total
   kdyn top pod -l name=myLabel --sum`,
-		ValidArgsFunction: nameCompletion(f, podsGVR, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTopPod(cmd.Context(), f, o, cmd, args)
 		},
@@ -453,41 +450,4 @@ func checkEmptyMetrics(ctx context.Context, client dynamic.Interface, ns, name, 
 		}
 	}
 	return errors.New("metrics not available yet")
-}
-
-// nameCompletion completes the names of gvr's objects (in the command's
-// namespace when namespaced), for the first argument only.
-func nameCompletion(f *cli.Factory, gvr schema.GroupVersionResource, namespaced bool) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		ctx := cmd.Context()
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		client, err := f.DynamicClient()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		ri := dynamic.ResourceInterface(client.Resource(gvr))
-		if namespaced {
-			ns, _, err := f.Namespace()
-			if err != nil {
-				return nil, cobra.ShellCompDirectiveNoFileComp
-			}
-			ri = client.Resource(gvr).Namespace(ns)
-		}
-		list, err := ri.List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		var names []string
-		for _, o := range list.Items {
-			if strings.HasPrefix(o.GetName(), toComplete) {
-				names = append(names, o.GetName())
-			}
-		}
-		return names, cobra.ShellCompDirectiveNoFileComp
-	}
 }

@@ -104,6 +104,20 @@ func registerCompletions(root *cobra.Command, f *cli.Factory) {
 	if ev, _, err := root.Find([]string{"events"}); err == nil && ev.Name() == "events" {
 		_ = ev.RegisterFlagCompletionFunc("for", forCompletion(f))
 	}
+	// top node and top pod take one NAME: a node's, a pod's of the
+	// current namespace
+	for typ, path := range map[string][]string{"nodes": {"top", "node"}, "pods": {"top", "pod"}} {
+		if c, _, err := root.Find(path); err == nil && c.Name() == path[1] && c.ValidArgsFunction == nil {
+			c.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+				if len(args) > 0 {
+					return nil, cobra.ShellCompDirectiveNoFileComp
+				}
+				ctx, cancel := context.WithTimeout(commandContext(cmd), completionTimeout)
+				defer cancel()
+				return completeNames(ctx, f, typ, toComplete, nil), cobra.ShellCompDirectiveNoFileComp
+			}
+		}
+	}
 	if canI, _, err := root.Find([]string{"auth", auth.CanICommandName}); err == nil && canI.Name() == auth.CanICommandName && canI.ValidArgsFunction == nil {
 		canI.ValidArgsFunction = canICompletion(f)
 	}
