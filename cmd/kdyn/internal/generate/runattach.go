@@ -48,8 +48,9 @@ func (r *runFlags) run(cmd *cobra.Command, f *cli.Factory, o *options, name stri
 		}
 		return r.attachTo(cmd, f, created)
 	}
+	out, _, _ := cli.WriteOutput(o.output)
 	for i, m := range created {
-		if out, _, _ := cli.WriteOutput(o.output); i > 0 && out.Kind == cli.OutYAML {
+		if i > 0 && out.Kind == cli.OutYAML {
 			fmt.Fprintln(f.Streams.Out, "---")
 		}
 		if err := o.print(f, m); err != nil {
