@@ -14,6 +14,7 @@ import (
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/dynamic"
+	kunstructured "github.com/kdyn/kdyn/unstructured"
 )
 
 // clusterServiceSelector picks the services cluster-info lists.
@@ -117,7 +118,7 @@ func serviceLink(host string, svc *unstructured.Unstructured) string {
 		link := ""
 		for _, p := range ports {
 			port, _ := p.(map[string]any)
-			link += "http://" + ip + ":" + strconv.FormatInt(int64Of(port["port"]), 10) + " "
+			link += "http://" + ip + ":" + strconv.FormatInt(portNumber(port), 10) + " "
 		}
 		return link
 	}
@@ -126,7 +127,7 @@ func serviceLink(host string, svc *unstructured.Unstructured) string {
 		port, _ := ports[0].(map[string]any)
 		portName, _ := port["name"].(string)
 		scheme := ""
-		if portName == "https" || int64Of(port["port"]) == 443 {
+		if portName == "https" || portNumber(port) == 443 {
 			scheme = "https"
 		}
 		name = joinSchemeNamePort(scheme, name, portName)
@@ -144,4 +145,10 @@ func joinSchemeNamePort(scheme, name, port string) string {
 		return name + ":" + port
 	}
 	return name
+}
+
+// portNumber is a service port's number (0 when it has none).
+func portNumber(port map[string]any) int64 {
+	n, _, _ := kunstructured.GetInt64(port, "port")
+	return n
 }

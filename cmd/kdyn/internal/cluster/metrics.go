@@ -48,19 +48,6 @@ func resourceListAt(obj map[string]any, fields ...string) (resourceList, error) 
 	return l, nil
 }
 
-// int64Of reads an integer decoded from JSON.
-func int64Of(v any) int64 {
-	switch n := v.(type) {
-	case int64:
-		return n
-	case float64:
-		return int64(n)
-	case int:
-		return int64(n)
-	}
-	return 0
-}
-
 // nodeMetrics is one NodeMetrics object: a node's usage.
 type nodeMetrics struct {
 	name  string

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kdyn/kdyn/cmd/kdyn/internal/cli"
 	"github.com/kdyn/kdyn/dynamic"
+	kunstructured "github.com/kdyn/kdyn/unstructured"
 )
 
 // metricsGroup is the API group of the resource metrics.
@@ -228,11 +229,11 @@ func runTopNode(ctx context.Context, f *cli.Factory, o *topNodeOptions, cmd *cob
 		if err != nil {
 			return err
 		}
-		if swap, ok, _ := unstructured.NestedFieldNoCopy(n.Object, "status", "nodeInfo", "swap", "capacity"); ok && swap != nil {
+		if swap, ok, _ := kunstructured.GetInt64(n.Object, "status.nodeInfo.swap.capacity"); ok {
 			if l == nil {
 				l = resourceList{}
 			}
-			l["swap"] = *resource.NewQuantity(int64Of(swap), resource.BinarySI)
+			l["swap"] = *resource.NewQuantity(swap, resource.BinarySI)
 		} else {
 			p.registerMissing(n.GetName(), resourceSwap)
 		}
