@@ -97,14 +97,25 @@ spec:
 		}
 	}
 	// KWOK learns of its kwok.x-k8s.io objects through its own watches:
-	// wait until it serves what they configure
-	for _, args := range [][]string{
-		{"logs", "-n", ns, "p", "-c", "app"}, {"logs", "-n", ns, "deploy/web"}, {"exec", "-n", ns, "p", "-c", "app", "--", "true"},
+	// wait until it serves what they configure. Exit 0 is not enough for
+	// the logs: until KWOK has seen pod p's own Logs object, the
+	// namespace's ClusterLogs answers for p too.
+	for _, w := range []struct {
+		args []string
+		has  string
+	}{
+		{[]string{"logs", "-n", ns, "p", "-c", "app"}, "app line 1"},
+		{[]string{"logs", "-n", ns, "deploy/web"}, "web line"},
+		{[]string{"exec", "-n", ns, "p", "-c", "app", "--", "true"}, ""},
 	} {
 		deadline := time.Now().Add(60 * time.Second)
-		for p.kubectl(t, "", args...).code != 0 {
+		for {
+			r := p.kubectl(t, "", w.args...)
+			if r.code == 0 && bytes.Contains(r.stdout, []byte(w.has)) {
+				break
+			}
 			if time.Now().After(deadline) {
-				t.Fatalf("KWOK does not serve %v after 60 s", args)
+				t.Fatalf("KWOK does not serve %v after 60 s: %s%s", w.args, r.stdout, r.stderr)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}

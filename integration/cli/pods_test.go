@@ -108,14 +108,25 @@ spec:
 	kdyn(t, env, "wait", "-n", ns, "pod/p", "--for=condition=Ready", "--timeout=60s").must(t)
 	kdyn(t, env, "rollout", "status", "-n", ns, "deploy/web", "--timeout=60s").must(t)
 	// KWOK learns of its kwok.x-k8s.io objects through its own watches:
-	// wait until it serves what they configure
-	for _, args := range [][]string{
-		{"logs", "p", "-c", "app"}, {"logs", "deploy/web"}, {"exec", "p", "-c", "app", "--", "true"},
+	// wait until it serves what they configure. Exit 0 is not enough for
+	// the logs: until KWOK has seen pod p's own Logs object, the
+	// namespace's ClusterLogs answers for p too.
+	for _, w := range []struct {
+		args []string
+		has  string
+	}{
+		{[]string{"logs", "p", "-c", "app"}, "app line 1"},
+		{[]string{"logs", "deploy/web"}, "web line"},
+		{[]string{"exec", "p", "-c", "app", "--", "true"}, ""},
 	} {
 		deadline := time.Now().Add(60 * time.Second)
-		for kdyn(t, env, append([]string{"-n", ns}, args...)...).code != 0 {
+		for {
+			r := kdyn(t, env, append([]string{"-n", ns}, w.args...)...)
+			if r.code == 0 && strings.Contains(r.stdout, w.has) {
+				break
+			}
 			if time.Now().After(deadline) {
-				t.Fatalf("KWOK does not serve %v after 60 s", args)
+				t.Fatalf("KWOK does not serve %v after 60 s: %s%s", w.args, r.stdout, r.stderr)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
