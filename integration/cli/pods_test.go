@@ -203,10 +203,20 @@ func TestPodStreams(t *testing.T) {
 	})
 
 	t.Run("attach", func(t *testing.T) {
-		out, errOut := startKdyn(t, env, "-n", ns, "attach", "p", "-c", "app")
-		errOut.wait(t, "If you don't see a command prompt, try pressing enter.")
+		attach := func() (stdout, stderr *liveOutput) {
+			stdout, stderr = startKdyn(t, env, "-n", ns, "attach", "p", "-c", "app")
+			stderr.wait(t, "If you don't see a command prompt, try pressing enter.")
+			return stdout, stderr
+		}
+		out, errOut := attach()
 		// KWOK streams what is appended to the file after the attach
 		for i := 0; !strings.Contains(out.String(), "attached line"); i++ {
+			// until KWOK has seen p's Attach object (its own watch, as
+			// with the Logs above) it refuses the attach ("error: …
+			// no attaches found for container"): attach again
+			if strings.Contains(errOut.String(), "error:") {
+				out, errOut = attach()
+			}
 			appendFile(t, filepath.Join(dir, "attach.log"), fmt.Sprintf("2026-12-05T10:00:1%d.000000000Z stdout F attached line\n", i%10))
 			if i > 100 {
 				t.Fatalf("attach printed %q", out.String())
