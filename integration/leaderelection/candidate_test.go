@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-logr/zapr"
 	"github.com/kdyn/kdyn/dynamic"
+	"github.com/kdyn/kdyn/integration/testenv"
 	"github.com/kdyn/kdyn/kubeconfig"
 	"github.com/kdyn/kdyn/leaderelection"
 )
@@ -32,7 +33,7 @@ const (
 type report struct {
 	ID   string `json:"id"`
 	Ev   string `json:"ev"`   // ready, start, stop, lost
-	Mono int64  `json:"mono"` // monoNow()
+	Mono int64  `json:"mono"` // testenv.MonoNow()
 	Wall int64  `json:"wall"` // Unix nanoseconds
 	Err  string `json:"err,omitempty"`
 }
@@ -50,7 +51,7 @@ func candidateMain(id string) int {
 	}
 	var mu sync.Mutex
 	emit := func(ev string, err error) {
-		r := report{ID: id, Ev: ev, Mono: monoNow(), Wall: time.Now().UnixNano()}
+		r := report{ID: id, Ev: ev, Mono: testenv.MonoNow(), Wall: time.Now().UnixNano()}
 		if err != nil {
 			r.Err = err.Error()
 		}

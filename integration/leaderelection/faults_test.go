@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -122,7 +123,23 @@ func TestFailingRenewalsStopTheLeaderFirst(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := faultproxy.NewForTest(t, faultproxy.Options{Upstream: env.Host(), UpstreamCAData: env.CAData()})
 			lease := fmt.Sprintf("le-faults-%d", rand.IntN(1_000_000))
-			a := runElector(t, p.RESTConfig(env.RESTConfig(testenv.Admin)), lease, "behind-proxy")
+			// sentAt: each renewTime the leader wrote, as a moment on this
+			// process's monotonic clock (read as the write goes out, moved
+			// back by the wall clock's reading of the time since renewTime)
+			var mu sync.Mutex
+			sentAt := map[int64]time.Time{}
+			acfg := p.RESTConfig(env.RESTConfig(testenv.Admin))
+			acfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+				return testenv.OnLeaseWrites(rt, func(renewTime time.Time) {
+					mu.Lock()
+					defer mu.Unlock()
+					if _, seen := sentAt[renewTime.UnixNano()]; !seen { // a retry is sent again
+						now := time.Now()
+						sentAt[renewTime.UnixNano()] = now.Add(renewTime.Sub(now.Round(0)))
+					}
+				})
+			}
+			a := runElector(t, acfg, lease, "behind-proxy")
 			within(t, a.started, 20*time.Second, "start of the leader behind the proxy")
 			b := runElector(t, env.RESTConfig(testenv.Admin), lease, "direct")
 			waitUntil(t, "the direct candidate to see the leader", func() bool { return b.e.GetLeader() == "behind-proxy" })
@@ -131,17 +148,22 @@ func TestFailingRenewalsStopTheLeaderFirst(t *testing.T) {
 			faultAt := time.Now()
 			tc.inject(p, "/apis/coordination.k8s.io/v1/namespaces/default/leases/"+lease)
 			aStop := within(t, a.stopped, renewDeadline+2*time.Second, "stop of the leader")
-			// The lease still holds the leader's last renewal (renewTime is
-			// when it started, on this machine's clock; with stalled answers
-			// it may be one the leader never heard back from): the other
-			// candidate cannot have taken it yet.
+			// The lease still holds the leader's last renewal (with stalled
+			// answers it may be one the leader never heard back from): the
+			// other candidate cannot have taken it yet.
 			holder, lastRenew := readLease(t, env, lease)
+			mu.Lock()
+			lastSent, noted := sentAt[lastRenew.UnixNano()]
+			mu.Unlock()
+			if !noted {
+				t.Fatalf("the lease holds renewTime %s, which the leader did not send", lastRenew.Format(time.RFC3339Nano))
+			}
 			bStart := within(t, b.started, leaseDuration+retryPeriod+2*time.Second, "takeover")
 			within(t, a.done, renewDeadline+5*time.Second, "return of the leader's Run")
 			err := a.err
 
 			stoppedAfter := aStop.Sub(faultAt)
-			sinceRenew := aStop.Round(0).Sub(lastRenew) // wall clock, as renewTime
+			sinceRenew := aStop.Sub(lastSent) // monotonic: the wall clock may jump
 			margin := bStart.Sub(aStop)
 			t.Logf("leader stopped %v after the fault, %v after its last successful renewal started; the other started %v after that",
 				stoppedAfter, sinceRenew, margin)

@@ -132,7 +132,7 @@ func (c *candidates) spawn() *proc {
 			}
 		}
 		_ = cmd.Wait()
-		p.exitMono = monoNow()
+		p.exitMono = testenv.MonoNow()
 		close(p.exited)
 	}()
 	return p
@@ -160,7 +160,7 @@ func (c *candidates) proc(id string) *proc {
 // returns when the kill was sent.
 func (c *candidates) kill(p *proc) int64 {
 	c.t.Helper()
-	at := monoNow()
+	at := testenv.MonoNow()
 	if err := p.cmd.Process.Kill(); err != nil {
 		c.t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func (c *candidates) dump() {
 	for _, r := range c.reports {
 		fmt.Fprintf(&b, "%d %s %s %s\n", r.Mono, r.ID, r.Ev, r.Err)
 	}
-	c.t.Logf("reports (%s):\n%s", clockName, b.String())
+	c.t.Logf("reports (%s):\n%s", testenv.MonoClockName, b.String())
 	for id, p := range c.procs {
 		s := p.stderr.String()
 		if len(s) > 8000 {

@@ -79,7 +79,7 @@ func TestNeverTwoLeaders(t *testing.T) {
 					i+1, took, leaseDuration+retryPeriod, takeoverSlack)
 			}
 		} else {
-			termAt := monoNow()
+			termAt := testenv.MonoNow()
 			c.terminate(p)
 			c.spawn()
 			next = c.nextStart(leaseDuration + retryPeriod + 5*time.Second)
@@ -97,7 +97,7 @@ func TestNeverTwoLeaders(t *testing.T) {
 	}
 	minGap, maxGap := checkNoOverlap(t, ivs)
 	t.Logf("%d terms (%d transitions), none overlapping on %s; gaps between terms %v … %v; takeover after a kill ≤ %v, after a release ≤ %v",
-		len(ivs), len(ivs)-1, clockName, minGap, maxGap, maxKillTakeover, maxReleaseTakeover)
+		len(ivs), len(ivs)-1, testenv.MonoClockName, minGap, maxGap, maxKillTakeover, maxReleaseTakeover)
 
 	// The Lease counted every change of holder: each term is a new
 	// candidate's (a stopped one never comes back).

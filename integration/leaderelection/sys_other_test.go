@@ -2,15 +2,6 @@
 
 package leaderelection_test
 
-import (
-	"syscall"
-	"time"
-)
-
-// monoNow falls back to the wall clock, the one clock processes share
-// everywhere.
-func monoNow() int64 { return time.Now().UnixNano() }
-
-const clockName = "the wall clock"
+import "syscall"
 
 func childAttr() *syscall.SysProcAttr { return nil }

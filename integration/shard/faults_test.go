@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -75,9 +76,11 @@ func seededNamespace(t *testing.T, env *testenv.Env, c dynamic.Interface) string
 //   - its reads of Leases slowed by 4 s for 8 s.
 //
 // The reconcile ledgers must show no two members acting on one key at
-// overlapping times, no member acting later than RenewDeadline after the
-// last renewal of its Lease that the server recorded (renewTime, as the
-// member wrote it when it sent the renewal), no member acting on an older
+// overlapping times, no member acting later than RenewDeadline after it
+// sent the last renewal of its Lease that the server recorded (each write
+// is known by the renewTime it carried; times are on CLOCK_MONOTONIC, which
+// the member's deadline counts with and a wall clock set right after a
+// suspended machine resumes does not disturb), no member acting on an older
 // version of an object than another member had already acted on, and
 // every object's final version reconciled.
 func TestMemberFaults(t *testing.T) {
@@ -204,7 +207,7 @@ func (r *faultRing) run(t *testing.T, inject func()) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		done := map[string]bool{}
-		for _, e := range readLedgers(t, r.members, nil) {
+		for _, e := range readLedgers(t, r.members, nil).entries {
 			if !e.aborted && final[e.key] == e.rv {
 				done[e.key] = true
 			}
@@ -222,13 +225,14 @@ func (r *faultRing) run(t *testing.T, inject func()) {
 	}
 	sort.Strings(missed)
 
-	v := judge(t, readLedgers(t, r.members, nil), r.leases, memberRenewDeadline)
+	recorded := r.leases.snapshot() // before the ledgers are read: see snapshot
+	v := judge(t, readLedgers(t, r.members, nil), recorded, memberRenewDeadline)
 	v.missed = len(missed)
 	t.Logf("LEDGER %s: %s", t.Name(), v)
 	if len(missed) > 0 {
 		t.Errorf("%d of %d objects' last versions were never reconciled (first: %v)", len(missed), len(final), missed[:min(5, len(missed))])
 	}
-	if v.overlapPairs > 0 || v.afterDeadline > 0 || v.stale > 0 {
+	if v.overlapPairs > 0 || v.afterDeadline > 0 || v.stale > 0 || v.unknownRenew > 0 {
 		t.Errorf("the ledgers break the guarantee: %s", v)
 	}
 }
@@ -339,18 +343,39 @@ func (ll *leaseLog) record(u *unstructured.Unstructured) {
 	ll.renewals[holder] = append(ll.renewals[holder], at.UnixNano())
 }
 
-// lastRenewal returns the latest renewTime of id's Lease not after at.
-func (ll *leaseLog) lastRenewal(id string, at int64) (int64, bool) {
+// snapshot returns a copy of what ll has recorded so far. Take it before
+// reading the ledgers the renewals are judged with: a member notes each
+// write of its Lease in its ledger before sending it, so a ledger read
+// after the snapshot holds every renewal in it, where one read before may
+// miss a renewal recorded since.
+func (ll *leaseLog) snapshot() *leaseLog {
 	ll.mu.Lock()
 	defer ll.mu.Unlock()
-	rs := ll.renewals[id]
-	best, ok := int64(0), false
-	for _, r := range rs {
-		if r <= at && (!ok || r > best) {
-			best, ok = r, true
+	c := &leaseLog{renewals: map[string][]int64{}, watchErrors: ll.watchErrors}
+	for id, rs := range ll.renewals {
+		c.renewals[id] = slices.Clone(rs)
+	}
+	return c
+}
+
+// lastRenewal returns when id sent the latest write of its Lease that the
+// server recorded and that was sent not after at, on the ledgers' clock:
+// sent maps the renewTimes id wrote to when it sent them. unknown counts
+// recorded renewTimes id never noted sending.
+func (ll *leaseLog) lastRenewal(id string, at int64, sent map[int64]int64) (last int64, ok bool, unknown int) {
+	ll.mu.Lock()
+	defer ll.mu.Unlock()
+	for _, r := range ll.renewals[id] {
+		s, noted := sent[r]
+		if !noted {
+			unknown++
+			continue
+		}
+		if s <= at && (!ok || s > last) {
+			last, ok = s, true
 		}
 	}
-	return best, ok
+	return last, ok, unknown
 }
 
 // verdict is what the ledgers show.
@@ -360,20 +385,22 @@ type verdict struct {
 	overlapPairs  int // pairs of two members' reconciles of one key at overlapping times
 	overlapKeys   int // keys with at least one such pair
 	afterDeadline int // reconciles that acted RenewDeadline or more after the member's last renewal
+	unknownRenew  int // renewals the server recorded that no member noted sending
 	stale         int // reconciles of an older version than another member had already acted on
 	missed        int // objects whose last version was never reconciled
 }
 
 func (v verdict) String() string {
-	return fmt.Sprintf("%d reconciles of %d keys; overlapping pairs %d (on %d keys); acting past the renew deadline %d; stale versions %d; last versions missed %d",
-		v.reconciles, v.keys, v.overlapPairs, v.overlapKeys, v.afterDeadline, v.stale, v.missed)
+	return fmt.Sprintf("%d reconciles of %d keys; overlapping pairs %d (on %d keys); acting past the renew deadline %d; stale versions %d; last versions missed %d; renewals no member sent %d",
+		v.reconciles, v.keys, v.overlapPairs, v.overlapKeys, v.afterDeadline, v.stale, v.missed, v.unknownRenew)
 }
 
 // judge checks entries against the guarantee, logging the first examples
 // of each breach.
-func judge(t *testing.T, entries []entry, leases *leaseLog, renewDeadline time.Duration) verdict {
+func judge(t *testing.T, l ledgers, leases *leaseLog, renewDeadline time.Duration) verdict {
 	t.Helper()
 	var v verdict
+	entries := l.entries
 	v.reconciles = len(entries)
 	byKey := map[string][]entry{}
 	for _, e := range entries {
@@ -415,13 +442,23 @@ func judge(t *testing.T, entries []entry, leases *leaseLog, renewDeadline time.D
 			t.Logf("the Lease watch ended with an error %d times and resumed from its last version", leases.watchErrors)
 		}
 		leases.mu.Unlock()
+		for id, sent := range l.renewals {
+			if _, _, unknown := leases.lastRenewal(id, 0, sent); unknown > 0 {
+				v.unknownRenew += unknown
+				t.Logf("the server recorded %d renewals of %s's Lease that %s did not note sending", unknown, id, id)
+			}
+		}
 		for _, e := range entries {
 			for _, at := range []int64{e.start, e.end} {
-				last, ok := leases.lastRenewal(e.member, at)
+				last, ok, _ := leases.lastRenewal(e.member, at, l.renewals[e.member])
 				if !ok || time.Duration(at-last) >= renewDeadline {
 					v.afterDeadline++
-					if v.afterDeadline <= 5 {
-						t.Logf("%s acted on %s at %s, %v after its last recorded renewal", e.member, e.key, stamp(at), time.Duration(at-last))
+					switch {
+					case v.afterDeadline > 5:
+					case !ok:
+						t.Logf("%s acted on %s at %s, before it sent any renewal of its Lease that the server recorded", e.member, e.key, stamp(at))
+					default:
+						t.Logf("%s acted on %s at %s, %v after it sent the last renewal the server recorded", e.member, e.key, stamp(at), time.Duration(at-last))
 					}
 					break
 				}

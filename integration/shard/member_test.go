@@ -3,8 +3,10 @@ package shard_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/kdyn/kdyn/controller"
 	"github.com/kdyn/kdyn/dynamic"
 	"github.com/kdyn/kdyn/informer"
+	"github.com/kdyn/kdyn/integration/testenv"
 	"github.com/kdyn/kdyn/kubeconfig"
 	"github.com/kdyn/kdyn/rest"
 	"github.com/kdyn/kdyn/shard"
@@ -55,10 +58,10 @@ func memberMain() int {
 	}
 	defer ledger.Close()
 	var mu sync.Mutex
-	note := func(what, key, rv string, at time.Time) {
+	note := func(what, key, rv string, at int64) {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(ledger, "%s %s %s %d\n", what, key, rv, at.UnixNano())
+		fmt.Fprintf(ledger, "%s %s %s %d\n", what, key, rv, at)
 	}
 	sh, err := informer.NewShard(informer.ShardByUID)
 	if err != nil {
@@ -71,8 +74,9 @@ func memberMain() int {
 		obj, ok := inf.Store().Get(key)
 		// Each line carries the time read just before the fence check it
 		// follows, so that a pause between the check and the line does not
-		// move the line's time past the check.
-		at := time.Now()
+		// move the line's time past the check; on CLOCK_MONOTONIC, which
+		// the fence counts with and all processes share.
+		at := testenv.MonoNow()
 		if !ok || !fence(obj) {
 			return controller.Result{}, nil
 		}
@@ -81,10 +85,10 @@ func memberMain() int {
 		select { // a reconcile takes a while
 		case <-time.After(20 * time.Millisecond):
 		case <-ctx.Done():
-			note("abort", key, rv, time.Now())
+			note("abort", key, rv, testenv.MonoNow())
 			return controller.Result{}, ctx.Err()
 		}
-		at = time.Now()
+		at = testenv.MonoNow()
 		if !fence(obj) {
 			note("abort", key, rv, at)
 			return controller.Result{}, nil
@@ -106,7 +110,17 @@ func memberMain() int {
 	}
 	// Membership has a client of its own: its requests never wait behind
 	// the informers' and reconciles' (rate limit, connection).
-	lc, err := dynamic.NewForConfig(rest.CopyConfig(res.Config))
+	lcfg := rest.CopyConfig(res.Config)
+	lcfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		// each Lease write is noted with the renewTime it carries (Unix
+		// ns, the wall clock) and the moment it is sent on the ledger's
+		// clock, so that the test can date the renewals the server recorded
+		return testenv.OnLeaseWrites(rt, func(renewTime time.Time) {
+			offset := time.Now().UnixNano() - testenv.MonoNow()
+			note("renew", strconv.FormatInt(renewTime.UnixNano(), 10), "-", renewTime.UnixNano()-offset)
+		})
+	}
+	lc, err := dynamic.NewForConfig(lcfg)
 	if err != nil {
 		return fail(err)
 	}

@@ -68,4 +68,14 @@
 // that cannot be built or started fails the test. The control plane is
 // stopped when the tests end, and is killed by the kernel if the test
 // binary dies (on Linux).
+//
+// # Clocks
+//
+// Tests that compare times taken in several processes, or check a renew
+// deadline, take them with MonoNow (CLOCK_MONOTONIC: shared by all
+// processes, never stepped, the clock Go's deadlines count with), not with
+// the wall clock, which jumps when a suspended virtual machine resumes and
+// its time is set right. OnLeaseWrites tells a test when each renewTime a
+// client wrote into a Lease was sent, so that the renewals the server
+// recorded can be dated on such a clock.
 package testenv
