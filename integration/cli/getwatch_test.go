@@ -37,7 +37,7 @@ func TestGetWatchTable(t *testing.T) {
 	if err := cms.Delete(t.Context(), "b", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	out.wait(t, "DELETED")
+	out.waitLine(t, "DELETED")
 	var rows [][]string
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		f := strings.Fields(line)

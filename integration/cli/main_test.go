@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -170,6 +171,23 @@ func (o *liveOutput) String() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.b.String()
+}
+
+// waitLine waits until the output holds a whole line (ended by a newline)
+// that begins with prefix: a printer may write a line in several pieces.
+func (o *liveOutput) waitLine(t *testing.T, prefix string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		lines := strings.SplitAfter(o.String(), "\n")
+		if slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, prefix) && strings.HasSuffix(l, "\n") }) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kdyn did not print a line beginning %q; it printed:\n%s", prefix, o.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // wait waits until the output holds want.
