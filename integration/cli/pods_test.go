@@ -219,7 +219,7 @@ func TestPodStreams(t *testing.T) {
 			}
 			appendFile(t, filepath.Join(dir, "attach.log"), fmt.Sprintf("2026-12-05T10:00:1%d.000000000Z stdout F attached line\n", i%10))
 			if i > 100 {
-				t.Fatalf("attach printed %q", out.String())
+				t.Fatalf("attach printed %q; on stderr %q", out.String(), errOut.String())
 			}
 			time.Sleep(100 * time.Millisecond)
 		}

@@ -442,8 +442,8 @@ func judge(t *testing.T, l ledgers, leases *leaseLog, renewDeadline time.Duratio
 			t.Logf("the Lease watch ended with an error %d times and resumed from its last version", leases.watchErrors)
 		}
 		leases.mu.Unlock()
-		for id, sent := range l.renewals {
-			if _, _, unknown := leases.lastRenewal(id, 0, sent); unknown > 0 {
+		for id := range leases.renewals {
+			if _, _, unknown := leases.lastRenewal(id, 0, l.renewals[id]); unknown > 0 {
 				v.unknownRenew += unknown
 				t.Logf("the server recorded %d renewals of %s's Lease that %s did not note sending", unknown, id, id)
 			}

@@ -8,13 +8,15 @@ import (
 )
 
 // OnLeaseWrites wraps rt so that noted learns, just before each write (a
-// PUT or POST) goes out, the spec.renewTime the written Lease carries. Give
-// it to the rest.Config.WrapTransport of a client that writes only Leases.
+// PUT or POST; a PATCH passes unseen) goes out, the spec.renewTime the
+// written Lease carries. Give it to the rest.Config.WrapTransport of a
+// client that writes only Leases, and writes them whole.
 // A test that reads a clock of its own in noted can date the renewals the
 // server recorded on that clock rather than by renewTime, which is on the
 // wall clock: it may jump (a suspended virtual machine's is set right when
 // it resumes) where a renew deadline, counted on the monotonic clock, does
-// not. A write whose body cannot be read as a Lease fails.
+// not. A write whose body cannot be read again, is not JSON, or carries no
+// spec.renewTime fails without being sent.
 func OnLeaseWrites(rt http.RoundTripper, noted func(renewTime time.Time)) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		if req.Method != http.MethodPut && req.Method != http.MethodPost {
