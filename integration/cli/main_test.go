@@ -177,26 +177,26 @@ func (o *liveOutput) String() string {
 // that begins with prefix: a printer may write a line in several pieces.
 func (o *liveOutput) waitLine(t *testing.T, prefix string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		lines := strings.SplitAfter(o.String(), "\n")
-		if slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, prefix) && strings.HasSuffix(l, "\n") }) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("kdyn did not print a line beginning %q; it printed:\n%s", prefix, o.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	o.waitFor(t, fmt.Sprintf("a line beginning %q", prefix), func(s string) bool {
+		return slices.ContainsFunc(strings.SplitAfter(s, "\n"), func(l string) bool {
+			return strings.HasPrefix(l, prefix) && strings.HasSuffix(l, "\n")
+		})
+	})
 }
 
 // wait waits until the output holds want.
 func (o *liveOutput) wait(t *testing.T, want string) {
 	t.Helper()
+	o.waitFor(t, fmt.Sprintf("%q", want), func(s string) bool { return strings.Contains(s, want) })
+}
+
+// waitFor waits (up to 30 s) until the output satisfies done.
+func (o *liveOutput) waitFor(t *testing.T, what string, done func(string) bool) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(o.String(), want) {
+	for !done(o.String()) {
 		if time.Now().After(deadline) {
-			t.Fatalf("kdyn did not print %q; it printed:\n%s", want, o.String())
+			t.Fatalf("kdyn did not print %s; it printed:\n%s", what, o.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -123,24 +123,16 @@ func TestFailingRenewalsStopTheLeaderFirst(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := faultproxy.NewForTest(t, faultproxy.Options{Upstream: env.Host(), UpstreamCAData: env.CAData()})
 			lease := fmt.Sprintf("le-faults-%d", rand.IntN(1_000_000))
-			// sentAt: each renewTime the leader wrote, as a moment on this
-			// process's monotonic clock (read as the write goes out, moved
-			// back by the wall clock's reading of the time since renewTime)
+			// sentAt: when the leader sent each renewTime it wrote, on
+			// this process's monotonic clock
 			var mu sync.Mutex
 			sentAt := map[int64]time.Time{}
 			acfg := p.RESTConfig(env.RESTConfig(testenv.Admin))
 			acfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-				return testenv.OnLeaseWrites(rt, func(renewTime time.Time) {
+				return testenv.OnLeaseWrites(rt, func(renewTime, sent time.Time) {
 					mu.Lock()
 					defer mu.Unlock()
 					if _, seen := sentAt[renewTime.UnixNano()]; !seen { // a retry is sent again
-						// never after now, should the wall clock have
-						// stepped back since renewTime was read
-						now := time.Now()
-						sent := now.Add(renewTime.Sub(now.Round(0)))
-						if sent.After(now) {
-							sent = now
-						}
 						sentAt[renewTime.UnixNano()] = sent
 					}
 				})

@@ -118,14 +118,11 @@ func memberMain() int {
 		// each Lease write is noted with the renewTime it carries (Unix
 		// ns, the wall clock) and the moment it is sent on the ledger's
 		// clock, so that the test can date the renewals the server recorded
-		return testenv.OnLeaseWrites(rt, func(renewTime time.Time) {
-			// monotonic first: a stall between the two readings, or a
-			// wall clock stepped back since renewTime, can only date the
-			// renewal earlier, which makes the judge stricter
+		return testenv.OnLeaseWrites(rt, func(renewTime, sent time.Time) {
+			// on the ledger's clock: MonoNow read first, so a stall
+			// before time.Since can only date the renewal earlier
 			mono := testenv.MonoNow()
-			wall := time.Now().UnixNano()
-			sent := min(renewTime.UnixNano()-(wall-mono), mono)
-			note("renew", strconv.FormatInt(renewTime.UnixNano(), 10), "-", sent)
+			note("renew", strconv.FormatInt(renewTime.UnixNano(), 10), "-", mono-int64(time.Since(sent)))
 		})
 	}
 	lc, err := dynamic.NewForConfig(lcfg)

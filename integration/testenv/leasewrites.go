@@ -9,15 +9,17 @@ import (
 
 // OnLeaseWrites wraps rt so that noted learns, just before each write (a
 // PUT or POST; a PATCH passes unseen) goes out, the spec.renewTime the
-// written Lease carries. Give it to the rest.Config.WrapTransport of a
-// client that writes only Leases, and writes them whole.
-// A test that reads a clock of its own in noted can date the renewals the
-// server recorded on that clock rather than by renewTime, which is on the
-// wall clock: it may jump (a suspended virtual machine's is set right when
-// it resumes) where a renew deadline, counted on the monotonic clock, does
-// not. A write whose body cannot be read again, is not JSON, or carries no
+// written Lease carries and sent, that same moment read on this process's
+// monotonic clock. Give it to the rest.Config.WrapTransport of a client
+// that writes only Leases, and writes them whole. A test can then date the
+// renewals the server recorded by sent rather than by renewTime, which is
+// on the wall clock: it may jump (a suspended virtual machine's is set
+// right when it resumes) where a renew deadline, counted on the monotonic
+// clock, does not. sent is never after the moment noted is called, so a
+// wall clock stepped back since renewTime can only date it earlier. A
+// write whose body cannot be read again, is not JSON, or carries no
 // spec.renewTime fails without being sent.
-func OnLeaseWrites(rt http.RoundTripper, noted func(renewTime time.Time)) http.RoundTripper {
+func OnLeaseWrites(rt http.RoundTripper, noted func(renewTime, sent time.Time)) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		if req.Method != http.MethodPut && req.Method != http.MethodPost {
 			return rt.RoundTrip(req)
@@ -43,7 +45,12 @@ func OnLeaseWrites(rt http.RoundTripper, noted func(renewTime time.Time)) http.R
 		if err != nil {
 			return nil, fmt.Errorf("testenv: a Lease write without renewTime: %w", err)
 		}
-		noted(renew)
+		now := time.Now()
+		sent := now.Add(renew.Sub(now.Round(0)))
+		if sent.After(now) {
+			sent = now
+		}
+		noted(renew, sent)
 		return rt.RoundTrip(req)
 	})
 }
